@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import type { ChatCompletion } from '@conveyor/openai';
+import { replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import type { ChatCompletionRequestDto } from '@conveyor/validation';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { ChatQueue } from '../queue/chat-queue.port.js';
+import { ReplyRelay } from '../relay/reply-relay.service.js';
+import { assertSupported } from './chat-capabilities.js';
+import { toChatJob } from './chat-request.mapper.js';
+import { toChatCompletion, type ReplyIdentity } from './chat-response.mapper.js';
+
+/** Reply events that carry output; `error` events are raised as exceptions instead. */
+export type OutputEvent = Exclude<ReplyEvent, { type: 'error' }>;
+
+export interface ChatRun {
+  who: ReplyIdentity;
+  events: AsyncGenerator<OutputEvent, void, undefined>;
+}
+
+class ClientGone extends Error {}
+
+/** The chat use case: validate against deployments, enqueue one job, relay its reply. */
+@Injectable()
+export class ChatService {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly registry: DeploymentRegistry,
+    private readonly queue: ChatQueue,
+    private readonly relay: ReplyRelay,
+  ) {}
+
+  /** Enqueues the request; nothing is enqueued when it is refused. */
+  async start(dto: ChatCompletionRequestDto, signal: AbortSignal): Promise<ChatRun> {
+    const deployment = this.registry.require(dto.model);
+    assertSupported(dto);
+    const requestId = randomUUID();
+    const who: ReplyIdentity = { id: `chatcmpl-${requestId}`, model: deployment.id, created: Math.floor(Date.now() / 1000) };
+    const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    try {
+      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id));
+    } catch (err) {
+      sub.close();
+      throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
+    }
+
+    const timeoutMs = this.config.api.requestTimeoutMs;
+    const deadline = setTimeout(() => sub.fail(OpenAiHttpError.timeout(timeoutMs)), timeoutMs);
+    const onAbort = () => sub.fail(new ClientGone());
+    signal.addEventListener('abort', onAbort, { once: true });
+    const queue = this.queue;
+
+    async function* fenced(): AsyncGenerator<OutputEvent, void, undefined> {
+      let attempt = 0;
+      let finished = false;
+      try {
+        for await (const event of sub) {
+          // A retried job starts a new attempt; anything late from an older one is dropped.
+          if (event.attempt < attempt) continue;
+          if (event.type === 'start') attempt = event.attempt;
+          if (event.type === 'error') {
+            finished = true;
+            throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
+          }
+          yield event;
+          if (event.type === 'end') {
+            finished = true;
+            return;
+          }
+        }
+      } finally {
+        clearTimeout(deadline);
+        signal.removeEventListener('abort', onAbort);
+        sub.close();
+        if (!finished) await queue.cancel(deployment.id, requestId);
+      }
+    }
+    return { who, events: fenced() };
+  }
+
+  /** A non-streamed reply: the same event path, aggregated. */
+  async complete(dto: ChatCompletionRequestDto, signal: AbortSignal): Promise<ChatCompletion> {
+    const run = await this.start(dto, signal);
+    let text = '';
+    for await (const event of run.events) {
+      if (event.type === 'start') text = '';
+      else if (event.type === 'delta') text += event.text;
+      else return toChatCompletion(run.who, text, event.finishReason, event.usage);
+    }
+    throw OpenAiHttpError.unavailable('The reply ended before it was complete.');
+  }
+}

@@ -1,0 +1,33 @@
+import type { ServerResponse } from 'node:http';
+
+/** Writes OpenAI-framed Server-Sent Events: `data: <json>\n\n`, closed by `data: [DONE]`. */
+export class SseWriter {
+  constructor(private readonly res: ServerResponse) {}
+
+  open(): void {
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      // Stops reverse proxies from buffering the stream.
+      'x-accel-buffering': 'no',
+    });
+  }
+
+  data(payload: unknown): void {
+    if (!this.res.writableEnded) this.res.write(`data: ${JSON.stringify(payload)}\n\n`);
+  }
+
+  done(): void {
+    if (this.res.writableEnded) return;
+    this.res.write('data: [DONE]\n\n');
+    this.res.end();
+  }
+
+  /** Ends the stream with an error event (OpenAI's shape); clients raise it as an API error. */
+  fail(body: unknown): void {
+    if (this.res.writableEnded) return;
+    this.data(body);
+    this.res.end();
+  }
+}

@@ -1,0 +1,40 @@
+import type { OpenAiErrorBody, OpenAiErrorType } from '@conveyor/openai';
+
+/** An error that leaves the API as an OpenAI-style body with its HTTP status. */
+export class OpenAiHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: OpenAiErrorType,
+    message: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'OpenAiHttpError';
+  }
+
+  toBody(): OpenAiErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+
+  static invalidRequest(message: string, param: string | null = null, code: string | null = null): OpenAiHttpError {
+    return new OpenAiHttpError(400, 'invalid_request_error', message, param, code);
+  }
+
+  static unsupported(feature: string, param: string): OpenAiHttpError {
+    return new OpenAiHttpError(400, 'invalid_request_error', `${feature} is not supported by this server yet.`, param, 'unsupported_parameter');
+  }
+
+  static modelNotFound(model: string): OpenAiHttpError {
+    return new OpenAiHttpError(404, 'invalid_request_error', `The model '${model}' does not exist or is not deployed here.`, 'model', 'model_not_found');
+  }
+
+  static timeout(ms: number): OpenAiHttpError {
+    return new OpenAiHttpError(504, 'server_error', `The request did not complete within ${ms} ms and was cancelled.`, null, 'timeout');
+  }
+
+  static unavailable(message: string): OpenAiHttpError {
+    return new OpenAiHttpError(503, 'service_unavailable', message, null, 'service_unavailable');
+  }
+}

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
+import { AppModule } from './app.module.js';
+
+
+async function bootstrap(config: PlatformConfig): Promise<void> {
+  const adapter = new FastifyAdapter({ bodyLimit: config.api.bodyLimitBytes });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forConfig(config), adapter, {
+    logger: enabledLogLevels(config.logLevel),
+    // Fastify parses JSON itself; Nest's extra form parser would swallow JSON sent with curl's default form type.
+    bodyParser: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  // Hosted clients often omit Content-Type: treat any body as JSON, with the same prototype-poisoning guard.
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('*', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
+  app.enableShutdownHooks();
+  await app.listen(config.api.port, config.api.host);
+  new Logger('Api').log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
+}
+
+let config: PlatformConfig;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(1);
+}
+await bootstrap(config);

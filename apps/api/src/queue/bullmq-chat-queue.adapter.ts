@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { CANCEL_TTL_MS, CHAT_JOB, cancelChannel, cancelKey, chatQueueName, type ChatJobData } from '@conveyor/queue';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../platform/redis-connection.factory.js';
+import { ChatQueue } from './chat-queue.port.js';
+
+@Injectable()
+export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
+  private readonly logger = new Logger(BullChatQueue.name);
+  private readonly queues = new Map<string, Queue<ChatJobData>>();
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis.url, 'conveyor-api-commands');
+  }
+
+  private queueFor(deployment: string): Queue<ChatJobData> {
+    let queue = this.queues.get(deployment);
+    if (!queue) {
+      queue = new Queue<ChatJobData>(chatQueueName(deployment), {
+        connection: { url: this.config.redis.url, enableOfflineQueue: false, maxRetriesPerRequest: 2 },
+        prefix: this.config.redis.prefix,
+      });
+      queue.on('error', (err) => this.logger.warn(`Queue ${deployment}: ${err.message}`));
+      this.queues.set(deployment, queue);
+    }
+    return queue;
+  }
+
+  async enqueue(job: ChatJobData): Promise<void> {
+    await this.queueFor(job.deployment).add(CHAT_JOB, job, {
+      jobId: job.requestId,
+      attempts: 2,
+      backoff: { type: 'fixed', delay: 100 },
+      removeOnComplete: { age: 3600, count: 10000 },
+      removeOnFail: { age: 24 * 3600 },
+    });
+  }
+
+  async cancel(deployment: string, requestId: string): Promise<void> {
+    try {
+      await this.redis
+        .multi()
+        .set(cancelKey(this.config.redis.prefix, requestId), '1', 'PX', CANCEL_TTL_MS)
+        .publish(cancelChannel(this.config.redis.prefix), requestId)
+        .exec();
+      // Fails harmlessly when a worker holds the job's lock; the published cancel stops it there.
+      await this.queueFor(deployment).remove(requestId).catch(() => 0);
+    } catch (err) {
+      this.logger.warn(`Could not cancel ${requestId}: ${(err as Error).message}`);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,54 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { cancelChannel, cancelKey } from '@conveyor/queue';
+import { Redis } from 'ioredis';
+
+/**
+ * Stops generations whose client has gone: the API publishes the request id,
+ * and the worker holding it aborts. A cancel that arrives before the job
+ * starts is found by `wasCancelled` when it does.
+ */
+@Injectable()
+export class CancellationService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(CancellationService.name);
+  private readonly running = new Map<string, AbortController>();
+  private readonly subscriber: Redis;
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    this.subscriber = new Redis(config.redis.url, { connectionName: 'conveyor-worker-cancel-sub' });
+    this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-cancel' });
+  }
+
+  async onModuleInit(): Promise<void> {
+    this.subscriber.on('message', (_channel: string, requestId: string) => {
+      const controller = this.running.get(requestId);
+      if (controller) {
+        this.logger.debug(`Cancelling ${requestId}: the client went away`);
+        controller.abort();
+      }
+    });
+    await this.subscriber.subscribe(cancelChannel(this.config.redis.prefix));
+  }
+
+  async wasCancelled(requestId: string): Promise<boolean> {
+    return (await this.redis.exists(cancelKey(this.config.redis.prefix, requestId))) === 1;
+  }
+
+  /** An AbortSignal that fires on a cancel for this request or when `linked` fires. */
+  track(requestId: string, linked?: AbortSignal): AbortSignal {
+    const controller = new AbortController();
+    linked?.addEventListener('abort', () => controller.abort(), { once: true });
+    this.running.set(requestId, controller);
+    return controller.signal;
+  }
+
+  untrack(requestId: string): void {
+    this.running.delete(requestId);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.subscriber.disconnect();
+    await this.redis.quit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,47 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { EngineInputError, type ChatEngine } from '@conveyor/engine';
+import { CHAT_JOB, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
+import { CancellationService } from '../cancel/cancellation.service.js';
+import { CHAT_ENGINE } from '../engine/chat-engine.token.js';
+import type { JobHandler } from '../jobs/job-handler.js';
+import { ReplyPublisherFactory } from '../reply/reply-publisher.factory.js';
+
+/** Runs one chat job: generate with the engine, publish every piece of text as it comes. */
+@Injectable()
+export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
+  readonly jobName = CHAT_JOB;
+
+  constructor(
+    @Inject(CHAT_ENGINE) private readonly engine: ChatEngine,
+    private readonly publishers: ReplyPublisherFactory,
+    private readonly cancellation: CancellationService,
+  ) {}
+
+  async handle(job: Job<ChatJobData, ChatJobResult>, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
+    const { requestId } = job.data;
+    // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs.
+    const publisher = this.publishers.open(requestId, Math.max(1, job.attemptsStarted));
+    const signal = this.cancellation.track(requestId, jobSignal);
+    try {
+      if (await this.cancellation.wasCancelled(requestId)) throw new UnrecoverableError('The request was cancelled by the client.');
+      const result = await this.engine.generate(
+        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
+        { onStart: (n) => publisher.start(n), onText: (t) => publisher.text(t) },
+      );
+      if (result.aborted) throw new UnrecoverableError('The request was cancelled by the client.');
+      await publisher.end(result.finishReason, result.usage);
+      return { finishReason: result.finishReason, usage: result.usage };
+    } catch (err) {
+      if (err instanceof EngineInputError) {
+        await publisher.fail(400, err.code, err.message);
+        throw new UnrecoverableError(err.message);
+      }
+      const lastAttempt = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (lastAttempt) await publisher.fail(500, 'generation_failed', `Generation failed: ${(err as Error).message}`).catch(() => undefined);
+      throw err;
+    } finally {
+      this.cancellation.untrack(requestId);
+    }
+  }
+}

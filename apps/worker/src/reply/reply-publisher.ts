@@ -1,0 +1,68 @@
+import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type FinishReason, type ReplyEvent, type TokenUsage } from '@conveyor/queue';
+import type { Redis } from 'ioredis';
+
+/**
+ * Appends one request attempt's events to its reply stream. Text produced in
+ * the same event-loop tick is coalesced into one event, so the Redis cost is
+ * per tick, not per token. Writes are not awaited one by one: a single
+ * connection keeps them in order, and `end`/`fail` wait for the last.
+ */
+export class ReplyPublisher {
+  private pending = '';
+  private flushScheduled = false;
+  private lastWrite: Promise<unknown> = Promise.resolve();
+  private writeError: Error | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+    private readonly attempt: number,
+  ) {}
+
+  start(promptTokens: number): void {
+    this.append({ type: 'start', attempt: this.attempt, promptTokens }, true);
+  }
+
+  text(text: string): void {
+    if (!text) return;
+    this.pending += text;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  async end(finishReason: FinishReason, usage: TokenUsage): Promise<void> {
+    this.flush();
+    this.append({ type: 'end', attempt: this.attempt, finishReason, usage }, true);
+    await this.settled();
+  }
+
+  async fail(status: number, code: string, message: string): Promise<void> {
+    this.flush();
+    this.append({ type: 'error', attempt: this.attempt, status, code, message }, true);
+    await this.settled();
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = '';
+    this.append({ type: 'delta', attempt: this.attempt, text }, false);
+  }
+
+  private append(event: ReplyEvent, refreshTtl: boolean): void {
+    const write = refreshTtl
+      ? this.redis.multi().xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event)).pexpire(this.key, REPLY_STREAM_TTL_MS).exec()
+      : this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event));
+    this.lastWrite = write.catch((err: Error) => {
+      this.writeError ??= err;
+    });
+  }
+
+  private async settled(): Promise<void> {
+    await this.lastWrite;
+    if (this.writeError) throw this.writeError;
+  }
+}

@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { CancellationService } from './cancel/cancellation.service.js';
+import { ChatProcessor } from './chat/chat.processor.js';
+import { SERVED_DEPLOYMENT } from './engine/chat-engine.token.js';
+import { engineProvider } from './engine/engine.provider.js';
+import { JOB_HANDLERS } from './jobs/job-handler.js';
+import { WorkerHost } from './jobs/worker-host.service.js';
+import { ReplyPublisherFactory } from './reply/reply-publisher.factory.js';
+
+@Module({})
+export class WorkerModule {
+  static forDeployment(config: PlatformConfig, deployment: DeploymentConfig): DynamicModule {
+    return {
+      module: WorkerModule,
+      providers: [
+        { provide: PLATFORM_CONFIG, useValue: config },
+        { provide: SERVED_DEPLOYMENT, useValue: deployment },
+        engineProvider,
+        ReplyPublisherFactory,
+        CancellationService,
+        ChatProcessor,
+        { provide: JOB_HANDLERS, inject: [ChatProcessor], useFactory: (chat: ChatProcessor) => [chat] },
+        WorkerHost,
+      ],
+    };
+  }
+}

@@ -1,0 +1,5 @@
+export { loadConfig, deriveDeploymentId } from './load-config.js';
+export { ConfigError } from './config-error.js';
+export type * from './config.types.js';
+export { enabledLogLevels } from './log-levels.js';
+export { PLATFORM_CONFIG } from './tokens.js';

@@ -1,0 +1,93 @@
+import {
+  getLlama,
+  LlamaChat,
+  resolveChatWrapper,
+  type ChatWrapper,
+  type LlamaContext,
+  type LlamaModel,
+} from 'node-llama-cpp';
+import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
+import { toChatHistory, toFinishReason, toSamplingOptions } from './llama-options.js';
+
+export interface LlamaCppEngineOptions {
+  modelPath: string;
+  contextSize: number;
+  parallel: number;
+  threads: number;
+  gpu: boolean;
+}
+
+/**
+ * One model, one context with `parallel` sequences; each request borrows a
+ * sequence and runs a stateless LlamaChat over the full message list.
+ */
+export class LlamaCppEngine implements ChatEngine {
+  private constructor(
+    readonly modelPath: string,
+    readonly parallel: number,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    // Resolved once: auto-detecting per request costs hundreds of milliseconds.
+    private readonly chatWrapper: ChatWrapper,
+  ) {}
+
+  static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
+    // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.
+    const llama = await getLlama({ build: 'never', gpu: options.gpu ? 'auto' : false });
+    const model = await llama.loadModel({ modelPath: options.modelPath });
+    // The model's own Jinja template, so prompts match llama.cpp's server byte for byte.
+    const chatWrapper = resolveChatWrapper(model, { type: 'jinjaTemplate' });
+    const context = await model.createContext({
+      contextSize: options.contextSize,
+      sequences: options.parallel,
+      // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
+      threads: options.threads,
+    });
+    return new LlamaCppEngine(options.modelPath, options.parallel, model, context, chatWrapper);
+  }
+
+  countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {
+    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(request.messages) });
+    return contextText.tokenize(this.model.tokenizer).length;
+  }
+
+  async generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult> {
+    const promptTokens = this.countPromptTokens(request);
+    const contextSize = this.context.contextSize;
+    if (promptTokens >= contextSize) {
+      throw new EngineInputError(
+        `The prompt is ${promptTokens} tokens, which does not fit this model's context of ${contextSize} tokens.`,
+        'context_length_exceeded',
+      );
+    }
+    const sequence = this.context.getSequence();
+    try {
+      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
+      let completionTokens = 0;
+      callbacks.onStart(promptTokens);
+      const result = await chat.generateResponse(toChatHistory(request.messages), {
+        // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
+        ...toSamplingOptions(request.sampling, Math.min(request.maxTokens ?? Infinity, contextSize - promptTokens), request.stop),
+        signal: request.signal,
+        stopOnAbortSignal: true,
+        onToken: (tokens) => {
+          completionTokens += tokens.length;
+        },
+        onTextChunk: (text) => callbacks.onText(text),
+      });
+      await chat.dispose({ disposeSequence: false });
+      return {
+        finishReason: toFinishReason(result.metadata.stopReason),
+        usage: { promptTokens, completionTokens },
+        aborted: result.metadata.stopReason === 'abort',
+      };
+    } finally {
+      sequence.dispose();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}

@@ -1,0 +1,52 @@
+import { GgmlType } from './gguf-writer.js';
+
+export interface ModelPreset {
+  name: string;
+  vocabSize: number;
+  embedding: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  feedForward: number;
+  contextLength: number;
+  weightType: GgmlType.F16 | GgmlType.Q8_0;
+  seed: number;
+}
+
+/**
+ * `tiny` is small enough for every test and the default start to load it in
+ * well under a second; `bench` (~42 M parameters, 32k vocabulary) is sized like
+ * the models throughput is compared on.
+ */
+export const MODEL_PRESETS = {
+  tiny: {
+    name: 'conveyor-tiny',
+    vocabSize: 2048,
+    embedding: 128,
+    layers: 4,
+    heads: 4,
+    kvHeads: 2,
+    feedForward: 352,
+    contextLength: 8192,
+    weightType: GgmlType.F16,
+    seed: 1,
+  },
+  bench: {
+    name: 'conveyor-bench',
+    vocabSize: 32000,
+    embedding: 512,
+    layers: 8,
+    heads: 8,
+    kvHeads: 8,
+    feedForward: 1408,
+    contextLength: 8192,
+    weightType: GgmlType.Q8_0,
+    seed: 2,
+  },
+} as const satisfies Record<string, ModelPreset>;
+
+export type ModelPresetName = keyof typeof MODEL_PRESETS;
+
+export function isModelPresetName(name: string): name is ModelPresetName {
+  return Object.hasOwn(MODEL_PRESETS, name);
+}

@@ -1,0 +1,3 @@
+export type * from './chat.types.js';
+export type * from './models.types.js';
+export type * from './error.types.js';

@@ -1,0 +1,3 @@
+export * from './chat-job.js';
+export * from './stream-events.js';
+export * from './keys.js';

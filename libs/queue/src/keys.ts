@@ -1,0 +1,16 @@
+/** Queue and Redis key naming, shared by API and workers so both sides agree. */
+
+export const chatQueueName = (deployment: string): string => `chat.${deployment}`;
+
+/** Per-request reply stream: XADD by the worker, XREAD by the API. */
+export const replyStreamKey = (prefix: string, requestId: string): string => `${prefix}:reply:${requestId}`;
+
+/** Set when a client goes away, so a worker that has not started the job yet skips it. */
+export const cancelKey = (prefix: string, requestId: string): string => `${prefix}:cancel:${requestId}`;
+
+/** Pub/sub channel on which the API tells workers to stop a running request. */
+export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
+
+/** How long a reply stream outlives its last event; long enough for a slow reader or a resume. */
+export const REPLY_STREAM_TTL_MS = 10 * 60 * 1000;
+export const CANCEL_TTL_MS = 10 * 60 * 1000;

@@ -1,0 +1,3 @@
+export { ChatCompletionRequestDto, StreamOptionsDto, MAX_MESSAGES } from './chat-completion-request.dto.js';
+export { ChatMessageDto, CHAT_ROLES } from './chat-message.dto.js';
+export { validateDto, type ValidationProblem, type Validated } from './validate-dto.js';

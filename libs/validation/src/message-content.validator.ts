@@ -1,0 +1,34 @@
+import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Why a content value is malformed, or null when it is well-formed. */
+export function describeContentProblem(content: unknown): string | null {
+  if (typeof content === 'string') return null;
+  if (!Array.isArray(content)) return 'must be a string or an array of content parts';
+  if (content.length === 0) return 'must not be an empty array';
+  for (const [i, part] of content.entries()) {
+    if (!isObject(part)) return `part ${i} must be an object`;
+    if (part.type === 'text') {
+      if (typeof part.text !== 'string') return `part ${i} of type "text" must have a string "text"`;
+    } else if (part.type === 'image_url') {
+      if (!isObject(part.image_url) || typeof part.image_url.url !== 'string') {
+        return `part ${i} of type "image_url" must have an "image_url" object with a string "url"`;
+      }
+    } else {
+      return `part ${i} has unknown type ${JSON.stringify(part.type)}; expected "text" or "image_url"`;
+    }
+  }
+  return null;
+}
+
+@ValidatorConstraint({ name: 'messageContent' })
+export class MessageContentConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return describeContentProblem(value) === null;
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return `${args.property} ${describeContentProblem(args.value)}`;
+  }
+}

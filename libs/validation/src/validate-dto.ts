@@ -1,0 +1,40 @@
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+
+/** A request field that failed validation, addressed the way OpenAI's `param` does (`messages[0].content`). */
+export interface ValidationProblem {
+  param: string | null;
+  message: string;
+}
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; problem: ValidationProblem };
+
+const joinPath = (parent: string, property: string): string =>
+  /^\d+$/.test(property) ? `${parent}[${property}]` : parent ? `${parent}.${property}` : property;
+
+function firstProblem(errors: readonly ValidationError[], parent = ''): ValidationProblem | null {
+  for (const error of errors) {
+    const param = joinPath(parent, error.property);
+    const constraints = Object.values(error.constraints ?? {});
+    if (constraints.length) {
+      const text = constraints[0];
+      // class-validator opens its messages with the bare property name; name the full path instead.
+      const message = text.startsWith(`${error.property} `) ? `${param}${text.slice(error.property.length)}` : `${param}: ${text}`;
+      return { param, message };
+    }
+    const nested = firstProblem(error.children ?? [], param);
+    if (nested) return nested;
+  }
+  return null;
+}
+
+/** Validates an untrusted JSON value against a DTO class; reports the first problem with its path. */
+export function validateDto<T extends object>(cls: ClassConstructor<T>, body: unknown): Validated<T> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, problem: { param: null, message: 'The request body must be a JSON object.' } };
+  }
+  const instance = plainToInstance(cls, body, { enableImplicitConversion: false });
+  const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
+  const problem = firstProblem(errors);
+  return problem ? { ok: false, problem } : { ok: true, value: instance };
+}
