@@ -35,8 +35,13 @@ export class LlamaCppEngine implements ChatEngine {
     // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.
     const llama = await getLlama({ build: 'never', gpu: options.gpu ? 'auto' : false });
     const model = await llama.loadModel({ modelPath: options.modelPath });
-    // The model's own Jinja template, so prompts match llama.cpp's server byte for byte.
-    const chatWrapper = resolveChatWrapper(model, { type: 'jinjaTemplate' });
+    // The model's own Jinja template, so prompts match llama.cpp's server byte for byte. Leading
+    // whitespace of a reply is kept as llama.cpp keeps it: trimming it only when no stop string is
+    // set made the same request's text depend on an unrelated field.
+    const chatWrapper = resolveChatWrapper(model, {
+      type: 'jinjaTemplate',
+      customWrapperSettings: { jinjaTemplate: { trimLeadingWhitespaceInResponses: false } },
+    });
     const context = await model.createContext({
       contextSize: options.contextSize,
       sequences: options.parallel,
@@ -63,19 +68,17 @@ export class LlamaCppEngine implements ChatEngine {
     const sequence = this.context.getSequence();
     try {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
-      let completionTokens = 0;
       callbacks.onStart(promptTokens);
       const result = await chat.generateResponse(toChatHistory(request.messages), {
         // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
         ...toSamplingOptions(request.sampling, Math.min(request.maxTokens ?? Infinity, contextSize - promptTokens), request.stop),
         signal: request.signal,
         stopOnAbortSignal: true,
-        onToken: (tokens) => {
-          completionTokens += tokens.length;
-        },
         onTextChunk: (text) => callbacks.onText(text),
       });
       await chat.dispose({ disposeSequence: false });
+      // The meter counts tokens the model generated; onToken re-reports re-tokenized text around stop triggers.
+      const completionTokens = sequence.tokenMeter.usedOutputTokens;
       return {
         finishReason: toFinishReason(result.metadata.stopReason),
         usage: { promptTokens, completionTokens },

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
@@ -29,6 +30,8 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
       prefix: this.config.redis.prefix,
       concurrency: this.deployment.parallel,
+      // Recorded on each job as processedBy, so operators can tell which worker ran it.
+      name: `${hostname()}:${process.pid}`,
       autorun: false,
     });
     this.worker.on('error', (err) => this.logger.warn(`Worker: ${err.message}`));

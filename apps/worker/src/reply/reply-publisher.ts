@@ -53,10 +53,11 @@ export class ReplyPublisher {
   }
 
   private append(event: ReplyEvent, refreshTtl: boolean): void {
-    const write = refreshTtl
-      ? this.redis.multi().xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event)).pexpire(this.key, REPLY_STREAM_TTL_MS).exec()
-      : this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event));
-    this.lastWrite = write.catch((err: Error) => {
+    // Plain commands only: with auto-pipelining they share one ordered batch, whereas a MULTI
+    // would be sent ahead of it and could overtake the text written before it.
+    const write = this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event));
+    const ttl = refreshTtl ? this.redis.pexpire(this.key, REPLY_STREAM_TTL_MS) : null;
+    this.lastWrite = Promise.all([write, ttl]).catch((err: Error) => {
       this.writeError ??= err;
     });
   }

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// Runs the whole platform in the foreground on its embedded defaults: Redis
+// (reused, or a private one started here), one CPU worker and the API.
+// Ctrl-C stops everything this script started.
+import { spawn, spawnSync } from 'node:child_process';
+import { Redis } from 'ioredis';
+
+const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const children = [];
+let stopping = false;
+
+const log = (msg) => console.log(`[conveyor] ${msg}`);
+
+async function redisAnswers(url) {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function ensureRedis() {
+  if (await redisAnswers(redisUrl)) {
+    log(`Using Redis at ${redisUrl}`);
+    return;
+  }
+  const url = new URL(redisUrl);
+  const local = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(url.hostname);
+  const hasServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!local || !hasServer) {
+    console.error(
+      `[conveyor] Nothing answers at REDIS_URL=${redisUrl}` +
+        (local ? ' and redis-server is not on the PATH. Install Redis (e.g. apt-get install -y redis-server) or point REDIS_URL at one.' : '.'),
+    );
+    process.exit(1);
+  }
+  const port = url.port || '6379';
+  const redis = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push({ name: 'redis', proc: redis, last: true });
+  for (let i = 0; i < 50; i++) {
+    if (await redisAnswers(redisUrl)) {
+      log(`No Redis answered at ${redisUrl}: started a private redis-server (pid ${redis.pid}) on port ${port}; it stops with this process.`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  console.error(`[conveyor] Started redis-server on port ${port}, but it does not answer.`);
+  await stop(1);
+}
+
+function run(name, script) {
+  const proc = spawn(process.execPath, [script], { stdio: 'inherit', env: process.env });
+  children.push({ name, proc });
+  proc.on('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`[conveyor] ${name} exited (${signal ?? code}); stopping the platform.`);
+    void stop(code || 1);
+  });
+}
+
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  const alive = (c) => c.proc.exitCode === null && c.proc.signalCode === null;
+  const waitFor = (group) =>
+    Promise.all(
+      group.filter(alive).map(
+        (c) =>
+          new Promise((resolve) => {
+            const kill = setTimeout(() => c.proc.kill('SIGKILL'), 15000);
+            c.proc.once('exit', () => (clearTimeout(kill), resolve()));
+            c.proc.kill('SIGTERM');
+          }),
+      ),
+    );
+  // API and workers first, so they finish their work while Redis is still there.
+  await waitFor(children.filter((c) => !c.last));
+  await waitFor(children.filter((c) => c.last));
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+
+await ensureRedis();
+run('worker', 'dist/apps/worker/src/main.js');
+run('api', 'dist/apps/api/src/main.js');
