@@ -3,7 +3,10 @@
 // (reused, or a private one started here), one CPU worker and the API.
 // Ctrl-C stops everything this script started.
 import { spawn, spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+
+const root = resolve(import.meta.dirname, '..');
 
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const children = [];
@@ -56,7 +59,7 @@ async function ensureRedis() {
 }
 
 function run(name, script) {
-  const proc = spawn(process.execPath, [script], { stdio: 'inherit', env: process.env });
+  const proc = spawn(process.execPath, [resolve(root, script)], { stdio: 'inherit', env: process.env, cwd: root });
   children.push({ name, proc });
   proc.on('exit', (code, signal) => {
     if (stopping) return;

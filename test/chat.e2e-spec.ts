@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { Queue } from 'bullmq';
 import { chatQueueName } from '@conveyor/queue';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
-import { rawPost } from './support/raw-post.js';
+import { postOversized } from './support/post-oversized.js';
 import { readSse } from './support/sse.js';
 
 const MODEL = 'conveyor-tiny';
@@ -211,8 +211,7 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     });
 
     it('refuses an oversized body with 413', async () => {
-      const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(17 * 1024 * 1024) }] });
-      const res = await rawPost(`${platform.baseUrl}/v1/chat/completions`, body);
+      const res = await postOversized(`${platform.baseUrl}/v1/chat/completions`, 17 * 1024 * 1024);
       expect(res.status).toBe(413);
       expect(res.json).toMatchObject({ error: { type: 'invalid_request_error', code: 'request_too_large' } });
     });

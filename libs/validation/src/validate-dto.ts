@@ -15,9 +15,13 @@ const joinPath = (parent: string, property: string): string =>
 function firstProblem(errors: readonly ValidationError[], parent = ''): ValidationProblem | null {
   for (const error of errors) {
     const param = joinPath(parent, error.property);
-    const constraints = Object.values(error.constraints ?? {});
+    const constraints = Object.entries(error.constraints ?? {});
     if (constraints.length) {
-      const text = constraints[0];
+      // Decorators apply bottom-up, so the last entry is the topmost one: the type check. A value of
+      // the wrong type must be told so, not that it exceeds a range.
+      // class-validator lists its nested-object check last whatever the order, so it only speaks when alone.
+      const own = constraints.filter(([name]) => name !== 'nestedValidation');
+      const text = own.length ? own[own.length - 1][1] : `${error.property} must be an object`;
       // class-validator opens its messages with the bare property name; name the full path instead.
       const message = text.startsWith(`${error.property} `) ? `${param}${text.slice(error.property.length)}` : `${param}: ${text}`;
       return { param, message };

@@ -64,11 +64,10 @@ export class ChatService {
             finished = true;
             throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
           }
+          // Set before yielding: a consumer that stops at the end event never resumes this generator.
+          if (event.type === 'end') finished = true;
           yield event;
-          if (event.type === 'end') {
-            finished = true;
-            return;
-          }
+          if (finished) return;
         }
       } finally {
         clearTimeout(deadline);

@@ -11,6 +11,7 @@ export class ReplySubscription implements AsyncIterableIterator<ReplyEvent> {
   private readonly buffer: ReplyEvent[] = [];
   private waiter: { resolve: (r: IteratorResult<ReplyEvent>) => void; reject: (e: unknown) => void } | null = null;
   private failure: unknown = null;
+  private failed = false;
   private closed = false;
 
   constructor(
@@ -25,7 +26,8 @@ export class ReplySubscription implements AsyncIterableIterator<ReplyEvent> {
   }
 
   fail(error: unknown): void {
-    if (this.closed || this.failure) return;
+    if (this.closed || this.failed) return;
+    this.failed = true;
     this.failure = error;
     this.settle();
   }
@@ -43,7 +45,7 @@ export class ReplySubscription implements AsyncIterableIterator<ReplyEvent> {
     if (this.buffer.length) {
       this.waiter = null;
       resolve({ value: this.buffer.shift() as ReplyEvent, done: false });
-    } else if (this.failure) {
+    } else if (this.failed) {
       this.waiter = null;
       reject(this.failure);
     } else if (this.closed) {
@@ -54,7 +56,7 @@ export class ReplySubscription implements AsyncIterableIterator<ReplyEvent> {
 
   next(): Promise<IteratorResult<ReplyEvent>> {
     if (this.buffer.length) return Promise.resolve({ value: this.buffer.shift() as ReplyEvent, done: false });
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failed) return Promise.reject(this.failure);
     if (this.closed) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };

@@ -1,0 +1,77 @@
+import { describe, it, expect } from '@jest/globals';
+import { ChunkFormatter, toChatCompletion, toUsage, type ReplyIdentity } from './chat-response.mapper.js';
+
+const who: ReplyIdentity = { id: 'chatcmpl-abc', model: 'conveyor-tiny', created: 1_700_000_000 };
+const usage = { promptTokens: 12, completionTokens: 5 };
+
+describe('toUsage', () => {
+  it('renames the counts and adds their sum as total_tokens', () => {
+    expect(toUsage(usage)).toEqual({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
+    expect(toUsage({ promptTokens: 0, completionTokens: 0 }).total_tokens).toBe(0);
+  });
+});
+
+describe('toChatCompletion', () => {
+  it('builds an OpenAI chat.completion with one assistant choice', () => {
+    const completion = toChatCompletion(who, 'Hello there', 'length', usage);
+    expect(completion).toEqual({
+      id: 'chatcmpl-abc',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: 'conveyor-tiny',
+      system_fingerprint: null,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, logprobs: null, finish_reason: 'length' }],
+      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+    });
+  });
+});
+
+describe('ChunkFormatter', () => {
+  const shared = { id: who.id, object: 'chat.completion.chunk', created: who.created, model: who.model, system_fingerprint: null };
+
+  describe('without include_usage', () => {
+    const f = new ChunkFormatter(who, false);
+
+    it('opens with the assistant role and empty content', () => {
+      const chunk = f.roleChunk();
+      expect(chunk).toMatchObject(shared);
+      expect(chunk.choices).toEqual([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+    });
+
+    it('carries text in content chunks', () => {
+      expect(f.contentChunk('Hel').choices).toEqual([{ index: 0, delta: { content: 'Hel' }, logprobs: null, finish_reason: null }]);
+    });
+
+    it('closes with one chunk: an empty delta and the finish reason', () => {
+      const final = f.finalChunks('stop', usage);
+      expect(final).toHaveLength(1);
+      expect(final[0]).toMatchObject(shared);
+      expect(final[0].choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
+    });
+
+    it('has no usage key on any chunk', () => {
+      for (const chunk of [f.roleChunk(), f.contentChunk('x'), ...f.finalChunks('length', usage)]) {
+        expect(Object.hasOwn(chunk, 'usage')).toBe(false);
+      }
+    });
+  });
+
+  describe('with include_usage', () => {
+    const f = new ChunkFormatter(who, true);
+
+    it('puts usage: null on every choice chunk', () => {
+      const [last] = f.finalChunks('stop', usage);
+      for (const chunk of [f.roleChunk(), f.contentChunk('x'), last]) {
+        expect(Object.hasOwn(chunk, 'usage')).toBe(true);
+        expect(chunk.usage).toBeNull();
+      }
+    });
+
+    it('adds a last chunk with no choices and the usage', () => {
+      const final = f.finalChunks('length', usage);
+      expect(final).toHaveLength(2);
+      expect(final[0].choices[0]).toMatchObject({ delta: {}, finish_reason: 'length' });
+      expect(final[1]).toEqual({ ...shared, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
+    });
+  });
+});

@@ -1,0 +1,606 @@
+#!/usr/bin/env node
+// Conveyor: what does the queue path cost?
+//
+// Runs the same model two ways, one after the other (never at the same time, so
+// they do not compete for the CPU):
+//   1. in-process: LlamaCppEngine.generate() called directly in this process;
+//   2. platform:   the real API + worker processes (HTTP -> BullMQ/Redis -> worker
+//                  -> Redis stream -> API -> HTTP), spawned from dist/.
+// and prints
+//   - the added latency of a 1-token reply (p50/p99, platform minus in-process);
+//   - aggregate tokens/s for 1, 4 and 8 concurrent 128-token replies, plus TTFT.
+//
+// Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--quick]
+//        (needs `npm run build` and a Redis at REDIS_URL; see bench/README.md)
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { dirname, relative, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = resolve(ROOT, 'dist');
+const API_MAIN = resolve(DIST, 'apps/api/src/main.js');
+const WORKER_MAIN = resolve(DIST, 'apps/worker/src/main.js');
+const MODELS_DIR = resolve(ROOT, 'models');
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+// ---------------------------------------------------------------- options
+
+const { values: opts } = parseArgs({
+  options: {
+    model: { type: 'string', default: 'bench' },
+    threads: { type: 'string', default: '1' },
+    'context-size': { type: 'string', default: '1024' },
+    quick: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (opts.help) {
+  console.log('Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]');
+  process.exit(0);
+}
+const THREADS = positiveInt('--threads', opts.threads);
+const CONTEXT_SIZE = positiveInt('--context-size', opts['context-size']);
+const QUICK = opts.quick;
+
+const PARALLEL = 8; // sequences in the in-process engine = PARALLEL of the platform worker
+const CONCURRENCIES = [1, 4, 8];
+const STREAM_TOKENS = 128;
+const PLAN = QUICK
+  ? { latencyWarmup: 3, latencyRuns: 20, tputWarmupRounds: 1, tputRounds: 1 }
+  : { latencyWarmup: 5, latencyRuns: 100, tputWarmupRounds: 1, tputRounds: 3 };
+const LATENCY_PROMPT = 'Say hello.';
+const STREAM_PROMPT = 'Write a long story about a lighthouse keeper and a storm.';
+const REQUEST_TIMEOUT_MS = 180_000;
+
+function positiveInt(name, raw) {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`${name} must be a positive integer (got "${raw}")`);
+    process.exit(2);
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- helpers
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const now = () => performance.now();
+const fmtMs = (ms) => `${ms.toFixed(2)} ms`;
+const fmtSigned = (ms) => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)} ms`;
+
+/** Nearest-rank percentile. */
+function pct(values, p) {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+function table(headers, rows) {
+  const cells = [headers, ...rows].map((r) => r.map(String));
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  const line = (r) => '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  return [line(cells[0]), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...cells.slice(1).map(line)].join('\n');
+}
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
+
+// ---------------------------------------------------------------- CPU accounting (Linux /proc; null elsewhere)
+
+const CLK_TCK = 100;
+
+function statTicks(path) {
+  // Fields after "(comm)": state is field 3, utime 14, stime 15 (1-based, counting pid as 1).
+  const text = readFileSync(path, 'utf8');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** CPU ms used so far by a process: all threads, and its main (JavaScript) thread alone. */
+function cpuOf(pid) {
+  try {
+    const total = (statTicks(`/proc/${pid}/stat`) * 1000) / CLK_TCK;
+    const main = (statTicks(`/proc/${pid}/task/${pid}/stat`) * 1000) / CLK_TCK;
+    return { total, main };
+  } catch {
+    return null;
+  }
+}
+
+/** Snapshot of named pids; `since(old)` gives the ms each used in between. */
+function cpuSnapshot(pids) {
+  const at = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuOf(pid)]));
+  return {
+    at,
+    since(old) {
+      const out = {};
+      for (const name of Object.keys(pids)) {
+        const a = old.at[name];
+        const b = at[name];
+        out[name] = a && b ? { total: b.total - a.total, main: b.main - a.main } : null;
+      }
+      return out;
+    },
+  };
+}
+
+const fmtCpu = (c, per) => (c ? `${(c.total / per).toFixed(2)} (JS main thread ${(c.main / per).toFixed(2)})` : 'n/a');
+
+// ---------------------------------------------------------------- child processes
+
+const children = [];
+
+/** Spawns a dist entry point and resolves once `readyLine` appears in its output. */
+function launch(name, script, env, readyLine, timeoutMs = 300_000) {
+  const started = now();
+  const proc = spawn(process.execPath, [script], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const child = { name, proc, output: '' };
+  children.push(child);
+  return new Promise((ok, fail) => {
+    let ready = false;
+    const timer = setTimeout(() => fail(new Error(`${name} not ready in ${timeoutMs} ms:\n${child.output.slice(-4000)}`)), timeoutMs);
+    const onData = (chunk) => {
+      child.output += chunk.toString();
+      if (child.output.length > 200_000) child.output = child.output.slice(-100_000);
+      if (!ready && readyLine.test(child.output)) {
+        ready = true;
+        clearTimeout(timer);
+        child.readyMs = now() - started;
+        ok(child);
+      }
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('error', (err) => fail(err));
+    proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      child.exited = true;
+      if (!ready) fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${child.output.slice(-4000)}`));
+      else if (!stopping) console.error(`\n!! ${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-2000)}`);
+    });
+  });
+}
+
+let stopping = false;
+
+/** SIGTERM to every child still running, SIGKILL after 10 s. */
+async function stopChildren() {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      ({ proc }) =>
+        new Promise((done) => {
+          if (proc.exitCode !== null || proc.signalCode !== null) return done();
+          const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+          proc.once('exit', () => (clearTimeout(kill), done()));
+          proc.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+async function deleteKeys(prefix) {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return deleted;
+}
+
+async function redisPingMs(n) {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    for (let i = 0; i < 10; i++) await redis.ping();
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = now();
+      await redis.ping();
+      times.push(now() - t0);
+    }
+    return times;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------- HTTP client (keep-alive, no fetch overhead)
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function httpCall(url, { method = 'GET', body, onChunk } = {}) {
+  return new Promise((ok, fail) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    const req = request(url, { method, agent, headers }, (res) => {
+      res.setEncoding('utf8');
+      let text = '';
+      res.on('data', (c) => {
+        if (!onChunk || res.statusCode !== 200) text += c;
+        else {
+          try {
+            onChunk(c);
+          } catch (err) {
+            req.destroy(err);
+          }
+        }
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200) fail(new Error(`${method} ${url} -> HTTP ${res.statusCode}: ${text.slice(0, 500)}`));
+        else ok(text);
+      });
+      res.on('error', fail);
+    });
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${url} timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+/** One streamed chat completion; resolves with TTFT (first content) and completion tokens from usage. */
+async function streamChat(baseUrl, model, maxTokens) {
+  const t0 = now();
+  let buffer = '';
+  let ttft = null;
+  let usage = null;
+  let done = false;
+  let finishReason = null;
+  await httpCall(`${baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    body: {
+      model,
+      messages: [{ role: 'user', content: STREAM_PROMPT }],
+      max_tokens: maxTokens,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    },
+    onChunk: (chunk) => {
+      buffer += chunk;
+      let at;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        if (!block.startsWith('data: ')) continue;
+        const data = block.slice(6);
+        if (data === '[DONE]') {
+          done = true;
+          continue;
+        }
+        const json = JSON.parse(data);
+        if (json.error) throw new Error(`stream error: ${JSON.stringify(json.error)}`);
+        const choice = json.choices?.[0];
+        if (ttft === null && choice?.delta?.content) ttft = now() - t0;
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        if (json.usage) usage = json.usage;
+      }
+    },
+  });
+  if (!done) throw new Error('stream ended without data: [DONE]');
+  if (!usage) throw new Error('stream carried no usage chunk');
+  return { ttft: ttft ?? now() - t0, tokens: usage.completion_tokens, finishReason, end: now() };
+}
+
+function chatOnce(baseUrl, model, maxTokens) {
+  return httpCall(`${baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    body: { model, messages: [{ role: 'user', content: LATENCY_PROMPT }], max_tokens: maxTokens, temperature: 0, stream: false },
+  }).then((text) => JSON.parse(text));
+}
+
+// ---------------------------------------------------------------- measurements
+
+async function throughputRounds(label, k, rounds, runOne, pids) {
+  const cpu0 = cpuSnapshot(pids);
+  const perRound = [];
+  const ttfts = [];
+  const finish = {};
+  for (let r = 0; r < rounds; r++) {
+    const t0 = now();
+    const results = await Promise.all(Array.from({ length: k }, () => runOne()));
+    const wall = now() - t0;
+    const tokens = results.reduce((s, x) => s + x.tokens, 0);
+    for (const x of results) {
+      ttfts.push(x.ttft);
+      finish[x.finishReason] = (finish[x.finishReason] ?? 0) + 1;
+    }
+    perRound.push({ wall, tokens });
+  }
+  const cpu = cpuSnapshot(pids).since(cpu0);
+  const tokens = perRound.reduce((s, x) => s + x.tokens, 0);
+  const wall = perRound.reduce((s, x) => s + x.wall, 0);
+  const tps = (tokens / wall) * 1000;
+  const spread = perRound.map((x) => ((x.tokens / x.wall) * 1000).toFixed(0)).join(', ');
+  const finishText = Object.entries(finish).map(([k2, v]) => `${k2}:${v}`).join(' ');
+  console.log(
+    `  ${label} k=${k}: ${tokens} tokens in ${(wall / 1000).toFixed(2)} s over ${rounds} round(s) = ${tps.toFixed(1)} tok/s ` +
+      `(rounds: ${spread}; TTFT p50 ${fmtMs(pct(ttfts, 50))}; finish ${finishText})`,
+  );
+  return { tps, ttftP50: pct(ttfts, 50), tokens, wall, cpu };
+}
+
+async function measureInProcess(modelPath) {
+  const { LlamaCppEngine } = await importDist('libs/engine/src/index.js');
+  console.log(`\n== In-process: LlamaCppEngine (parallel ${PARALLEL}, threads ${THREADS}, context ${CONTEXT_SIZE})`);
+  const tLoad = now();
+  const engine = await LlamaCppEngine.load({ modelPath, contextSize: CONTEXT_SIZE, parallel: PARALLEL, threads: THREADS, gpu: false });
+  console.log(`  loaded in ${fmtMs(now() - tLoad)}`);
+  try {
+    const gen = async (content, maxTokens) => {
+      const t0 = now();
+      let ttft = null;
+      const result = await engine.generate(
+        { messages: [{ role: 'user', content }], sampling: { temperature: 0 }, maxTokens, stop: [] },
+        { onStart() {}, onText: (t) => void (ttft === null && t && (ttft = now() - t0)) },
+      );
+      return { ttft: ttft ?? now() - t0, tokens: result.usage.completionTokens, finishReason: result.finishReason, promptTokens: result.usage.promptTokens };
+    };
+
+    // 1. latency of a 1-token reply
+    let promptTokens = 0;
+    for (let i = 0; i < PLAN.latencyWarmup; i++) promptTokens = (await gen(LATENCY_PROMPT, 1)).promptTokens;
+    const pids = { inproc: process.pid };
+    const cpu0 = cpuSnapshot(pids);
+    const latency = [];
+    for (let i = 0; i < PLAN.latencyRuns; i++) {
+      const t0 = now();
+      await gen(LATENCY_PROMPT, 1);
+      latency.push(now() - t0);
+    }
+    const latencyCpu = cpuSnapshot(pids).since(cpu0);
+    console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential calls: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
+
+    // 2. throughput
+    for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => gen(STREAM_PROMPT, STREAM_TOKENS)));
+    const tput = {};
+    for (const k of CONCURRENCIES) tput[k] = await throughputRounds('in-process', k, PLAN.tputRounds, () => gen(STREAM_PROMPT, STREAM_TOKENS), pids);
+    return { latency, latencyCpu, tput };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+async function measurePlatform(model, deploymentId) {
+  const port = await freePort();
+  const prefix = `bench-${randomBytes(6).toString('hex')}`;
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    MODEL: model,
+    MODELS_DIR,
+    PARALLEL: String(PARALLEL),
+    THREADS: String(THREADS),
+    CONTEXT_SIZE: String(CONTEXT_SIZE),
+  };
+  console.log(`\n== Platform: API + 1 worker (PARALLEL=${PARALLEL}, THREADS=${THREADS}, CONTEXT_SIZE=${CONTEXT_SIZE}), REDIS_PREFIX=${prefix}`);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    const [api, worker] = await Promise.all([
+      launch('api', API_MAIN, env, /listening on/),
+      launch('worker', WORKER_MAIN, env, /Worker ready/),
+    ]);
+    console.log(`  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`);
+
+    // Context for the latency numbers: what HTTP alone and one Redis round trip cost here.
+    for (let i = 0; i < 20; i++) await httpCall(`${baseUrl}/health`);
+    const health = [];
+    for (let i = 0; i < PLAN.latencyRuns; i++) {
+      const t0 = now();
+      await httpCall(`${baseUrl}/health`);
+      health.push(now() - t0);
+    }
+    const ping = await redisPingMs(PLAN.latencyRuns);
+
+    // 1. latency of a 1-token reply
+    let promptTokens = 0;
+    for (let i = 0; i < PLAN.latencyWarmup; i++) {
+      const reply = await chatOnce(baseUrl, deploymentId, 1);
+      promptTokens = reply.usage?.prompt_tokens ?? 0;
+    }
+    const pids = { api: api.proc.pid, worker: worker.proc.pid, client: process.pid };
+    const cpu0 = cpuSnapshot(pids);
+    const latency = [];
+    for (let i = 0; i < PLAN.latencyRuns; i++) {
+      const t0 = now();
+      const reply = await chatOnce(baseUrl, deploymentId, 1);
+      latency.push(now() - t0);
+      if (reply.usage?.completion_tokens !== 1) throw new Error(`expected 1 completion token, got ${JSON.stringify(reply.usage)}`);
+    }
+    const latencyCpu = cpuSnapshot(pids).since(cpu0);
+    console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
+    console.log(`  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`);
+
+    // 2. throughput
+    for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
+    const tput = {};
+    for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
+    return { latency, latencyCpu, tput, health, ping };
+  } finally {
+    agent.destroy();
+    for (const c of children) childrenCpuMs += cpuOf(c.proc.pid)?.total ?? 0;
+    await stopChildren();
+    const deleted = await deleteKeys(prefix).catch((err) => (console.error(`  could not delete ${prefix}:* keys: ${err.message}`), 0));
+    console.log(`  stopped api and worker; deleted ${deleted} Redis key(s) under ${prefix}:*`);
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+/** Busy CPU ms of the whole machine so far (Linux), or null. */
+function machineBusyMs() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal ...
+    return ((f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+const machineBusyAtStart = machineBusyMs();
+const benchStart = now();
+let childrenCpuMs = 0;
+
+/** How much CPU processes other than this bench and its children used while it ran. */
+function reportOtherLoad() {
+  const busy = machineBusyMs();
+  const own = cpuOf(process.pid);
+  if (busy === null || machineBusyAtStart === null || !own) return;
+  const other = busy - machineBusyAtStart - own.total - childrenCpuMs;
+  const wall = now() - benchStart;
+  console.log(
+    `other processes (Redis included) used ${(other / 1000).toFixed(1)} CPU-s during the ${(wall / 1000).toFixed(1)} s run ` +
+      `(${((other / wall) * 100).toFixed(0)}% of one core)${other / wall > 0.15 ? '  <-- WARNING: the machine was not idle; results are noisy' : ''}`,
+  );
+}
+
+/** Other CPU load skews every number here; say so when there is some. */
+function reportLoad(when) {
+  const [one, five] = os.loadavg();
+  const cores = os.cpus().length;
+  const warn = when === 'at start' ? one > 0.5 : false;
+  console.log(`load average ${when}: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${cores} core(s)${warn ? '  <-- WARNING: the machine is not idle; results will be noisy' : ''}`);
+}
+
+async function main() {
+  const command = ['node', relative(process.cwd(), fileURLToPath(import.meta.url)) || 'bench/platform-vs-inprocess.mjs', ...process.argv.slice(2)].join(' ');
+  const cpus = os.cpus();
+  console.log('# Conveyor: platform vs in-process');
+  console.log(`command: ${command}   (cwd ${process.cwd()})`);
+  console.log(
+    `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+      `${os.type()} ${os.release()} ${os.arch()}, node ${process.version}`,
+  );
+  console.log(`date: ${new Date().toISOString()}   redis: ${REDIS_URL}`);
+  reportLoad('at start');
+
+  for (const f of [API_MAIN, WORKER_MAIN, resolve(DIST, 'libs/engine/src/index.js'), resolve(DIST, 'libs/gguf/src/index.js')]) {
+    if (!existsSync(f)) throw new Error(`${relative(ROOT, f)} is missing: run \`npm run build\` first`);
+  }
+
+  const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
+  const { deriveDeploymentId } = await importDist('libs/config/src/index.js');
+  let model = opts.model;
+  let modelPath;
+  if (isModelPresetName(model)) {
+    const t0 = now();
+    modelPath = await ensurePresetModel(model, MODELS_DIR);
+    const ms = now() - t0;
+    if (ms > 1000) console.log(`(generated preset "${model}" in ${(ms / 1000).toFixed(1)} s)`);
+  } else {
+    if (!model.toLowerCase().endsWith('.gguf')) throw new Error(`--model must be tiny, bench or a .gguf path (got "${model}")`);
+    modelPath = resolve(model);
+    if (!existsSync(modelPath)) throw new Error(`Model file not found: ${modelPath}`);
+    model = modelPath;
+  }
+  const deploymentId = deriveDeploymentId(model);
+  console.log(
+    `model: ${opts.model} -> ${relative(ROOT, modelPath)} (deployment "${deploymentId}"); threads ${THREADS}, ` +
+      `parallel ${PARALLEL}, context ${CONTEXT_SIZE}/sequence; ${QUICK ? 'QUICK run' : 'full run'}: ` +
+      `latency ${PLAN.latencyRuns} runs after ${PLAN.latencyWarmup} warm-ups, throughput ${PLAN.tputRounds} round(s) per concurrency ` +
+      `after ${PLAN.tputWarmupRounds} warm-up round(s), ${STREAM_TOKENS}-token replies`,
+  );
+
+  const started = now();
+  const inproc = await measureInProcess(modelPath);
+  await sleep(500); // let the engine's threads wind down before the platform starts
+  const platform = await measurePlatform(model, deploymentId);
+
+  console.log('\n== Results');
+  console.log('\n1-token reply latency (sequential; in-process engine.generate vs non-stream HTTP through the queue):');
+  const lp50 = [pct(inproc.latency, 50), pct(platform.latency, 50)];
+  const lp99 = [pct(inproc.latency, 99), pct(platform.latency, 99)];
+  console.log(
+    table(
+      ['', 'in-process', 'platform', 'added (platform - in-process)'],
+      [
+        ['p50', fmtMs(lp50[0]), fmtMs(lp50[1]), fmtSigned(lp50[1] - lp50[0])],
+        ['p99', fmtMs(lp99[0]), fmtMs(lp99[1]), fmtSigned(lp99[1] - lp99[0])],
+      ],
+    ),
+  );
+
+  console.log(`\nAggregate throughput, ${STREAM_TOKENS}-token replies (completion tokens / wall time from first request to last reply):`);
+  console.log(
+    table(
+      ['concurrency', 'in-process tok/s', 'platform tok/s', 'ratio', 'in-process TTFT p50', 'platform TTFT p50'],
+      CONCURRENCIES.map((k) => [
+        String(k),
+        inproc.tput[k].tps.toFixed(1),
+        platform.tput[k].tps.toFixed(1),
+        (platform.tput[k].tps / inproc.tput[k].tps).toFixed(3),
+        fmtMs(inproc.tput[k].ttftP50),
+        fmtMs(platform.tput[k].ttftP50),
+      ]),
+    ),
+  );
+  console.log('(ratio = platform / in-process; TTFT = time from sending the request to the first content text)');
+
+  if (inproc.latencyCpu.inproc && platform.latencyCpu.worker) {
+    console.log('\nWhere the CPU goes (CPU ms from /proc; "JS main thread" is the part spent on the event loop, the rest is llama.cpp and V8 helper threads):');
+    const n = PLAN.latencyRuns;
+    const rows = [
+      ['1-token reply, per request', inproc.latencyCpu, platform.latencyCpu, n, n],
+      ...CONCURRENCIES.map((k) => [`${STREAM_TOKENS}-token replies k=${k}, per token`, inproc.tput[k].cpu, platform.tput[k].cpu, inproc.tput[k].tokens, platform.tput[k].tokens]),
+    ];
+    console.log(
+      table(
+        ['', 'in-process', 'platform worker', 'platform API', 'bench client'],
+        rows.map(([label, a, b, na, nb]) => [label, fmtCpu(a.inproc, na), fmtCpu(b.worker, nb), fmtCpu(b.api, nb), fmtCpu(b.client, nb)]),
+      ),
+    );
+  }
+  reportOtherLoad();
+  console.log(`\ntotal bench time ${((now() - started) / 1000).toFixed(1)} s`);
+}
+
+let exitCode = 0;
+const onSignal = (sig) => {
+  console.error(`\n${sig}: stopping the platform processes`);
+  stopChildren().finally(() => process.exit(130));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+try {
+  await main();
+} catch (err) {
+  console.error(`\nbench failed: ${err?.stack ?? err}`);
+  exitCode = 1;
+} finally {
+  await stopChildren();
+}
+// node-llama-cpp keeps native handles alive after dispose: exit explicitly.
+process.exit(exitCode);

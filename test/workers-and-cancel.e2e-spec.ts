@@ -1,0 +1,85 @@
+import { Queue, type Job } from 'bullmq';
+import { chatQueueName } from '@conveyor/queue';
+import { REDIS_URL, TestPlatform } from './support/platform.js';
+
+const MODEL = 'conveyor-tiny';
+const messages = [{ role: 'user', content: 'Tell me a long story.' }];
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('several workers, and clients that leave', () => {
+  let platform: TestPlatform;
+  let queue: Queue;
+
+  const post = (body: object, signal?: AbortSignal) =>
+    fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages, temperature: 0, ...body }),
+      signal,
+    });
+
+  const stateOf = async (id: string) => (await queue.getJob(id))?.getState();
+
+  beforeAll(async () => {
+    // One sequence per worker: a cancelled job that kept its sequence would block the next request.
+    platform = await TestPlatform.start({ workers: 2, env: { PARALLEL: '1' } });
+    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await platform?.stop();
+  });
+
+  it('spreads concurrent requests over both workers', async () => {
+    const replies = await Promise.all(Array.from({ length: 6 }, () => post({ max_tokens: 48 })));
+    expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200));
+    await Promise.all(replies.map((r) => r.json()));
+    // The reply ends a moment before BullMQ records the job as completed.
+    const done: Job[] = await waitFor(async () => {
+      const jobs = await queue.getCompleted();
+      return jobs.length === 6 ? jobs : undefined;
+    }, 5000);
+    const workers = new Set(done.map((j) => j.processedBy));
+    expect(workers.size).toBe(2);
+  });
+
+  it('stops generating when a streaming client disconnects, and frees the sequence', async () => {
+    const controller = new AbortController();
+    const res = await post({ max_tokens: 3000, stream: true }, controller.signal);
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    const first = new TextDecoder().decode(value).split('\n')[0];
+    const requestId = (JSON.parse(first.slice('data: '.length)).id as string).replace('chatcmpl-', '');
+    const startedAt = Date.now();
+    controller.abort();
+
+    const state = await waitFor(async () => ((await stateOf(requestId)) === 'failed' ? 'failed' : undefined), 5000);
+    expect(state).toBe('failed');
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    expect((await queue.getJob(requestId))!.failedReason).toMatch(/cancelled/);
+
+    // Both single-sequence workers must take new work at once.
+    const next = await Promise.all([post({ max_tokens: 4 }), post({ max_tokens: 4 })]);
+    expect(next.map((r) => r.status)).toEqual([200, 200]);
+  });
+
+  it('stops generating when a sync client disconnects', async () => {
+    const controller = new AbortController();
+    const pending = post({ max_tokens: 3000 }, controller.signal).catch((err: Error) => err);
+    const job = await waitFor(async () => (await queue.getActive())[0], 5000);
+    controller.abort();
+    expect(await pending).toMatchObject({ name: 'AbortError' });
+    await waitFor(async () => ((await stateOf(job.id!)) === 'failed' ? true : undefined), 5000);
+    expect((await queue.getJob(job.id!))!.failedReason).toMatch(/cancelled/);
+  });
+});
