@@ -136,7 +136,8 @@ function cpuSnapshot(pids) {
       for (const name of Object.keys(pids)) {
         const a = old.at[name];
         const b = at[name];
-        out[name] = a && b ? { total: b.total - a.total, main: b.main - a.main } : null;
+        // Both counters tick at 10 ms; keep the thread's share from exceeding its process's.
+        out[name] = a && b ? { total: b.total - a.total, main: Math.min(b.main - a.main, b.total - a.total) } : null;
       }
       return out;
     },
