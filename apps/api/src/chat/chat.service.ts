@@ -54,12 +54,18 @@ export class ChatService {
 
     async function* fenced(): AsyncGenerator<OutputEvent, void, undefined> {
       let attempt = 0;
+      let lastSeq = -1;
       let finished = false;
       try {
         for await (const event of sub) {
           // A retried job starts a new attempt; anything late from an older one is dropped.
           if (event.attempt < attempt) continue;
-          if (event.type === 'start') attempt = event.attempt;
+          if (event.attempt > attempt) {
+            attempt = event.attempt;
+            lastSeq = -1;
+          }
+          if (event.seq <= lastSeq) continue;
+          lastSeq = event.seq;
           if (event.type === 'error') {
             finished = true;
             throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);

@@ -2,9 +2,9 @@ import { describe, it, expect, jest } from '@jest/globals';
 import type { ReplyEvent } from '@conveyor/queue';
 import { ReplySubscription } from './reply-subscription.js';
 
-const delta = (text: string): ReplyEvent => ({ type: 'delta', attempt: 1, text });
-const start: ReplyEvent = { type: 'start', attempt: 1, promptTokens: 3 };
-const end: ReplyEvent = { type: 'end', attempt: 1, finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 2 } };
+const delta = (text: string): ReplyEvent => ({ type: 'delta', attempt: 1, seq: 1, text });
+const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 3 };
+const end: ReplyEvent = { type: 'end', attempt: 1, seq: 2, finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 2 } };
 
 const make = () => {
   const onClose = jest.fn<(sub: ReplySubscription) => void>();

@@ -1,4 +1,4 @@
-import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type FinishReason, type ReplyEvent, type TokenUsage } from '@conveyor/queue';
+import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type FinishReason, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 
 /**
@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
  */
 export class ReplyPublisher {
   private pending = '';
+  private seq = 0;
   private flushScheduled = false;
   private lastWrite: Promise<unknown> = Promise.resolve();
   private writeError: Error | null = null;
@@ -52,10 +53,10 @@ export class ReplyPublisher {
     this.append({ type: 'delta', attempt: this.attempt, text }, false);
   }
 
-  private append(event: ReplyEvent, refreshTtl: boolean): void {
+  private append(event: UnnumberedReplyEvent, refreshTtl: boolean): void {
     // Plain commands only: with auto-pipelining they share one ordered batch, whereas a MULTI
     // would be sent ahead of it and could overtake the text written before it.
-    const write = this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify(event));
+    const write = this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify({ ...event, seq: this.seq++ }));
     const ttl = refreshTtl ? this.redis.pexpire(this.key, REPLY_STREAM_TTL_MS) : null;
     this.lastWrite = Promise.all([write, ttl]).catch((err: Error) => {
       this.writeError ??= err;

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type ReplyEvent } from '@conveyor/queue';
+import { ReplyPublisher } from './reply-publisher.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('ReplyPublisher against real Redis', () => {
+  let redis: Redis;
+  const key = `unit-${randomBytes(6).toString('hex')}:reply:1`;
+
+  beforeAll(() => {
+    // As in the worker: auto-pipelining on, which is what could reorder a MULTI ahead of plain writes.
+    redis = new Redis(url, { enableAutoPipelining: true });
+  });
+
+  afterAll(async () => {
+    await redis.del(key);
+    redis.disconnect();
+  });
+
+  const read = async (): Promise<ReplyEvent[]> =>
+    (await redis.xrange(key, '-', '+')).map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent);
+
+  it('writes start, coalesced text and end in order, numbered from 0, with a TTL', async () => {
+    const publisher = new ReplyPublisher(redis, key, 2);
+    publisher.start(11);
+    publisher.text('Hel');
+    publisher.text('lo');
+    await new Promise((r) => setImmediate(r));
+    publisher.text(' world');
+    // The last text is still pending when the reply ends: it must land before the end event.
+    await publisher.end('length', { promptTokens: 11, completionTokens: 3 });
+
+    const events = await read();
+    expect(events).toEqual([
+      { type: 'start', attempt: 2, seq: 0, promptTokens: 11 },
+      { type: 'delta', attempt: 2, seq: 1, text: 'Hello' },
+      { type: 'delta', attempt: 2, seq: 2, text: ' world' },
+      { type: 'end', attempt: 2, seq: 3, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
+    ]);
+    const ttl = await redis.pttl(key);
+    expect(ttl).toBeGreaterThan(REPLY_STREAM_TTL_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(REPLY_STREAM_TTL_MS);
+  });
+
+  it('reports a failure as an error event after the text so far', async () => {
+    await redis.del(key);
+    const publisher = new ReplyPublisher(redis, key, 1);
+    publisher.start(4);
+    publisher.text('partial');
+    await publisher.fail(400, 'context_length_exceeded', 'too long');
+    const events = await read();
+    expect(events.map((e) => e.type)).toEqual(['start', 'delta', 'error']);
+    expect(events[2]).toMatchObject({ status: 400, code: 'context_length_exceeded', seq: 2 });
+  });
+});
