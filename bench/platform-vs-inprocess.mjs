@@ -32,18 +32,25 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 // ---------------------------------------------------------------- options
 
-const { values: opts } = parseArgs({
-  options: {
-    model: { type: 'string', default: 'bench' },
-    threads: { type: 'string', default: '1' },
-    'context-size': { type: 'string', default: '1024' },
-    quick: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-  strict: true,
-});
+const USAGE = 'Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]';
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      model: { type: 'string', default: 'bench' },
+      threads: { type: 'string', default: '1' },
+      'context-size': { type: 'string', default: '1024' },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  }));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
+}
 if (opts.help) {
-  console.log('Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]');
+  console.log(USAGE);
   process.exit(0);
 }
 const THREADS = positiveInt('--threads', opts.threads);
@@ -180,12 +187,17 @@ function launch(name, script, env, readyLine, timeoutMs = 300_000) {
       clearTimeout(timer);
       child.exited = true;
       if (!ready) fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${child.output.slice(-4000)}`));
-      else if (!stopping) console.error(`\n!! ${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-2000)}`);
+      else if (!stopping) childDied(new Error(`${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-4000)}`));
     });
   });
 }
 
 let stopping = false;
+let childDied;
+/** Rejects when a platform process dies mid-run, so requests to it do not hang until their timeout. */
+const childDeath = new Promise((_, reject) => (childDied = reject));
+childDeath.catch(() => undefined);
+let currentPrefix = null;
 
 /** SIGTERM to every child still running, SIGKILL after 10 s. */
 async function stopChildren() {
@@ -409,54 +421,62 @@ async function measurePlatform(model, deploymentId) {
   };
   console.log(`\n== Platform: API + 1 worker (PARALLEL=${PARALLEL}, THREADS=${THREADS}, CONTEXT_SIZE=${CONTEXT_SIZE}), REDIS_PREFIX=${prefix}`);
   const baseUrl = `http://127.0.0.1:${port}`;
+  currentPrefix = prefix;
   try {
-    const [api, worker] = await Promise.all([
-      launch('api', API_MAIN, env, /listening on/),
-      launch('worker', WORKER_MAIN, env, /Worker ready/),
-    ]);
-    console.log(`  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`);
-
-    // Context for the latency numbers: what HTTP alone and one Redis round trip cost here.
-    for (let i = 0; i < 20; i++) await httpCall(`${baseUrl}/health`);
-    const health = [];
-    for (let i = 0; i < PLAN.latencyRuns; i++) {
-      const t0 = now();
-      await httpCall(`${baseUrl}/health`);
-      health.push(now() - t0);
-    }
-    const ping = await redisPingMs(PLAN.latencyRuns);
-
-    // 1. latency of a 1-token reply
-    let promptTokens = 0;
-    for (let i = 0; i < PLAN.latencyWarmup; i++) {
-      const reply = await chatOnce(baseUrl, deploymentId, 1);
-      promptTokens = reply.usage?.prompt_tokens ?? 0;
-    }
-    const pids = { api: api.proc.pid, worker: worker.proc.pid, client: process.pid };
-    const cpu0 = cpuSnapshot(pids);
-    const latency = [];
-    for (let i = 0; i < PLAN.latencyRuns; i++) {
-      const t0 = now();
-      const reply = await chatOnce(baseUrl, deploymentId, 1);
-      latency.push(now() - t0);
-      if (reply.usage?.completion_tokens !== 1) throw new Error(`expected 1 completion token, got ${JSON.stringify(reply.usage)}`);
-    }
-    const latencyCpu = cpuSnapshot(pids).since(cpu0);
-    console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
-    console.log(`  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`);
-
-    // 2. throughput
-    for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
-    const tput = {};
-    for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
-    return { latency, latencyCpu, tput, health, ping };
+    const work = runPlatform(env, baseUrl, deploymentId);
+    work.catch(() => undefined); // when a child dies first, the race reports that instead
+    return await Promise.race([childDeath, work]);
   } finally {
     agent.destroy();
     for (const c of children) childrenCpuMs += cpuOf(c.proc.pid)?.total ?? 0;
     await stopChildren();
     const deleted = await deleteKeys(prefix).catch((err) => (console.error(`  could not delete ${prefix}:* keys: ${err.message}`), 0));
+    currentPrefix = null;
     console.log(`  stopped api and worker; deleted ${deleted} Redis key(s) under ${prefix}:*`);
   }
+}
+
+async function runPlatform(env, baseUrl, deploymentId) {
+  const [api, worker] = await Promise.all([
+    launch('api', API_MAIN, env, /listening on/),
+    launch('worker', WORKER_MAIN, env, /Worker ready/),
+  ]);
+  console.log(`  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`);
+
+  // Context for the latency numbers: what HTTP alone and one Redis round trip cost here.
+  for (let i = 0; i < 20; i++) await httpCall(`${baseUrl}/health`);
+  const health = [];
+  for (let i = 0; i < PLAN.latencyRuns; i++) {
+    const t0 = now();
+    await httpCall(`${baseUrl}/health`);
+    health.push(now() - t0);
+  }
+  const ping = await redisPingMs(PLAN.latencyRuns);
+
+  // 1. latency of a 1-token reply
+  let promptTokens = 0;
+  for (let i = 0; i < PLAN.latencyWarmup; i++) {
+    const reply = await chatOnce(baseUrl, deploymentId, 1);
+    promptTokens = reply.usage?.prompt_tokens ?? 0;
+  }
+  const pids = { api: api.proc.pid, worker: worker.proc.pid, client: process.pid };
+  const cpu0 = cpuSnapshot(pids);
+  const latency = [];
+  for (let i = 0; i < PLAN.latencyRuns; i++) {
+    const t0 = now();
+    const reply = await chatOnce(baseUrl, deploymentId, 1);
+    latency.push(now() - t0);
+    if (reply.usage?.completion_tokens !== 1) throw new Error(`expected 1 completion token, got ${JSON.stringify(reply.usage)}`);
+  }
+  const latencyCpu = cpuSnapshot(pids).since(cpu0);
+  console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
+  console.log(`  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`);
+
+  // 2. throughput
+  for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
+  const tput = {};
+  for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
+  return { latency, latencyCpu, tput, health, ping };
 }
 
 // ---------------------------------------------------------------- main
@@ -589,12 +609,20 @@ async function main() {
 }
 
 let exitCode = 0;
+let signalled = false;
 const onSignal = (sig) => {
+  if (signalled) return;
+  signalled = true;
   console.error(`\n${sig}: stopping the platform processes`);
-  stopChildren().finally(() => process.exit(130));
+  stopChildren()
+    .then(() => currentPrefix && deleteKeys(currentPrefix))
+    .catch(() => undefined)
+    .finally(() => process.exit(130));
 };
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
+// `on`, not `once`: signal-exit (loaded by node-llama-cpp's dependencies) re-raises the signal,
+// killing the process before the cleanup above, when it sees no other listener left.
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 try {
   await main();
 } catch (err) {

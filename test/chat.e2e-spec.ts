@@ -32,7 +32,7 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
 
   it('lists the deployed model in OpenAI list shape', async () => {
     const list = await client.models.list();
-    expect(list.data).toEqual([{ id: MODEL, object: 'model', created: expect.any(Number), owned_by: 'conveyor' }]);
+    expect(list.data).toEqual([{ id: MODEL, object: 'model', created: expect.any(Number), owned_by: 'conveyor', status: 'ready', live_workers: 1 }]);
     const raw = await (await fetch(`${platform.baseUrl}/v1/models`)).json();
     expect(raw.object).toBe('list');
   });

@@ -13,8 +13,8 @@ export interface ManagedProcess {
   output: string[];
 }
 
-function launch(script: string, env: Record<string, string>, readyLine: RegExp, timeoutMs = 30_000): Promise<ManagedProcess> {
-  const proc = spawn(process.execPath, [resolve(ROOT, script)], {
+function launch(script: string, env: Record<string, string>, readyLine: RegExp, args: string[] = [], timeoutMs = 30_000): Promise<ManagedProcess> {
+  const proc = spawn(process.execPath, [resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -71,7 +71,8 @@ export class TestPlatform {
       REDIS_URL,
       REDIS_PREFIX: prefix,
       MODELS_DIR,
-      MODEL: 'tiny',
+      // A deployments file declares its own models; MODEL is the one-deployment shortcut.
+      ...(options.env?.CONVEYOR_CONFIG ? {} : { MODEL: 'tiny' }),
       PARALLEL: '2',
       ...options.env,
     });
@@ -92,8 +93,8 @@ export class TestPlatform {
     return this.api;
   }
 
-  async startWorker(env: Record<string, string> = {}): Promise<ManagedProcess> {
-    const worker = await launch('dist/apps/worker/src/main.js', { ...this.env, ...env }, /Worker ready/);
+  async startWorker(env: Record<string, string> = {}, args: string[] = []): Promise<ManagedProcess> {
+    const worker = await launch('dist/apps/worker/src/main.js', { ...this.env, ...env }, /Worker ready/, args);
     this.workers.push(worker);
     return worker;
   }

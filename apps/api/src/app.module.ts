@@ -1,29 +1,43 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { ApiKeyStore } from './auth/api-key.store.js';
+import { RateLimiter } from './auth/rate-limiter.service.js';
+import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatService } from './chat/chat.service.js';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
+import { OrgAppController } from './forms/org-app.controller.js';
+import { PredictController } from './forms/predict.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { DeploymentRegistry } from './models/deployment-registry.service.js';
+import { ModelListService } from './models/model-list.service.js';
 import { ModelsController } from './models/models.controller.js';
 import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
 import { ChatQueue } from './queue/chat-queue.port.js';
 import { ReplyRelay } from './relay/reply-relay.service.js';
+import { LiveWorkers } from './workers/live-workers.service.js';
 
 @Module({})
 export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, ModelsController, ChatController],
+      controllers: [HealthController, ModelsController, ChatController, PredictController, OrgAppController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: ChatQueue, useClass: BullChatQueue },
+        ApiKeyStore,
+        RateLimiter,
         DeploymentRegistry,
+        ModelListService,
+        LiveWorkers,
         ReplyRelay,
         ChatService,
+        ChatHttpHandler,
       ],
     };
   }

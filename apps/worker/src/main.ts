@@ -1,23 +1,25 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
+import { ConfigError, enabledLogLevels, loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { selectDeployments } from './worker-options.js';
 import { WorkerModule } from './worker.module.js';
 
 let config: PlatformConfig;
+let deployments: DeploymentConfig[];
 try {
   config = loadConfig();
+  deployments = selectDeployments(config, process.argv.slice(2), process.env);
 } catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
+  console.error(err instanceof ConfigError ? err.message : `Invalid worker options: ${(err as Error).message}`);
   process.exit(1);
 }
 
 try {
-  const app = await NestFactory.createApplicationContext(WorkerModule.forDeployment(config, config.deployments[0]), {
+  const app = await NestFactory.createApplicationContext(WorkerModule.forDeployments(config, deployments), {
     logger: enabledLogLevels(config.logLevel),
   });
-  // SIGTERM/SIGINT: stop taking jobs, finish the ones in hand, then exit.
+  // SIGTERM/SIGINT: stop announcing, finish the jobs in hand, then exit.
   app.enableShutdownHooks();
 } catch (err) {
   new Logger('Worker').error(`Worker failed to start: ${(err as Error).message}`);

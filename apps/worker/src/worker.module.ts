@@ -2,21 +2,21 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CancellationService } from './cancel/cancellation.service.js';
 import { ChatProcessor } from './chat/chat.processor.js';
-import { SERVED_DEPLOYMENT } from './engine/chat-engine.token.js';
-import { engineProvider } from './engine/engine.provider.js';
+import { SERVED_DEPLOYMENTS } from './engine/chat-engine.token.js';
+import { EngineRegistry } from './engine/engine-registry.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
 import { ReplyPublisherFactory } from './reply/reply-publisher.factory.js';
 
 @Module({})
 export class WorkerModule {
-  static forDeployment(config: PlatformConfig, deployment: DeploymentConfig): DynamicModule {
+  static forDeployments(config: PlatformConfig, deployments: DeploymentConfig[]): DynamicModule {
     return {
       module: WorkerModule,
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
-        { provide: SERVED_DEPLOYMENT, useValue: deployment },
-        engineProvider,
+        { provide: SERVED_DEPLOYMENTS, useValue: deployments },
+        { provide: EngineRegistry, useFactory: () => EngineRegistry.load(config, deployments) },
         ReplyPublisherFactory,
         CancellationService,
         ChatProcessor,

@@ -1,21 +1,66 @@
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+export type Pool = 'cpu' | 'gpu';
+export type AuthMode = 'private' | 'public';
+
+/** Request fields a deployment fills in when a request leaves them unset; the request's own value wins. */
+export interface SamplingDefaults {
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  repetition_penalty?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  max_tokens?: number;
+}
+
+/** The org/app path under which a deployment is also served (`/<org>/<app>/v1/...`). */
+export interface AppAlias {
+  org: string;
+  app: string;
+}
 
 /** One served model. `model` is a generated preset name, a GGUF path, or an `hf:` URI. */
 export interface DeploymentConfig {
   id: string;
   model: string;
+  pool: Pool;
   /** Tokens of context per sequence. */
   contextSize: number;
-  /** Sequences in the worker's context, and so the jobs it runs at once. */
+  /** Sequences in a worker's context, and so the jobs one worker runs at once. */
   parallel: number;
   /** CPU threads for the worker's context. */
   threads: number;
+  defaults: SamplingDefaults;
+  alias?: AppAlias;
+  auth: AuthMode;
+}
+
+export interface ApiKeyConfig {
+  name: string;
+  /** Hex SHA-256 of the key; the key itself is never kept. */
+  sha256: string;
+  rateLimit?: { requests: number; perSeconds: number };
 }
 
 export interface PlatformConfig {
   redis: { url: string; prefix: string };
-  api: { host: string; port: number; bodyLimitBytes: number; requestTimeoutMs: number };
+  api: {
+    host: string;
+    port: number;
+    bodyLimitBytes: number;
+    requestTimeoutMs: number;
+    /** How long a request may wait for a worker to take it before it fails with 503. */
+    queueTimeoutMs: number;
+  };
+  worker: {
+    heartbeatMs: number;
+    /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
+    allowCpuFallback: boolean;
+  };
   modelsDir: string;
   logLevel: LogLevel;
   deployments: DeploymentConfig[];
+  /** No keys: authentication is off, as on local servers. */
+  apiKeys: ApiKeyConfig[];
 }

@@ -37,6 +37,15 @@ export class EnvReader {
     return raw as T;
   }
 
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.env[name]?.trim().toLowerCase();
+    if (!raw) return fallback;
+    if (['1', 'true', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'no'].includes(raw)) return false;
+    this.problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  }
+
   check(ok: boolean, problem: string): void {
     if (!ok) this.problems.push(problem);
   }

@@ -1,5 +1,6 @@
 export { loadConfig, deriveDeploymentId } from './load-config.js';
 export { ConfigError } from './config-error.js';
+export { hashKey } from './hash-key.js';
 export type * from './config.types.js';
 export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';

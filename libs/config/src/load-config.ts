@@ -1,8 +1,11 @@
 import { basename, resolve } from 'node:path';
 import { MODEL_PRESETS, isModelPresetName } from '@conveyor/gguf';
 import { ConfigError } from './config-error.js';
-import type { LogLevel, PlatformConfig } from './config.types.js';
+import type { ApiKeyConfig, DeploymentConfig, LogLevel, PlatformConfig } from './config.types.js';
 import { EnvReader } from './env-reader.js';
+import type { DeploymentDto } from './file/deployments-file.dto.js';
+import { readDeploymentsFile } from './file/read-deployments-file.js';
+import { hashKey } from './hash-key.js';
 
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
 /** Deployment ids become queue names and model ids: keep them to characters both accept. */
@@ -15,17 +18,93 @@ export function deriveDeploymentId(model: string): string {
   return last.replace(/:.*$/, '').replace(/\.gguf$/i, '');
 }
 
-/** Validates the whole environment once; throws one ConfigError listing every problem. */
+const isModelSource = (model: string): boolean =>
+  isModelPresetName(model) || model.startsWith('hf:') || basename(model).toLowerCase().endsWith('.gguf');
+
+interface DeploymentDefaults {
+  contextSize: number;
+  parallel: number;
+  threads: number;
+}
+
+function fromFile(d: DeploymentDto, defaults: DeploymentDefaults): DeploymentConfig {
+  return {
+    id: d.id,
+    model: d.model,
+    pool: d.pool ?? 'cpu',
+    contextSize: d.contextSize ?? defaults.contextSize,
+    parallel: d.parallel ?? defaults.parallel,
+    threads: d.threads ?? defaults.threads,
+    defaults: { ...(d.defaults ?? {}) },
+    alias: d.alias ? { org: d.alias.org, app: d.alias.app } : undefined,
+    auth: d.auth ?? 'private',
+  };
+}
+
+/** How a problem names a deployment's field: by its path in the file, or by its environment variable. */
+type FieldName = (index: number, field: 'id' | 'model' | 'alias' | 'auth') => string;
+const fileField: FieldName = (i, field) => `deployments[${i}].${field}`;
+const envField: FieldName = (_i, field) => (field === 'model' ? 'MODEL' : field === 'id' ? 'MODEL_ID' : field);
+
+function checkDeployments(deployments: DeploymentConfig[], keys: ApiKeyConfig[], problems: string[], name: FieldName): void {
+  const ids = new Set<string>();
+  const aliases = new Set<string>();
+  for (const [i, d] of deployments.entries()) {
+    if (ids.has(d.id)) problems.push(`${name(i, 'id')} "${d.id}" is used twice`);
+    ids.add(d.id);
+    if (!isModelSource(d.model)) {
+      problems.push(`${name(i, 'model')} must be a preset (${Object.keys(MODEL_PRESETS).join(', ')}), a .gguf path or an hf: URI (got "${d.model}")`);
+    }
+    if (d.alias) {
+      const path = `${d.alias.org}/${d.alias.app}`;
+      if (aliases.has(path)) problems.push(`${name(i, 'alias')} ${path} is used twice`);
+      aliases.add(path);
+      if (d.auth === 'private' && keys.length === 0) {
+        problems.push(`${name(i, 'auth')} is private but no API key is configured (apiKeys in the file, or API_KEYS)`);
+      }
+    }
+  }
+}
+
+/** Validates the environment (and the deployments file it names) once; throws one ConfigError. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): PlatformConfig {
   const r = new EnvReader(env);
-  const model = r.string('MODEL', 'tiny');
-  const id = r.optionalString('MODEL_ID') ?? deriveDeploymentId(model);
-  r.check(DEPLOYMENT_ID.test(id), `MODEL_ID must be 1-128 letters, digits, '.', '_', '-' or '/' (got "${id}")`);
-
   const redisUrl = r.string('REDIS_URL', 'redis://127.0.0.1:6379');
   r.check(/^rediss?:\/\//.test(redisUrl), `REDIS_URL must start with redis:// or rediss:// (got "${redisUrl}")`);
   const prefix = r.string('REDIS_PREFIX', 'conveyor');
   r.check(/^[A-Za-z0-9_.-]+$/.test(prefix), `REDIS_PREFIX must be letters, digits, '.', '_' or '-' (got "${prefix}")`);
+
+  const defaults: DeploymentDefaults = {
+    contextSize: r.int('CONTEXT_SIZE', 4096, 64, 1 << 20),
+    parallel: r.int('PARALLEL', 4, 1, 256),
+    threads: r.int('THREADS', 1, 1, 1024),
+  };
+
+  // Keys from the environment are plain text; only their hashes are kept.
+  const apiKeys: ApiKeyConfig[] = (r.optionalString('API_KEYS') ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .map((key, i) => ({ name: `env-${i + 1}`, sha256: hashKey(key) }));
+
+  let deployments: DeploymentConfig[] = [];
+  const file = r.optionalString('CONVEYOR_CONFIG');
+  if (file) {
+    if (r.optionalString('MODEL')) r.problems.push('MODEL and CONVEYOR_CONFIG are exclusive: declare the model in the file');
+    const read = readDeploymentsFile(resolve(file));
+    if (read.ok) {
+      deployments = read.value.deployments.map((d) => fromFile(d, defaults));
+      apiKeys.push(...(read.value.apiKeys ?? []).map((k) => ({ name: k.name, sha256: k.sha256.toLowerCase(), rateLimit: k.rateLimit })));
+    } else {
+      r.problems.push(read.problem);
+    }
+  } else {
+    const model = r.string('MODEL', 'tiny');
+    const id = r.optionalString('MODEL_ID') ?? deriveDeploymentId(model);
+    r.check(DEPLOYMENT_ID.test(id), `MODEL_ID must be 1-128 letters, digits, '.', '_', '-' or '/' (got "${id}")`);
+    deployments = [{ id, model, pool: r.oneOf('POOL', 'cpu', ['cpu', 'gpu'] as const), ...defaults, defaults: {}, auth: 'private' }];
+  }
+  checkDeployments(deployments, apiKeys, r.problems, file ? fileField : envField);
 
   const config: PlatformConfig = {
     redis: { url: redisUrl, prefix },
@@ -34,22 +113,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       port: r.int('PORT', 8000, 0, 65535),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 10 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
+      queueTimeoutMs: r.int('QUEUE_TIMEOUT_MS', 5 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
+    },
+    worker: {
+      heartbeatMs: r.int('HEARTBEAT_MS', 2000, 100, 60_000),
+      allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK', false),
     },
     modelsDir: resolve(r.string('MODELS_DIR', 'models')),
     logLevel: r.oneOf('LOG_LEVEL', 'log', LOG_LEVELS),
-    deployments: [
-      {
-        id,
-        model,
-        contextSize: r.int('CONTEXT_SIZE', 4096, 64, 1 << 20),
-        parallel: r.int('PARALLEL', 4, 1, 256),
-        threads: r.int('THREADS', 1, 1, 1024),
-      },
-    ],
+    deployments,
+    apiKeys,
   };
-  if (!isModelPresetName(model) && !model.startsWith('hf:') && !basename(model).toLowerCase().endsWith('.gguf')) {
-    r.problems.push(`MODEL must be a preset (${Object.keys(MODEL_PRESETS).join(', ')}), a .gguf path or an hf: URI (got "${model}")`);
-  }
   if (r.problems.length) throw new ConfigError(r.problems);
   return config;
 }

@@ -1,5 +1,6 @@
 import {
   getLlama,
+  type Llama,
   LlamaChat,
   resolveChatWrapper,
   type ChatWrapper,
@@ -14,7 +15,33 @@ export interface LlamaCppEngineOptions {
   contextSize: number;
   parallel: number;
   threads: number;
+  /** Use a GPU; refuse to load when none is usable unless `allowCpuFallback`. */
   gpu: boolean;
+  allowCpuFallback?: boolean;
+}
+
+/** A GPU was asked for and none is usable on this machine. */
+export class GpuUnavailableError extends Error {
+  constructor() {
+    super(
+      'This worker serves the gpu pool, but no usable GPU (CUDA, Vulkan or Metal) was found. ' +
+        'Run it on a GPU machine, serve the cpu pool instead, or set ALLOW_CPU_FALLBACK=1 to run gpu deployments on the CPU.',
+    );
+    this.name = 'GpuUnavailableError';
+  }
+}
+
+const runtimes = new Map<boolean, Promise<Llama>>();
+
+/** One llama.cpp runtime per process and backend choice, shared by every model the worker loads. */
+function runtime(gpu: boolean): Promise<Llama> {
+  let llama = runtimes.get(gpu);
+  if (!llama) {
+    // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.
+    llama = getLlama({ build: 'never', gpu: gpu ? 'auto' : false });
+    runtimes.set(gpu, llama);
+  }
+  return llama;
 }
 
 /**
@@ -32,8 +59,11 @@ export class LlamaCppEngine implements ChatEngine {
   ) {}
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
-    // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.
-    const llama = await getLlama({ build: 'never', gpu: options.gpu ? 'auto' : false });
+    let llama = await runtime(options.gpu);
+    if (options.gpu && llama.gpu === false) {
+      if (!options.allowCpuFallback) throw new GpuUnavailableError();
+      llama = await runtime(false);
+    }
     const model = await llama.loadModel({ modelPath: options.modelPath });
     // The model's own Jinja template, so prompts match llama.cpp's server byte for byte. Leading
     // whitespace of a reply is kept as llama.cpp keeps it: trimming it only when no stop string is

@@ -3,6 +3,9 @@ export interface Model {
   object: 'model';
   created: number;
   owned_by: string;
+  /** Conveyor's extra fields: whether any worker serves the model right now. */
+  status: 'ready' | 'no_workers';
+  live_workers: number;
 }
 
 export interface ModelList {

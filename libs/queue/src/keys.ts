@@ -14,3 +14,12 @@ export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
 /** How long a reply stream outlives its last event; long enough for a slow reader or a resume. */
 export const REPLY_STREAM_TTL_MS = 10 * 60 * 1000;
 export const CANCEL_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * Live workers of a deployment: a sorted set of worker ids scored by the time
+ * their announcement expires. A worker that dies simply stops renewing.
+ */
+export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${deployment}`;
+
+/** Fixed-window request counter of one API key, shared by every API replica. */
+export const rateLimitKey = (prefix: string, keyName: string, window: number): string => `${prefix}:ratelimit:${keyName}:${window}`;

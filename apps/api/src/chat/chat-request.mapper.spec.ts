@@ -9,7 +9,7 @@ const dto = (extra: Record<string, unknown> = {}) =>
 
 describe('toChatJob', () => {
   it('carries the request id, deployment and enqueue time', () => {
-    const job = toChatJob(dto(), 'req-1', 'conveyor-tiny', 1_700_000_000_000);
+    const job = toChatJob(dto(), 'req-1', 'conveyor-tiny', {}, 1_700_000_000_000);
     expect(job.requestId).toBe('req-1');
     expect(job.deployment).toBe('conveyor-tiny');
     expect(job.enqueuedAt).toBe(1_700_000_000_000);
@@ -122,5 +122,21 @@ describe('toStopList', () => {
     const list = ['a', 'b'];
     expect(toStopList(list)).toEqual(list);
     expect(toStopList(list)).not.toBe(list);
+  });
+});
+
+describe('deployment presets', () => {
+  const preset = { temperature: 0.1, top_k: 50, repetition_penalty: 1.05, max_tokens: 64 };
+
+  it('fill the fields a request leaves unset or null', () => {
+    const job = toChatJob(dto({ temperature: null }), 'r', 'd', preset);
+    expect(job.sampling).toMatchObject({ temperature: 0.1, topK: 50, repeatPenalty: 1.05 });
+    expect(job.maxTokens).toBe(64);
+  });
+
+  it("never override the request's own value, including zero", () => {
+    const job = toChatJob(dto({ temperature: 0, top_k: 5, repeat_penalty: 1.3, max_tokens: 8 }), 'r', 'd', preset);
+    expect(job.sampling).toMatchObject({ temperature: 0, topK: 5, repeatPenalty: 1.3 });
+    expect(job.maxTokens).toBe(8);
   });
 });

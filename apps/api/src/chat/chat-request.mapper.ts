@@ -1,3 +1,4 @@
+import type { SamplingDefaults } from '@conveyor/config';
 import type { ChatJobData, ChatTurn, Sampling } from '@conveyor/queue';
 import type { ChatCompletionRequestDto, ChatMessageDto } from '@conveyor/validation';
 
@@ -12,16 +13,17 @@ function toTurn(m: ChatMessageDto): ChatTurn {
   return { role: m.role === 'developer' ? 'system' : m.role, content };
 }
 
-export function toSampling(dto: ChatCompletionRequestDto): Sampling {
+/** The request's sampling; a field it leaves unset takes the deployment's preset, if any. */
+export function toSampling(dto: ChatCompletionRequestDto, preset: SamplingDefaults = {}): Sampling {
   return {
-    temperature: given(dto.temperature) ?? DEFAULT_TEMPERATURE,
-    topP: given(dto.top_p),
-    topK: given(dto.top_k),
-    minP: given(dto.min_p),
+    temperature: given(dto.temperature) ?? preset.temperature ?? DEFAULT_TEMPERATURE,
+    topP: given(dto.top_p) ?? preset.top_p,
+    topK: given(dto.top_k) ?? preset.top_k,
+    minP: given(dto.min_p) ?? preset.min_p,
     // Two names for one knob: GPU engines say repetition_penalty, desktop apps repeat_penalty.
-    repeatPenalty: given(dto.repetition_penalty) ?? given(dto.repeat_penalty),
-    presencePenalty: given(dto.presence_penalty),
-    frequencyPenalty: given(dto.frequency_penalty),
+    repeatPenalty: given(dto.repetition_penalty) ?? given(dto.repeat_penalty) ?? preset.repetition_penalty,
+    presencePenalty: given(dto.presence_penalty) ?? preset.presence_penalty,
+    frequencyPenalty: given(dto.frequency_penalty) ?? preset.frequency_penalty,
     seed: given(dto.seed),
   };
 }
@@ -31,14 +33,20 @@ export function toStopList(stop: string | string[] | null | undefined): string[]
   return typeof stop === 'string' ? [stop] : [...stop];
 }
 
-/** A validated request → the queue's job payload. Fields left unset stay unset. */
-export function toChatJob(dto: ChatCompletionRequestDto, requestId: string, deployment: string, now = Date.now()): ChatJobData {
+/** A validated request → the queue's job payload. Fields left unset take the preset or stay unset. */
+export function toChatJob(
+  dto: ChatCompletionRequestDto,
+  requestId: string,
+  deployment: string,
+  preset: SamplingDefaults = {},
+  now = Date.now(),
+): ChatJobData {
   return {
     requestId,
     deployment,
     messages: dto.messages.map(toTurn),
-    sampling: toSampling(dto),
-    maxTokens: given(dto.max_completion_tokens) ?? given(dto.max_tokens),
+    sampling: toSampling(dto, preset),
+    maxTokens: given(dto.max_completion_tokens) ?? given(dto.max_tokens) ?? preset.max_tokens,
     stop: toStopList(dto.stop),
     enqueuedAt: now,
   };

@@ -1,49 +1,18 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { ChatCompletion } from '@conveyor/openai';
-import { toOpenAiError } from '../errors/to-openai-error.js';
-import { parseChatBody } from './chat-body.parser.js';
-import { ChunkFormatter } from './chat-response.mapper.js';
-import { ChatService } from './chat.service.js';
-import { SseWriter } from './sse.writer.js';
+import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
+import { ChatHttpHandler } from './chat-http.handler.js';
 
-/** Aborts when the client goes away before the reply is finished. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
+/** OpenAI's route, as local servers and serverless GPU clouds expose it. */
 @Controller('v1/chat')
+@UseAuthScheme('Bearer')
 export class ChatController {
-  constructor(private readonly chat: ChatService) {}
+  constructor(private readonly http: ChatHttpHandler) {}
 
   @Post('completions')
   @HttpCode(200)
-  async create(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<ChatCompletion | void> {
-    const dto = parseChatBody(body);
-    const signal = abortOnDisconnect(reply);
-    if (!dto.stream) return this.chat.complete(dto, signal);
-
-    const run = await this.chat.start(dto, signal);
-    // Wait for the worker's first event so a failure before generation is still a plain JSON error.
-    const first = await run.events.next();
-    reply.hijack();
-    const sse = new SseWriter(reply.raw);
-    const chunks = new ChunkFormatter(run.who, dto.stream_options?.include_usage === true);
-    sse.open();
-    try {
-      for (let step = first; !step.done; step = await run.events.next()) {
-        const event = step.value;
-        if (event.type === 'start') sse.data(chunks.roleChunk());
-        else if (event.type === 'delta') sse.data(chunks.contentChunk(event.text));
-        else for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) sse.data(chunk);
-      }
-      sse.done();
-    } catch (err) {
-      sse.fail(toOpenAiError(err).toBody());
-    }
+  create(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<ChatCompletion | void> {
+    return this.http.handle(body, reply);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
 import { replyStreamKey, type ReplyEvent } from '@conveyor/queue';
 import type { ChatCompletionRequestDto } from '@conveyor/validation';
@@ -8,6 +8,7 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
 import { ChatQueue } from '../queue/chat-queue.port.js';
 import { ReplyRelay } from '../relay/reply-relay.service.js';
+import { LiveWorkers } from '../workers/live-workers.service.js';
 import { assertSupported } from './chat-capabilities.js';
 import { toChatJob } from './chat-request.mapper.js';
 import { toChatCompletion, type ReplyIdentity } from './chat-response.mapper.js';
@@ -30,17 +31,22 @@ export class ChatService {
     private readonly registry: DeploymentRegistry,
     private readonly queue: ChatQueue,
     private readonly relay: ReplyRelay,
+    private readonly workers: LiveWorkers,
   ) {}
 
-  /** Enqueues the request; nothing is enqueued when it is refused. */
-  async start(dto: ChatCompletionRequestDto, signal: AbortSignal): Promise<ChatRun> {
+  /**
+   * Enqueues the request; nothing is enqueued when it is refused. `only` binds
+   * the request to one deployment (an org/app route serves just its own).
+   */
+  async start(dto: ChatCompletionRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<ChatRun> {
     const deployment = this.registry.require(dto.model);
+    if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(dto.model);
     assertSupported(dto);
     const requestId = randomUUID();
     const who: ReplyIdentity = { id: `chatcmpl-${requestId}`, model: deployment.id, created: Math.floor(Date.now() / 1000) };
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
     try {
-      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id));
+      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id, deployment.defaults));
     } catch (err) {
       sub.close();
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
@@ -51,6 +57,21 @@ export class ChatService {
     const onAbort = () => sub.fail(new ClientGone());
     signal.addEventListener('abort', onAbort, { once: true });
     const queue = this.queue;
+    // Serverless cold-start semantics: wait in the queue for a worker, but not forever.
+    let taken = false;
+    const queueTimeoutMs = this.config.api.queueTimeoutMs;
+    const queueDeadline = setTimeout(() => {
+      if (taken) return;
+      void Promise.all([queue.withdraw(deployment.id, requestId), this.workers.count(deployment.id)]).then(([withdrawn, live]) => {
+        if (!withdrawn) return;
+        sub.fail(
+          OpenAiHttpError.unavailable(
+            `No worker took the request for "${deployment.id}" within ${queueTimeoutMs} ms ` +
+              `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
+          ),
+        );
+      });
+    }, queueTimeoutMs);
 
     async function* fenced(): AsyncGenerator<OutputEvent, void, undefined> {
       let attempt = 0;
@@ -58,6 +79,7 @@ export class ChatService {
       let finished = false;
       try {
         for await (const event of sub) {
+          taken = true;
           // A retried job starts a new attempt; anything late from an older one is dropped.
           if (event.attempt < attempt) continue;
           if (event.attempt > attempt) {
@@ -77,6 +99,7 @@ export class ChatService {
         }
       } finally {
         clearTimeout(deadline);
+        clearTimeout(queueDeadline);
         signal.removeEventListener('abort', onAbort);
         sub.close();
         if (!finished) await queue.cancel(deployment.id, requestId);
@@ -86,8 +109,8 @@ export class ChatService {
   }
 
   /** A non-streamed reply: the same event path, aggregated. */
-  async complete(dto: ChatCompletionRequestDto, signal: AbortSignal): Promise<ChatCompletion> {
-    const run = await this.start(dto, signal);
+  async complete(dto: ChatCompletionRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<ChatCompletion> {
+    const run = await this.start(dto, signal, only);
     let text = '';
     for await (const event of run.events) {
       if (event.type === 'start') text = '';

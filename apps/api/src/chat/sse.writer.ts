@@ -4,8 +4,10 @@ import type { ServerResponse } from 'node:http';
 export class SseWriter {
   constructor(private readonly res: ServerResponse) {}
 
-  open(): void {
+  /** `headers`: those already set on the reply (rate-limit headers), which a hijacked reply would drop. */
+  open(headers: Record<string, unknown> = {}): void {
     this.res.writeHead(200, {
+      ...(headers as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',

@@ -1,10 +1,33 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { LiveWorkers } from '../workers/live-workers.service.js';
+
+interface Readiness {
+  status: 'ready' | 'not_ready';
+  deployments: Record<string, { live_workers: number }>;
+}
 
 @Controller()
 export class HealthController {
+  constructor(
+    private readonly registry: DeploymentRegistry,
+    private readonly workers: LiveWorkers,
+  ) {}
+
   /** Liveness: answers as soon as the process serves HTTP. */
   @Get('health')
   health(): { status: 'ok' } {
     return { status: 'ok' };
+  }
+
+  /** Readiness: 503 until every deployment has at least one live worker. */
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<Readiness> {
+    const counts = await this.workers.counts(this.registry.all.map((d) => d.id)).catch(() => new Map(this.registry.all.map((d) => [d.id, 0])));
+    const deployments = Object.fromEntries([...counts].map(([id, n]) => [id, { live_workers: n }]));
+    const ready = [...counts.values()].every((n) => n > 0);
+    reply.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not_ready', deployments };
   }
 }

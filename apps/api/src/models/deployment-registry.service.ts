@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import type { Model, ModelList } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 
 /** The deployments this API routes to, from config; the API never loads a model itself. */
 @Injectable()
 export class DeploymentRegistry {
-  private readonly created = Math.floor(Date.now() / 1000);
-
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {}
+
+  get all(): readonly DeploymentConfig[] {
+    return this.config.deployments;
+  }
 
   /** The deployment a request's `model` names, or a 404 model_not_found. */
   require(model: string): DeploymentConfig {
@@ -17,13 +18,10 @@ export class DeploymentRegistry {
     return found;
   }
 
-  list(): ModelList {
-    const data: Model[] = this.config.deployments.map((d) => ({
-      id: d.id,
-      object: 'model',
-      created: this.created,
-      owned_by: 'conveyor',
-    }));
-    return { object: 'list', data };
+  /** The deployment served under `/<org>/<app>/v1`, or a 404. */
+  requireApp(org: string, app: string): DeploymentConfig {
+    const found = this.config.deployments.find((d) => d.alias?.org === org && d.alias.app === app);
+    if (!found) throw new OpenAiHttpError(404, 'not_found_error', `No app "${app}" in organisation "${org}".`, null, 'app_not_found');
+    return found;
   }
 }

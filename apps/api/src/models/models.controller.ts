@@ -1,20 +1,21 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import type { Model, ModelList } from '@conveyor/openai';
-import { DeploymentRegistry } from './deployment-registry.service.js';
+import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
+import { ModelListService } from './model-list.service.js';
 
 @Controller('v1/models')
+@UseAuthScheme('Bearer')
 export class ModelsController {
-  constructor(private readonly registry: DeploymentRegistry) {}
+  constructor(private readonly models: ModelListService) {}
 
   @Get()
-  list(): ModelList {
-    return this.registry.list();
+  list(): Promise<ModelList> {
+    return this.models.list();
   }
 
   // Model ids may contain '/', so the route takes the rest of the path.
   @Get('*')
-  get(@Param('*') name: string): Model {
-    this.registry.require(name);
-    return this.registry.list().data.find((m) => m.id === name) as Model;
+  get(@Param('*') name: string): Promise<Model> {
+    return this.models.get(name);
   }
 }

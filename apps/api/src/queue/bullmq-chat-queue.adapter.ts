@@ -54,6 +54,11 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     }
   }
 
+  async withdraw(deployment: string, requestId: string): Promise<boolean> {
+    // BullMQ refuses to remove a job a worker holds the lock of, so this never pulls a running job.
+    return (await this.queueFor(deployment).remove(requestId).catch(() => 0)) === 1;
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     this.redis.disconnect();

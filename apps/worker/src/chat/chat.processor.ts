@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { EngineInputError, type ChatEngine } from '@conveyor/engine';
+import { EngineInputError } from '@conveyor/engine';
 import { CHAT_JOB, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
 import { CancellationService } from '../cancel/cancellation.service.js';
-import { CHAT_ENGINE } from '../engine/chat-engine.token.js';
+import { EngineRegistry } from '../engine/engine-registry.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplyPublisherFactory } from '../reply/reply-publisher.factory.js';
 
@@ -13,19 +13,22 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
   readonly jobName = CHAT_JOB;
 
   constructor(
-    @Inject(CHAT_ENGINE) private readonly engine: ChatEngine,
+    private readonly engines: EngineRegistry,
     private readonly publishers: ReplyPublisherFactory,
     private readonly cancellation: CancellationService,
   ) {}
 
   async handle(job: Job<ChatJobData, ChatJobResult>, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
     const { requestId } = job.data;
+    const engine = this.engines.get(job.data.deployment);
+    // Queues are per deployment, so this only happens to a job put on the wrong queue by hand.
+    if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${job.data.deployment}".`);
     // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs.
     const publisher = this.publishers.open(requestId, Math.max(1, job.attemptsStarted));
     const signal = this.cancellation.track(requestId, jobSignal);
     try {
       if (await this.cancellation.wasCancelled(requestId)) throw new UnrecoverableError('The request was cancelled by the client.');
-      const result = await this.engine.generate(
+      const result = await engine.generate(
         { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
         { onStart: (n) => publisher.start(n), onText: (t) => publisher.text(t) },
       );

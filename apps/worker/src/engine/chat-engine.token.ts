@@ -1,4 +1,2 @@
-/** Injection token for the loaded ChatEngine. */
-export const CHAT_ENGINE = Symbol('CHAT_ENGINE');
-/** Injection token for the DeploymentConfig this worker serves. */
-export const SERVED_DEPLOYMENT = Symbol('SERVED_DEPLOYMENT');
+/** Injection token for the deployments this worker process serves. */
+export const SERVED_DEPLOYMENTS = Symbol('SERVED_DEPLOYMENTS');

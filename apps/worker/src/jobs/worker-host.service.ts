@@ -3,45 +3,60 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CHAT_JOB, chatQueueName } from '@conveyor/queue';
-import { SERVED_DEPLOYMENT } from '../engine/chat-engine.token.js';
+import { Redis } from 'ioredis';
+import { SERVED_DEPLOYMENTS } from '../engine/chat-engine.token.js';
+import { EngineRegistry } from '../engine/engine-registry.js';
+import { WorkerPresence } from '../presence/worker-presence.js';
 import { JOB_HANDLERS, type JobHandler } from './job-handler.js';
 import { JobRouter } from './job-router.js';
 
-/** Runs the BullMQ worker for the served deployment, once everything it needs is loaded. */
+/** Runs one BullMQ worker per served deployment once the models are loaded, then announces itself. */
 @Injectable()
 export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerHost.name);
   private readonly router: JobRouter;
-  private worker: Worker | null = null;
+  private readonly workerId = `${hostname()}:${process.pid}`;
+  private readonly workers: Worker[] = [];
+  private readonly redis: Redis;
+  private readonly presence: WorkerPresence;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    @Inject(SERVED_DEPLOYMENT) private readonly deployment: DeploymentConfig,
+    @Inject(SERVED_DEPLOYMENTS) private readonly deployments: DeploymentConfig[],
     @Inject(JOB_HANDLERS) handlers: JobHandler[],
+    private readonly engines: EngineRegistry,
   ) {
     this.router = new JobRouter(handlers, [CHAT_JOB]);
+    this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-presence' });
+    this.presence = new WorkerPresence(this.redis, config.redis.prefix, this.workerId, deployments.map((d) => d.id), config.worker.heartbeatMs);
   }
 
-  onApplicationBootstrap(): void {
-    const queue = chatQueueName(this.deployment.id);
+  async onApplicationBootstrap(): Promise<void> {
     // Three declared parameters: BullMQ only passes the AbortSignal to processors that take it.
     const processor = (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => this.router.route(job, signal);
-    this.worker = new Worker(queue, processor, {
-      connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
-      prefix: this.config.redis.prefix,
-      concurrency: this.deployment.parallel,
-      // Recorded on each job as processedBy, so operators can tell which worker ran it.
-      name: `${hostname()}:${process.pid}`,
-      autorun: false,
-    });
-    this.worker.on('error', (err) => this.logger.warn(`Worker: ${err.message}`));
-    this.worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
-    void this.worker.run();
-    this.logger.log(`Worker ready: serving "${this.deployment.id}" from queue ${queue} (concurrency ${this.deployment.parallel})`);
+    for (const deployment of this.deployments) {
+      const worker = new Worker(chatQueueName(deployment.id), processor, {
+        connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
+        prefix: this.config.redis.prefix,
+        concurrency: deployment.parallel,
+        // Recorded on each job as processedBy, so operators can tell which worker ran it.
+        name: this.workerId,
+        autorun: false,
+      });
+      worker.on('error', (err) => this.logger.warn(`Worker ${deployment.id}: ${err.message}`));
+      worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
+      void worker.run();
+      this.workers.push(worker);
+    }
+    await this.presence.start();
+    this.logger.log(`Worker ready: ${this.workerId} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`);
   }
 
-  /** Finishes the jobs in hand, takes no new ones. */
+  /** Stops announcing at once, finishes the jobs in hand while taking no new ones, then frees the models. */
   async onApplicationShutdown(): Promise<void> {
-    await this.worker?.close();
+    await this.presence.stop();
+    await Promise.all(this.workers.map((w) => w.close()));
+    await this.engines.dispose();
+    this.redis.disconnect();
   }
 }

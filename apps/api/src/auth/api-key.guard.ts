@@ -1,0 +1,67 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { ApiKeyStore } from './api-key.store.js';
+import { AUTH_SCHEME, type AuthScheme } from './auth-scheme.decorator.js';
+import { RateLimiter, type RateDecision } from './rate-limiter.service.js';
+
+const unauthorized = (message: string) => new OpenAiHttpError(401, 'authentication_error', message, null, 'invalid_api_key');
+
+function rateHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit-requests': String(d.limit),
+    'x-ratelimit-remaining-requests': String(d.remaining),
+    'x-ratelimit-reset-requests': `${d.resetSeconds}s`,
+  };
+}
+
+/**
+ * Checks the Authorization header in the scheme of the route's form, then
+ * counts the request against the key's rate limit. The key itself is never
+ * logged or passed on.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeyStore,
+    private readonly limiter: RateLimiter,
+    private readonly registry: DeploymentRegistry,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const scheme = this.reflector.getAllAndOverride<AuthScheme | undefined>(AUTH_SCHEME, [context.getHandler(), context.getClass()]);
+    if (!scheme || !this.keys.enabled) return true;
+    const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { org?: string; app?: string } }>>();
+    if (scheme === 'Key') {
+      const { org = '', app = '' } = request.params;
+      if (this.registry.requireApp(org, app).auth === 'public') return true;
+    }
+
+    const header = request.headers.authorization;
+    if (!header) throw unauthorized(`Missing credentials: send the header "Authorization: ${scheme} <key>".`);
+    const space = header.indexOf(' ');
+    const prefix = space > 0 ? header.slice(0, space) : '';
+    if (prefix.toLowerCase() !== scheme.toLowerCase()) {
+      throw unauthorized(`Malformed Authorization header: this route expects "Authorization: ${scheme} <key>".`);
+    }
+    const key = this.keys.match(header.slice(space + 1).trim());
+    if (!key) throw unauthorized('Incorrect API key provided.');
+
+    const decision = await this.limiter.consume(key).catch(() => {
+      throw OpenAiHttpError.unavailable('The rate limiter is unavailable; try again shortly.');
+    });
+    if (!decision) return true;
+    const headers = rateHeaders(decision);
+    if (!decision.allowed) {
+      throw new OpenAiHttpError(429, 'rate_limit_error', `Rate limit of ${decision.limit} requests exceeded for this key; retry in ${decision.resetSeconds} s.`, null, 'rate_limit_exceeded', {
+        ...headers,
+        'retry-after': String(decision.resetSeconds),
+      });
+    }
+    context.switchToHttp().getResponse<FastifyReply>().headers(headers);
+    return true;
+  }
+}

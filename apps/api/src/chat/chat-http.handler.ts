@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { DeploymentConfig } from '@conveyor/config';
+import type { ChatCompletion } from '@conveyor/openai';
+import { toOpenAiError } from '../errors/to-openai-error.js';
+import { parseChatBody } from './chat-body.parser.js';
+import { ChunkFormatter } from './chat-response.mapper.js';
+import { ChatService } from './chat.service.js';
+import { SseWriter } from './sse.writer.js';
+
+/** Aborts when the client goes away before the reply is finished. */
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/**
+ * The HTTP shape of a chat reply, shared by every route that takes the chat
+ * body: a JSON chat.completion, or Server-Sent Events when `stream` is true.
+ */
+@Injectable()
+export class ChatHttpHandler {
+  constructor(private readonly chat: ChatService) {}
+
+  async handle(body: unknown, reply: FastifyReply, onlyDeployment?: DeploymentConfig): Promise<ChatCompletion | void> {
+    const dto = parseChatBody(body);
+    const signal = abortOnDisconnect(reply);
+    if (!dto.stream) return this.chat.complete(dto, signal, onlyDeployment);
+
+    const run = await this.chat.start(dto, signal, onlyDeployment);
+    // Wait for the worker's first event so a failure before generation is still a plain JSON error.
+    const first = await run.events.next();
+    const headers = reply.getHeaders();
+    reply.hijack();
+    const sse = new SseWriter(reply.raw);
+    const chunks = new ChunkFormatter(run.who, dto.stream_options?.include_usage === true);
+    sse.open(headers);
+    try {
+      for (let step = first; !step.done; step = await run.events.next()) {
+        const event = step.value;
+        if (event.type === 'start') sse.data(chunks.roleChunk());
+        else if (event.type === 'delta') sse.data(chunks.contentChunk(event.text));
+        else for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) sse.data(chunk);
+      }
+      sse.done();
+    } catch (err) {
+      sse.fail(toOpenAiError(err).toBody());
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { liveWorkersKey } from '@conveyor/queue';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../platform/redis-connection.factory.js';
+
+/** How many workers currently announce themselves for each deployment. */
+@Injectable()
+export class LiveWorkers implements OnApplicationShutdown {
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    this.redis = createRedis(config.redis.url, 'conveyor-api-workers');
+  }
+
+  async counts(deployments: readonly string[]): Promise<Map<string, number>> {
+    const now = Date.now();
+    const pipeline = this.redis.pipeline();
+    for (const d of deployments) pipeline.zcount(liveWorkersKey(this.config.redis.prefix, d), now, '+inf');
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(deployments.map((d, i) => [d, Number(replies[i]?.[1] ?? 0)]));
+  }
+
+  async count(deployment: string): Promise<number> {
+    return (await this.counts([deployment])).get(deployment) ?? 0;
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}

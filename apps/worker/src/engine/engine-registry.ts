@@ -1,0 +1,52 @@
+import { Logger } from '@nestjs/common';
+import type { DeploymentConfig, PlatformConfig } from '@conveyor/config';
+import { LlamaCppEngine, resolveModelSource, type ChatEngine } from '@conveyor/engine';
+
+const logger = new Logger('Engine');
+
+/** The engines of the deployments this worker serves, loaded and warmed up before any job is taken. */
+export class EngineRegistry {
+  private constructor(private readonly engines: Map<string, ChatEngine>) {}
+
+  static async load(config: PlatformConfig, deployments: readonly DeploymentConfig[]): Promise<EngineRegistry> {
+    const engines = new Map<string, ChatEngine>();
+    try {
+      for (const d of deployments) engines.set(d.id, await loadEngine(d, config));
+    } catch (err) {
+      await Promise.allSettled([...engines.values()].map((e) => e.dispose()));
+      throw err;
+    }
+    return new EngineRegistry(engines);
+  }
+
+  get(deployment: string): ChatEngine | undefined {
+    return this.engines.get(deployment);
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.allSettled([...this.engines.values()].map((e) => e.dispose()));
+  }
+}
+
+/** Loads a model, then runs one short generation so the first request is not a cold one. */
+async function loadEngine(deployment: DeploymentConfig, config: PlatformConfig): Promise<ChatEngine> {
+  const started = Date.now();
+  const modelPath = await resolveModelSource(deployment.model, config.modelsDir, logger);
+  const engine = await LlamaCppEngine.load({
+    modelPath,
+    contextSize: deployment.contextSize,
+    parallel: deployment.parallel,
+    threads: deployment.threads,
+    gpu: deployment.pool === 'gpu',
+    allowCpuFallback: config.worker.allowCpuFallback,
+  });
+  await engine.generate(
+    { messages: [{ role: 'user', content: 'warm-up' }], sampling: { temperature: 0 }, maxTokens: 1, stop: [] },
+    { onStart: () => undefined, onText: () => undefined },
+  );
+  logger.log(
+    `Loaded ${modelPath} for "${deployment.id}" (${deployment.pool} pool) in ${Date.now() - started} ms ` +
+      `(context ${deployment.contextSize} x ${deployment.parallel} sequences, ${deployment.threads} thread(s))`,
+  );
+  return engine;
+}

@@ -1,0 +1,45 @@
+import { Logger } from '@nestjs/common';
+import { liveWorkersKey } from '@conveyor/queue';
+import type { Redis } from 'ioredis';
+
+/**
+ * Announces this worker as live for its deployments, renewing the
+ * announcement every `heartbeatMs`; it lapses after three missed beats, so a
+ * killed worker drops out without saying goodbye.
+ */
+export class WorkerPresence {
+  private readonly logger = new Logger(WorkerPresence.name);
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly workerId: string,
+    private readonly deployments: readonly string[],
+    private readonly heartbeatMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.beat();
+    this.timer = setInterval(() => void this.beat().catch((err: Error) => this.logger.warn(`Heartbeat failed: ${err.message}`)), this.heartbeatMs);
+  }
+
+  private async beat(): Promise<void> {
+    const now = Date.now();
+    const pipeline = this.redis.pipeline();
+    for (const d of this.deployments) {
+      const key = liveWorkersKey(this.prefix, d);
+      pipeline.zadd(key, now + this.heartbeatMs * 3, this.workerId).zremrangebyscore(key, '-inf', now);
+    }
+    await pipeline.exec();
+  }
+
+  /** Withdraws the announcement at once, so readiness and routing stop counting this worker. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const pipeline = this.redis.pipeline();
+    for (const d of this.deployments) pipeline.zrem(liveWorkersKey(this.prefix, d), this.workerId);
+    await pipeline.exec().catch(() => undefined);
+  }
+}
