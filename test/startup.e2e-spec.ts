@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './support/free-port.js';
-import { MODELS_DIR } from './support/platform.js';
+import { writeDeploymentsFile } from './support/deployments-file.js';
+import { MODELS_DIR, REDIS_URL } from './support/platform.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -49,6 +50,44 @@ describe('start-up', () => {
     expect(out.text()).toMatch(/Invalid configuration/);
     for (const name of ['PORT', 'THREADS', 'REDIS_URL']) expect(out.text()).toContain(name);
     expect(out.text()).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  const runWorker = (env: Record<string, string>, args: string[] = []) => {
+    const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/worker/src/main.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', MODELS_DIR, REDIS_URL, REDIS_PREFIX: `startup-${process.pid}`, ...env },
+    });
+    return { proc, out: collect(proc) };
+  };
+
+  it('refuses a deployments file with a bad field, naming the field', async () => {
+    const file = writeDeploymentsFile({ deployments: [{ id: 'ok', model: 'tiny', pool: 'tpu' }] });
+    const { proc, out } = runWorker({ CONVEYOR_CONFIG: file });
+    expect(await new Promise((r) => proc.on('exit', r))).toBe(1);
+    expect(out.text()).toContain('deployments[0].pool must be one of the following values: cpu, gpu');
+  });
+
+  it('a gpu-pool worker refuses to start on a machine without a usable GPU, unless CPU fallback is allowed', async () => {
+    const file = writeDeploymentsFile({ deployments: [{ id: 'big', model: 'tiny', pool: 'gpu', parallel: 1 }] });
+    const refused = runWorker({ CONVEYOR_CONFIG: file }, ['--pool', 'gpu']);
+    expect(await new Promise((r) => refused.proc.on('exit', r))).toBe(1);
+    expect(refused.out.text()).toMatch(/serves the gpu pool, but no usable GPU .* ALLOW_CPU_FALLBACK=1/);
+
+    const fallback = runWorker({ CONVEYOR_CONFIG: file, ALLOW_CPU_FALLBACK: '1' }, ['--pool', 'gpu']);
+    try {
+      await until(() => /Worker ready/.test(fallback.out.text()), 30_000, fallback.out.text);
+      expect(fallback.out.text()).toMatch(/"big" \(gpu pool\)/);
+    } finally {
+      fallback.proc.kill('SIGTERM');
+      await new Promise((r) => fallback.proc.on('exit', r));
+    }
+  });
+
+  it('a cpu worker with nothing in its pool says so and exits', async () => {
+    const file = writeDeploymentsFile({ deployments: [{ id: 'big', model: 'tiny', pool: 'gpu' }] });
+    const { proc, out } = runWorker({ CONVEYOR_CONFIG: file });
+    expect(await new Promise((r) => proc.on('exit', r))).toBe(1);
+    expect(out.text()).toContain('No deployment is in the cpu pool');
   });
 
   it('the launcher behind `npm start` starts a private Redis, the worker and the API, and Ctrl-C stops them all', async () => {
