@@ -335,12 +335,13 @@ function chatOnce(baseUrl, model, maxTokens) {
 
 // ---------------------------------------------------------------- measurements
 
-async function throughputRounds(label, k, rounds, runOne, pids) {
+async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = async () => {}) {
   const cpu0 = cpuSnapshot(pids);
   const perRound = [];
   const ttfts = [];
   const finish = {};
   for (let r = 0; r < rounds; r++) {
+    await beforeRound(k);
     const t0 = now();
     const results = await Promise.all(Array.from({ length: k }, () => runOne()));
     const wall = now() - t0;
@@ -381,6 +382,16 @@ async function measureInProcess(modelPath) {
       return { ttft: ttft ?? now() - t0, tokens: result.usage.completionTokens, finishReason: result.finishReason, promptTokens: result.usage.promptTokens };
     };
 
+    // node-llama-cpp hands a disposed sequence back asynchronously (under the context lock), so
+    // right after a round ends fewer than `parallel` may be free and getSequence() throws
+    // "No sequences left". Wait for them outside the timed region.
+    const waitForSequences = async (k) => {
+      const context = engine.context;
+      if (typeof context?.sequencesLeft !== 'number') return sleep(20);
+      const t0 = now();
+      while (context.sequencesLeft < k && now() - t0 < 5000) await sleep(1);
+    };
+
     // 1. latency of a 1-token reply
     let promptTokens = 0;
     for (let i = 0; i < PLAN.latencyWarmup; i++) promptTokens = (await gen(LATENCY_PROMPT, 1)).promptTokens;
@@ -396,9 +407,14 @@ async function measureInProcess(modelPath) {
     console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential calls: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
 
     // 2. throughput
-    for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => gen(STREAM_PROMPT, STREAM_TOKENS)));
+    for (let i = 0; i < PLAN.tputWarmupRounds; i++) {
+      await waitForSequences(PARALLEL);
+      await Promise.all(Array.from({ length: PARALLEL }, () => gen(STREAM_PROMPT, STREAM_TOKENS)));
+    }
     const tput = {};
-    for (const k of CONCURRENCIES) tput[k] = await throughputRounds('in-process', k, PLAN.tputRounds, () => gen(STREAM_PROMPT, STREAM_TOKENS), pids);
+    for (const k of CONCURRENCIES) {
+      tput[k] = await throughputRounds('in-process', k, PLAN.tputRounds, () => gen(STREAM_PROMPT, STREAM_TOKENS), pids, waitForSequences);
+    }
     return { latency, latencyCpu, tput };
   } finally {
     await engine.dispose();
@@ -476,6 +492,13 @@ async function runPlatform(env, baseUrl, deploymentId) {
   for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
   const tput = {};
   for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
+  // Anything the platform logged as a warning or error (a failed and retried job, say) is worth seeing.
+  for (const c of [api, worker]) {
+    const problems = c.output.split('\n').filter((l) => /\b(WARN|ERROR)\b/.test(l));
+    if (problems.length) {
+      console.log(`  !! ${c.name} logged ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
+    }
+  }
   return { latency, latencyCpu, tput, health, ping };
 }
 

@@ -215,7 +215,11 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     expect(sampled.some((r) => r.choices[0].message.content !== a.choices[0].message.content)).toBe(true);
   });
 
-  it('routes each deployment to its own worker and keeps keys out of Redis', async () => {
+  it('routes each deployment to its own worker and keeps keys out of Redis and logs', async () => {
+    const logs = [platform.api!, ...platform.workers].flatMap((p) => p.output).join('');
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(MAIN_KEY);
+    expect(logs).not.toContain(LIMITED_KEY);
     const prefix = platform.prefix;
     const owners = async (id: string) => {
       const queue = new Queue(chatQueueName(id), { connection: { url: REDIS_URL }, prefix });

@@ -54,23 +54,30 @@ describe('several workers, and clients that leave', () => {
     expect(workers.size).toBe(2);
   });
 
-  it('keeps serving when a worker is killed, and shares the load with a third that joins', async () => {
+  it('shares the load over three workers, and the others keep serving when one is killed', async () => {
+    const third = await platform.startWorker();
+    const owner = (p: { proc: { pid?: number } }) => `${hostname()}:${p.proc.pid}`;
+    const round = async (n: number) => {
+      const seen = new Set((await queue.getCompleted()).map((j) => j.id));
+      const replies = await Promise.all(Array.from({ length: n }, () => post({ max_tokens: 48 })));
+      expect(replies.map((r) => r.status)).toEqual(Array(n).fill(200));
+      await Promise.all(replies.map((r) => r.json()));
+      const fresh = await waitFor(async () => {
+        const jobs = (await queue.getCompleted()).filter((j) => !seen.has(j.id));
+        return jobs.length === n ? jobs : undefined;
+      }, 5000);
+      return new Set(fresh.map((j) => j.processedBy));
+    };
+
+    expect(await round(9)).toEqual(new Set(platform.workers.map(owner)));
+
     const victim = platform.workers[0];
     victim.proc.kill('SIGKILL');
     await new Promise((r) => victim.proc.once('exit', r));
-    const before = new Set((await queue.getCompleted()).map((j) => j.id));
-    const third = await platform.startWorker();
-    const replies = await Promise.all(Array.from({ length: 6 }, () => post({ max_tokens: 48 })));
-    expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200));
-    await Promise.all(replies.map((r) => r.json()));
-    const fresh = await waitFor(async () => {
-      const jobs = (await queue.getCompleted()).filter((j) => !before.has(j.id));
-      return jobs.length === 6 ? jobs : undefined;
-    }, 5000);
-    const owners = new Set(fresh.map((j) => j.processedBy));
-    expect(owners.size).toBe(2);
-    expect(owners.has(`${hostname()}:${third.proc.pid}`)).toBe(true);
-    expect(owners.has(`${hostname()}:${victim.proc.pid}`)).toBe(false);
+    const survivors = await round(6);
+    expect(survivors.has(owner(victim))).toBe(false);
+    expect(survivors.has(owner(third))).toBe(true);
+    expect(survivors.size).toBe(2);
   });
 
   it('stops generating when a streaming client disconnects, and frees the sequence', async () => {
