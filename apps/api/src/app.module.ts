@@ -1,6 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { join } from 'node:path';
+import { FileStore, LocalFileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { BatchRunner } from './batches/batch-runner.service.js';
+import { BatchRepository } from './batches/batch.repository.js';
+import { BatchesController } from './batches/batches.controller.js';
+import { BatchesService } from './batches/batches.service.js';
+import { FilesController } from './files/files.controller.js';
+import { FilesService } from './files/files.service.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
@@ -24,7 +32,7 @@ export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, ModelsController, ChatController, PredictController, OrgAppController],
+      controllers: [HealthController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
@@ -38,6 +46,11 @@ export class AppModule {
         ReplyRelay,
         ChatService,
         ChatHttpHandler,
+        { provide: FileStore, useValue: new LocalFileStore(join(config.batch.dataDir, 'files')) },
+        FilesService,
+        BatchRepository,
+        BatchesService,
+        BatchRunner,
       ],
     };
   }

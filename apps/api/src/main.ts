@@ -7,7 +7,11 @@ import { AppModule } from './app.module.js';
 
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
-  const adapter = new FastifyAdapter({ bodyLimit: config.api.bodyLimitBytes });
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.api.bodyLimitBytes,
+    // Uploads stream to the file store; the store enforces the size limit itself.
+    multipart: { limits: { files: 1, fileSize: config.batch.maxFileBytes + 1 }, throwFileSizeLimit: false },
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forConfig(config), adapter, {
     logger: enabledLogLevels(config.logLevel),
     // Fastify parses JSON itself; Nest's extra form parser would swallow JSON sent with curl's default form type.

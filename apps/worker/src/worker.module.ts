@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { BatchResultSink } from './batch/batch-result.sink.js';
 import { CancellationService } from './cancel/cancellation.service.js';
 import { ChatProcessor } from './chat/chat.processor.js';
 import { SERVED_DEPLOYMENTS } from './engine/chat-engine.token.js';
@@ -19,6 +20,7 @@ export class WorkerModule {
         { provide: EngineRegistry, useFactory: () => EngineRegistry.load(config, deployments) },
         ReplyPublisherFactory,
         CancellationService,
+        BatchResultSink,
         ChatProcessor,
         { provide: JOB_HANDLERS, inject: [ChatProcessor], useFactory: (chat: ChatProcessor) => [chat] },
         WorkerHost,

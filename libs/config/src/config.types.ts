@@ -55,8 +55,22 @@ export interface PlatformConfig {
   };
   worker: {
     heartbeatMs: number;
+    /** BullMQ job lock: a worker that stops renewing it (killed, frozen) loses the job after this long. */
+    lockMs: number;
+    /** How often workers look for jobs whose lock has lapsed, to run them again. */
+    stalledIntervalMs: number;
     /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
     allowCpuFallback: boolean;
+  };
+  batch: {
+    /** Where uploaded files and batch results are kept (the local file store). */
+    dataDir: string;
+    maxLines: number;
+    maxFileBytes: number;
+    /** Lines of one batch queued or running at once; the rest wait in the file, not in Redis. */
+    inflightPerBatch: number;
+    /** How often the batch runner collects results and tops queues up. */
+    tickMs: number;
   };
   modelsDir: string;
   logLevel: LogLevel;

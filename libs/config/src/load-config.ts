@@ -117,7 +117,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     worker: {
       heartbeatMs: r.int('HEARTBEAT_MS', 2000, 100, 60_000),
+      lockMs: r.int('WORKER_LOCK_MS', 30_000, 500, 10 * 60_000),
+      stalledIntervalMs: r.int('WORKER_STALLED_INTERVAL_MS', 30_000, 250, 10 * 60_000),
       allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK', false),
+    },
+    batch: {
+      dataDir: resolve(r.string('DATA_DIR', 'data')),
+      maxLines: r.int('BATCH_MAX_LINES', 50_000, 1, 10_000_000),
+      maxFileBytes: r.int('BATCH_MAX_FILE_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
+      inflightPerBatch: r.int('BATCH_INFLIGHT', 16, 1, 10_000),
+      tickMs: r.int('BATCH_TICK_MS', 100, 10, 60_000),
     },
     modelsDir: resolve(r.string('MODELS_DIR', 'models')),
     logLevel: r.oneOf('LOG_LEVEL', 'log', LOG_LEVELS),

@@ -5,6 +5,7 @@ import {
   resolveChatWrapper,
   type ChatWrapper,
   type LlamaContext,
+  type LlamaContextSequence,
   type LlamaModel,
 } from 'node-llama-cpp';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
@@ -95,7 +96,7 @@ export class LlamaCppEngine implements ChatEngine {
         'context_length_exceeded',
       );
     }
-    const sequence = this.context.getSequence();
+    const sequence = await this.acquireSequence();
     try {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
       callbacks.onStart(promptTokens);
@@ -117,6 +118,18 @@ export class LlamaCppEngine implements ChatEngine {
     } finally {
       sequence.dispose();
     }
+  }
+
+  /**
+   * A disposed sequence's slot returns to the context a moment after dispose(),
+   * so a job that starts right after another ended can find none left: wait for it.
+   */
+  private async acquireSequence(): Promise<LlamaContextSequence> {
+    for (let waited = 0; this.context.sequencesLeft === 0; waited += 2) {
+      if (waited > 30_000) throw new Error('No context sequence became free within 30 s.');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return this.context.getSequence();
   }
 
   async dispose(): Promise<void> {

@@ -1,3 +1,4 @@
 export type * from './chat.types.js';
 export type * from './models.types.js';
 export type * from './error.types.js';
+export type * from './batch.types.js';

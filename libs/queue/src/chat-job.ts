@@ -1,3 +1,5 @@
+import type { BatchLineRef } from './batch.js';
+
 /** A chat turn after the API has normalised it: roles folded, text parts joined. */
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';
@@ -27,6 +29,8 @@ export interface ChatJobData {
   maxTokens?: number;
   stop: string[];
   enqueuedAt: number;
+  /** Set when the job is a batch line. */
+  batch?: BatchLineRef;
 }
 
 export type FinishReason = 'stop' | 'length';

@@ -5,6 +5,7 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
 import { ApiKeyStore } from './api-key.store.js';
 import { AUTH_SCHEME, type AuthScheme } from './auth-scheme.decorator.js';
+import { CALLER, type RequestWithCaller } from './caller.decorator.js';
 import { RateLimiter, type RateDecision } from './rate-limiter.service.js';
 
 const unauthorized = (message: string) => new OpenAiHttpError(401, 'authentication_error', message, null, 'invalid_api_key');
@@ -49,6 +50,7 @@ export class ApiKeyGuard implements CanActivate {
     }
     const key = this.keys.match(header.slice(space + 1).trim());
     if (!key) throw unauthorized('Incorrect API key provided.');
+    (request as RequestWithCaller)[CALLER] = key.name;
 
     const decision = await this.limiter.consume(key).catch(() => {
       throw OpenAiHttpError.unavailable('The rate limiter is unavailable; try again shortly.');

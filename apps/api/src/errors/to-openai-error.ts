@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { FileNotFoundError, FileTooLargeError, InvalidFileIdError } from '@conveyor/batch-store';
 import type { OpenAiErrorType } from '@conveyor/openai';
 import { OpenAiHttpError } from './openai-http.error.js';
 
@@ -34,6 +35,10 @@ const FASTIFY_MESSAGES: Record<string, { message: string; code: string }> = {
 /** Maps anything thrown while serving a request to the OpenAI error it should be shown as. */
 export function toOpenAiError(error: unknown): OpenAiHttpError {
   if (error instanceof OpenAiHttpError) return error;
+  if (error instanceof InvalidFileIdError) return OpenAiHttpError.invalidRequest(error.message, 'file_id', 'invalid_file_id');
+  // Another key's file is reported exactly like a missing one.
+  if (error instanceof FileNotFoundError) return new OpenAiHttpError(404, 'not_found_error', error.message, 'file_id', 'file_not_found');
+  if (error instanceof FileTooLargeError) return new OpenAiHttpError(413, 'invalid_request_error', error.message, 'file', 'file_too_large');
   // Nest wraps Fastify's body-parsing errors; the original carries the precise code.
   if (error instanceof HttpException && isFastifyError(error.cause)) return toOpenAiError(error.cause);
   if (error instanceof HttpException) {

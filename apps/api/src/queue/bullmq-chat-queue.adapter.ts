@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { CANCEL_TTL_MS, CHAT_JOB, cancelChannel, cancelKey, chatQueueName, type ChatJobData } from '@conveyor/queue';
+import { BATCH_LINE_PRIORITY, CANCEL_TTL_MS, CHAT_JOB, cancelChannel, cancelKey, chatQueueName, type ChatJobData } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../platform/redis-connection.factory.js';
 import { ChatQueue } from './chat-queue.port.js';
@@ -35,8 +35,10 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
       jobId: job.requestId,
       attempts: 2,
       backoff: { type: 'fixed', delay: 100 },
-      removeOnComplete: { age: 3600, count: 10000 },
-      removeOnFail: { age: 24 * 3600 },
+      ...(job.batch
+        ? // A batch line's result goes to its batch's files; the job itself need not outlive it.
+          { priority: BATCH_LINE_PRIORITY, removeOnComplete: true, removeOnFail: true }
+        : { removeOnComplete: { age: 3600, count: 10000 }, removeOnFail: { age: 24 * 3600 } }),
     });
   }
 

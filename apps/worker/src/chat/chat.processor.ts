@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { EngineInputError } from '@conveyor/engine';
-import { CHAT_JOB, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
+import { EngineInputError, type ChatEngine } from '@conveyor/engine';
+import { CHAT_JOB, type BatchLineRef, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
+import { BatchResultSink } from '../batch/batch-result.sink.js';
 import { CancellationService } from '../cancel/cancellation.service.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import type { JobHandler } from '../jobs/job-handler.js';
@@ -16,6 +17,7 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     private readonly engines: EngineRegistry,
     private readonly publishers: ReplyPublisherFactory,
     private readonly cancellation: CancellationService,
+    private readonly batchResults: BatchResultSink,
   ) {}
 
   async handle(job: Job<ChatJobData, ChatJobResult>, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
@@ -23,6 +25,7 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     const engine = this.engines.get(job.data.deployment);
     // Queues are per deployment, so this only happens to a job put on the wrong queue by hand.
     if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${job.data.deployment}".`);
+    if (job.data.batch) return this.runBatchLine(job, engine, jobSignal);
     // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs.
     const publisher = this.publishers.open(requestId, Math.max(1, job.attemptsStarted));
     const signal = this.cancellation.track(requestId, jobSignal);
@@ -45,6 +48,28 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
       throw err;
     } finally {
       this.cancellation.untrack(requestId);
+    }
+  }
+
+  /** A batch line: generate the whole reply, then hand it to the batch (no client is listening). */
+  private async runBatchLine(job: Job<ChatJobData, ChatJobResult>, engine: ChatEngine, signal: AbortSignal | undefined): Promise<ChatJobResult> {
+    const { requestId, deployment: model } = job.data;
+    const { batchId, customId, line } = job.data.batch as BatchLineRef;
+    let text = '';
+    try {
+      const result = await engine.generate(
+        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
+        { onStart: () => undefined, onText: (t) => (text += t) },
+      );
+      await this.batchResults.push(batchId, { ok: true, customId, line, requestId, model, text, finishReason: result.finishReason, usage: result.usage });
+      return { finishReason: result.finishReason, usage: result.usage };
+    } catch (err) {
+      const input = err instanceof EngineInputError;
+      if (input || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        const [status, code] = input ? [400, err.code] : [500, 'generation_failed'];
+        await this.batchResults.push(batchId, { ok: false, customId, line, requestId, model, status, code, message: (err as Error).message });
+      }
+      throw input ? new UnrecoverableError((err as Error).message) : err;
     }
   }
 }

@@ -39,6 +39,8 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
         connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
         prefix: this.config.redis.prefix,
         concurrency: deployment.parallel,
+        lockDuration: this.config.worker.lockMs,
+        stalledInterval: this.config.worker.stalledIntervalMs,
         // Recorded on each job as processedBy, so operators can tell which worker ran it.
         name: this.workerId,
         autorun: false,

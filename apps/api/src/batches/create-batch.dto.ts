@@ -1,0 +1,23 @@
+import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+
+export const BATCH_ENDPOINTS = ['/v1/chat/completions'] as const;
+
+export class CreateBatchDto {
+  @IsString()
+  input_file_id: string;
+
+  @IsIn(BATCH_ENDPOINTS, { message: `endpoint must be one of: ${BATCH_ENDPOINTS.join(', ')}` })
+  endpoint: (typeof BATCH_ENDPOINTS)[number];
+
+  /** OpenAI accepts "24h"; shorter windows ("90m", "30s") are accepted too, for tests and tight deadlines. */
+  @Matches(/^[1-9]\d{0,5}[smh]$/, { message: 'completion_window must be a duration such as "24h"' })
+  completion_window: string;
+
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, string> | null;
+}
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
+
+export const windowSeconds = (window: string): number => Number(window.slice(0, -1)) * UNIT_SECONDS[window.at(-1) as keyof typeof UNIT_SECONDS];

@@ -1,0 +1,80 @@
+import type { ChatCompletionRequest } from './chat.types.js';
+import type { OpenAiErrorBody } from './error.types.js';
+
+export type FilePurpose = 'batch' | 'batch_output' | 'user_data';
+
+export interface FileObject {
+  id: string;
+  object: 'file';
+  bytes: number;
+  created_at: number;
+  filename: string;
+  purpose: FilePurpose;
+  status: 'processed';
+  status_details: null;
+  expires_at: null;
+}
+
+export interface FileDeleted {
+  id: string;
+  object: 'file';
+  deleted: true;
+}
+
+export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+
+export interface BatchError {
+  code: string;
+  message: string;
+  param: string | null;
+  line: number | null;
+}
+
+export interface Batch {
+  id: string;
+  object: 'batch';
+  endpoint: string;
+  errors: { object: 'list'; data: BatchError[] } | null;
+  input_file_id: string;
+  completion_window: string;
+  status: BatchStatus;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  metadata: Record<string, string> | null;
+}
+
+/** One line of a batch input file. */
+export interface BatchInputLine {
+  custom_id: string;
+  method: 'POST';
+  url: string;
+  body: ChatCompletionRequest;
+}
+
+/** One line of a batch output or error file. */
+export interface BatchOutputLine {
+  id: string;
+  custom_id: string;
+  response: { status_code: number; request_id: string; body: unknown } | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface ListPage<T> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+export type { OpenAiErrorBody };

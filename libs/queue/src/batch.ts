@@ -1,0 +1,37 @@
+import type { FinishReason, TokenUsage } from './chat-job.js';
+
+/** Present on a chat job that is one line of a batch: the worker reports to the batch, not to a reply stream. */
+export interface BatchLineRef {
+  batchId: string;
+  customId: string;
+  /** 1-based line number in the input file. */
+  line: number;
+}
+
+/** What a worker pushes to a batch's results list when a line ends. */
+export type BatchLineResult =
+  | { ok: true; customId: string; line: number; requestId: string; model: string; text: string; finishReason: FinishReason; usage: TokenUsage }
+  | { ok: false; customId: string; line: number; requestId: string; model: string; status: number; code: string; message: string };
+
+/**
+ * BullMQ serves jobs without a priority before prioritized ones, so batch
+ * lines (prioritized) never hold up an interactive request.
+ */
+export const BATCH_LINE_PRIORITY = 1000;
+
+export const batchLineJobId = (batchId: string, line: number): string => `${batchId}-${line}`;
+
+/** The batch record (a JSON string). */
+export const batchKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}`;
+/** All batches by creation time, for listing. */
+export const batchIndexKey = (prefix: string): string => `${prefix}:batches`;
+/** Batches that still need driving (validating, running, draining). */
+export const activeBatchesKey = (prefix: string): string => `${prefix}:batches:active`;
+/** Results pushed by workers, consumed by the batch runner. */
+export const batchResultsKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:results`;
+/** custom_ids already written, so a retried line is written once. */
+export const batchDoneKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:done`;
+/** Lines fed to the queue and not yet collected: line number → custom_id. */
+export const batchInflightKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:inflight`;
+/** Which API replica drives a batch. */
+export const batchLeaseKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:lease`;
