@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { Queue } from 'bullmq';
 import { chatQueueName } from '@conveyor/queue';
@@ -135,6 +139,19 @@ describe('batches: Files + Batches API through the queue', () => {
     await waitForBatch(client, created.id);
   });
 
+  it('shares the workers between batches: a later batch progresses while an earlier one still runs', async () => {
+    const lines = (tag: string) => jsonl(Array.from({ length: 60 }, (_, i) => chatLine(`${tag}-${i}`, { max_tokens: 48 })));
+    const first = await submitBatch(client, lines('a'));
+    await waitForBatch(client, first.id, (b) => b.status === 'in_progress');
+    const second = await submitBatch(client, lines('b'));
+    await waitForBatch(client, second.id, (b) => (b.request_counts?.completed ?? 0) >= 5);
+    const earlier = await client.batches.retrieve(first.id);
+    expect(earlier.status).toBe('in_progress');
+    expect(earlier.request_counts!.completed).toBeLessThan(60);
+    await Promise.all([client.batches.cancel(first.id), client.batches.cancel(second.id)]);
+    await Promise.all([waitForBatch(client, first.id), waitForBatch(client, second.id)]);
+  });
+
   it('completes with no duplicate custom_id when a worker is killed mid-batch', async () => {
     const ids = Array.from({ length: 60 }, (_, i) => `k-${i}`);
     const created = await submitBatch(client, jsonl(ids.map((id) => chatLine(id, { max_tokens: 96 }))));
@@ -147,6 +164,24 @@ describe('batches: Files + Batches API through the queue', () => {
     const out = await fileLines(client, batch.output_file_id);
     expect(out).toHaveLength(60);
     expect(new Set(out.map((l) => l.custom_id)).size).toBe(60);
+  });
+
+  it('the batch CLI submits a file, reports progress and writes the output file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conveyor-cli-'));
+    const input = join(dir, 'requests.jsonl');
+    writeFileSync(input, jsonl(Array.from({ length: 5 }, (_, i) => chatLine(`cli-${i}`))));
+    const cli = spawn(process.execPath, ['scripts/batch.mjs', input, '--base-url', `${platform.baseUrl}/v1`, '--out', dir, '--interval', '100'], {
+      cwd: resolve(import.meta.dirname, '..'),
+    });
+    let stdout = '';
+    let stderr = '';
+    cli.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    cli.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    expect(await new Promise((r) => cli.on('exit', r))).toBe(0);
+    expect(stderr).toMatch(/\[#+\] 5\/5 \(5 ok, 0 failed\) [\d.]+\/s ETA/);
+    const outputPath = stdout.trim().split('\n')[0];
+    const lines = readFileSync(outputPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.custom_id).sort()).toEqual(['cli-0', 'cli-1', 'cli-2', 'cli-3', 'cli-4']);
   });
 
   describe('files', () => {

@@ -74,10 +74,10 @@ function tensorsFor(p: ModelPreset): GgufTensor[] {
       { name: blk('ffn_down'), dims: [p.feedForward, p.embedding], type: p.weightType, values: random([p.feedForward, p.embedding], scaled(p.feedForward)) },
     );
   }
-  tensors.push(
-    { name: 'output_norm.weight', dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) },
-    { name: 'output.weight', dims: [p.embedding, p.vocabSize], type: p.weightType, values: random([p.embedding, p.vocabSize], scaled(p.embedding) * 4) },
-  );
+  tensors.push({ name: 'output_norm.weight', dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) });
+  if (!p.tiedOutput) {
+    tensors.push({ name: 'output.weight', dims: [p.embedding, p.vocabSize], type: p.weightType, values: random([p.embedding, p.vocabSize], scaled(p.embedding) * 4) });
+  }
   return tensors;
 }
 

@@ -10,6 +10,8 @@ export interface ModelPreset {
   feedForward: number;
   contextLength: number;
   weightType: GgmlType.F16 | GgmlType.Q8_0;
+  /** Reuse the token embeddings as the output projection (no output.weight), as many small models do. */
+  tiedOutput: boolean;
   seed: number;
 }
 
@@ -29,6 +31,7 @@ export const MODEL_PRESETS = {
     feedForward: 352,
     contextLength: 8192,
     weightType: GgmlType.F16,
+    tiedOutput: false,
     seed: 1,
   },
   bench: {
@@ -41,6 +44,7 @@ export const MODEL_PRESETS = {
     feedForward: 1408,
     contextLength: 8192,
     weightType: GgmlType.Q8_0,
+    tiedOutput: true,
     seed: 2,
   },
 } as const satisfies Record<string, ModelPreset>;
