@@ -514,22 +514,48 @@ function machineBusyMs() {
     return null;
   }
 }
-const machineBusyAtStart = machineBusyMs();
-const benchStart = now();
 let childrenCpuMs = 0;
 
-/** How much CPU processes other than this bench and its children used while it ran. */
-function reportOtherLoad() {
+/** CPU ms the Redis server has used (INFO cpu), or null. */
+async function redisCpuMs() {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const info = await redis.info('cpu');
+    const get = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1]);
+    const total = (get('used_cpu_sys') + get('used_cpu_user')) * 1000;
+    return Number.isFinite(total) ? total : null;
+  } catch {
+    return null;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Machine-wide busy CPU, this bench's and its (finished) children's CPU, and Redis's, at one moment. */
+async function loadMark() {
+  const redis = await redisCpuMs();
   const busy = machineBusyMs();
   const own = cpuOf(process.pid);
-  if (busy === null || machineBusyAtStart === null || !own) return;
-  const other = busy - machineBusyAtStart - own.total - childrenCpuMs;
-  const wall = now() - benchStart;
-  console.log(
-    `other processes (Redis included) used ${(other / 1000).toFixed(1)} CPU-s during the ${(wall / 1000).toFixed(1)} s run ` +
-      `(${((other / wall) * 100).toFixed(0)}% of one core)${other / wall > 0.15 ? '  <-- WARNING: the machine was not idle; results are noisy' : ''}`,
-  );
+  return busy === null || !own ? null : { busy, own: own.total + childrenCpuMs, redis, t: now() };
 }
+
+/** CPU that processes other than this bench and its children used between two marks. */
+function otherLoad(from, to) {
+  if (!from || !to) return null;
+  const cpu = to.busy - from.busy - (to.own - from.own);
+  const wall = to.t - from.t;
+  const redis = from.redis !== null && to.redis !== null ? to.redis - from.redis : null;
+  return { cpu, wall, share: cpu / wall, redis };
+}
+
+const fmtOther = (o) =>
+  o
+    ? `${(o.cpu / 1000).toFixed(1)} CPU-s in ${(o.wall / 1000).toFixed(1)} s (${(o.share * 100).toFixed(0)}% of one core` +
+      (o.redis !== null ? `; Redis ${((o.redis / o.wall) * 100).toFixed(0)}% of it` : '') +
+      ')' +
+      (o.share > 0.2 ? '  <-- WARNING: the machine was not idle; these numbers are noisy' : '')
+    : 'n/a (needs Linux /proc)';
 
 /** Other CPU load skews every number here; say so when there is some. */
 function reportLoad(when) {
@@ -579,9 +605,16 @@ async function main() {
   );
 
   const started = now();
+  const mark0 = await loadMark();
   const inproc = await measureInProcess(modelPath);
+  const mark1 = await loadMark();
+  const otherInproc = otherLoad(mark0, mark1);
+  console.log(`  other processes (Redis included) used ${fmtOther(otherInproc)}`);
   await sleep(500); // let the engine's threads wind down before the platform starts
+  const mark2 = await loadMark();
   const platform = await measurePlatform(model, deploymentId);
+  const otherPlatform = otherLoad(mark2, await loadMark());
+  console.log(`  other processes (Redis included) used ${fmtOther(otherPlatform)}`);
 
   console.log('\n== Results');
   console.log('\n1-token reply latency (sequential; in-process engine.generate vs non-stream HTTP through the queue):');
@@ -627,7 +660,9 @@ async function main() {
       ),
     );
   }
-  reportOtherLoad();
+  console.log('\nOther load on the machine while measuring (Redis counts here too, also the share the platform itself causes):');
+  console.log(`  in-process phase: ${fmtOther(otherInproc)}`);
+  console.log(`  platform phase:   ${fmtOther(otherPlatform)}`);
   console.log(`\ntotal bench time ${((now() - started) / 1000).toFixed(1)} s`);
 }
 
