@@ -24,6 +24,8 @@ import { ModelListService } from './models/model-list.service.js';
 import { ModelsController } from './models/models.controller.js';
 import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
 import { ChatQueue } from './queue/chat-queue.port.js';
+import { JobFailureWatcher } from './queue/job-failure.watcher.js';
+import { DrainService } from './platform/drain.service.js';
 import { ReplyRelay } from './relay/reply-relay.service.js';
 import { LiveWorkers } from './workers/live-workers.service.js';
 
@@ -51,6 +53,8 @@ export class AppModule {
         BatchRepository,
         BatchesService,
         BatchRunner,
+        JobFailureWatcher,
+        DrainService,
       ],
     };
   }

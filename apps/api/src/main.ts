@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
+import { DrainService } from './platform/drain.service.js';
 
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
@@ -21,9 +22,26 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   // Hosted clients often omit Content-Type: treat any body as JSON, with the same prototype-poisoning guard.
   fastify.removeContentTypeParser('text/plain');
   fastify.addContentTypeParser('*', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
-  app.enableShutdownHooks();
   await app.listen(config.api.port, config.api.host);
-  new Logger('Api').log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
+  const logger = new Logger('Api');
+  logger.log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
+  // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit 0.
+  const shutdown = (signal: string) => {
+    logger.log(`${signal}: draining`);
+    void app
+      .get(DrainService)
+      .drain()
+      .then(() => app.close())
+      .then(
+        () => process.exit(0),
+        (err: Error) => {
+          logger.error(`Shutdown failed: ${err.message}`);
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
 }
 
 let config: PlatformConfig;

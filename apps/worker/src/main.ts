@@ -19,8 +19,19 @@ try {
   const app = await NestFactory.createApplicationContext(WorkerModule.forDeployments(config, deployments), {
     logger: enabledLogLevels(config.logLevel),
   });
-  // SIGTERM/SIGINT: stop announcing, finish the jobs in hand, then exit.
-  app.enableShutdownHooks();
+  // SIGTERM/SIGINT: stop announcing, finish (or hand back) the jobs in hand, then exit 0.
+  const shutdown = (signal: string) => {
+    new Logger('Worker').log(`${signal}: taking no new jobs, finishing the ones in hand`);
+    void app.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        new Logger('Worker').error(`Shutdown failed: ${err.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
 } catch (err) {
   new Logger('Worker').error(`Worker failed to start: ${(err as Error).message}`);
   process.exit(1);

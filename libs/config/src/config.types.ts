@@ -52,6 +52,10 @@ export interface PlatformConfig {
     requestTimeoutMs: number;
     /** How long a request may wait for a worker to take it before it fails with 503. */
     queueTimeoutMs: number;
+    /** Requests waiting in a deployment's queue beyond which new ones get 429. */
+    maxQueueDepth: number;
+    /** On SIGTERM, how long open replies may take to finish before they end with an error event. */
+    shutdownGraceMs: number;
   };
   worker: {
     heartbeatMs: number;
@@ -59,6 +63,10 @@ export interface PlatformConfig {
     lockMs: number;
     /** How often workers look for jobs whose lock has lapsed, to run them again. */
     stalledIntervalMs: number;
+    /** A job that stalls (kills its worker) more often than this fails instead of being retried. */
+    maxStalls: number;
+    /** On SIGTERM, how long running jobs may take to finish before they are handed back to the queue. */
+    shutdownGraceMs: number;
     /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
     allowCpuFallback: boolean;
   };

@@ -114,11 +114,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 10 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
       queueTimeoutMs: r.int('QUEUE_TIMEOUT_MS', 5 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
+      maxQueueDepth: r.int('MAX_QUEUE_DEPTH', 1000, 1, 10_000_000),
+      shutdownGraceMs: r.int('API_SHUTDOWN_GRACE_MS', 10_000, 0, 60 * 60_000),
     },
     worker: {
       heartbeatMs: r.int('HEARTBEAT_MS', 2000, 100, 60_000),
       lockMs: r.int('WORKER_LOCK_MS', 30_000, 500, 10 * 60_000),
       stalledIntervalMs: r.int('WORKER_STALLED_INTERVAL_MS', 30_000, 250, 10 * 60_000),
+      maxStalls: r.int('WORKER_MAX_STALLS', 1, 0, 100),
+      shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS', 30_000, 0, 60 * 60_000),
       allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK', false),
     },
     batch: {

@@ -6,6 +6,8 @@ export interface GenerateRequest {
   maxTokens?: number;
   stop: string[];
   signal?: AbortSignal;
+  /** Reply text already sent by an earlier attempt: generation continues it instead of starting over. */
+  continueFrom?: string;
 }
 
 export interface GenerateCallbacks {

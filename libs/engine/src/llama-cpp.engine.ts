@@ -96,20 +96,26 @@ export class LlamaCppEngine implements ChatEngine {
         'context_length_exceeded',
       );
     }
+    const partial = request.continueFrom ?? '';
+    // A resumed reply counts the tokens already sent against max_tokens and in usage.
+    const sentTokens = partial ? this.model.tokenize(partial).length : 0;
+    // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
+    const budget = Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - promptTokens - sentTokens);
+    callbacks.onStart(promptTokens);
+    if (budget <= 0) return { finishReason: 'length', usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
+
     const sequence = await this.acquireSequence();
     try {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
-      callbacks.onStart(promptTokens);
-      const result = await chat.generateResponse(toChatHistory(request.messages), {
-        // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
-        ...toSamplingOptions(request.sampling, Math.min(request.maxTokens ?? Infinity, contextSize - promptTokens), request.stop),
+      const result = await chat.generateResponse(toChatHistory(request.messages, partial), {
+        ...toSamplingOptions(request.sampling, budget, request.stop),
         signal: request.signal,
         stopOnAbortSignal: true,
         onTextChunk: (text) => callbacks.onText(text),
       });
       await chat.dispose({ disposeSequence: false });
       // The meter counts tokens the model generated; onToken re-reports re-tokenized text around stop triggers.
-      const completionTokens = sequence.tokenMeter.usedOutputTokens;
+      const completionTokens = sentTokens + sequence.tokenMeter.usedOutputTokens;
       return {
         finishReason: toFinishReason(result.metadata.stopReason),
         usage: { promptTokens, completionTokens },

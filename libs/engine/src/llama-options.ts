@@ -4,8 +4,8 @@ import type { ChatTurn, FinishReason, Sampling } from '@conveyor/queue';
 /** How far back repetition penalties look, as llama.cpp's server does by default. */
 const PENALTY_WINDOW = 64;
 
-/** OpenAI messages → node-llama-cpp history, ending in the empty model turn to be generated. */
-export function toChatHistory(messages: readonly ChatTurn[]): ChatHistoryItem[] {
+/** OpenAI messages → node-llama-cpp history, ending in the model turn to be generated (or continued from `partial`). */
+export function toChatHistory(messages: readonly ChatTurn[], partial = ''): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
     switch (m.role) {
       case 'system':
@@ -16,7 +16,7 @@ export function toChatHistory(messages: readonly ChatTurn[]): ChatHistoryItem[] 
         return { type: 'model', response: [m.content] };
     }
   });
-  history.push({ type: 'model', response: [] });
+  history.push({ type: 'model', response: partial ? [partial] : [] });
   return history;
 }
 

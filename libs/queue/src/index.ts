@@ -2,3 +2,4 @@ export * from './chat-job.js';
 export * from './stream-events.js';
 export * from './keys.js';
 export * from './batch.js';
+export * from './reply-fence.js';

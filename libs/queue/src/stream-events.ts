@@ -13,7 +13,8 @@ interface EventBase {
 }
 
 export type ReplyEvent =
-  | (EventBase & { type: 'start'; promptTokens: number })
+  /** `resumed`: this attempt continues the text earlier attempts already sent, it does not restart it. */
+  | (EventBase & { type: 'start'; promptTokens: number; resumed: boolean })
   | (EventBase & { type: 'delta'; text: string })
   | (EventBase & { type: 'end'; finishReason: FinishReason; usage: TokenUsage })
   | (EventBase & { type: 'error'; status: number; code: string; message: string });

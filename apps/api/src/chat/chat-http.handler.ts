@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
 import { toOpenAiError } from '../errors/to-openai-error.js';
+import { DrainService } from '../platform/drain.service.js';
 import { parseChatBody } from './chat-body.parser.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
 import { ChatService } from './chat.service.js';
@@ -23,9 +24,13 @@ function abortOnDisconnect(reply: FastifyReply): AbortSignal {
  */
 @Injectable()
 export class ChatHttpHandler {
-  constructor(private readonly chat: ChatService) {}
+  constructor(
+    private readonly chat: ChatService,
+    private readonly drain: DrainService,
+  ) {}
 
   async handle(body: unknown, reply: FastifyReply, onlyDeployment?: DeploymentConfig): Promise<ChatCompletion | void> {
+    this.drain.assertAccepting();
     const dto = parseChatBody(body);
     const signal = abortOnDisconnect(reply);
     if (!dto.stream) return this.chat.complete(dto, signal, onlyDeployment);
@@ -41,9 +46,10 @@ export class ChatHttpHandler {
     try {
       for (let step = first; !step.done; step = await run.events.next()) {
         const event = step.value;
-        if (event.type === 'start') sse.data(chunks.roleChunk());
+        // A resumed attempt continues the same message: only the first start opens it.
+        if (event.type === 'start' && !event.resumed) sse.data(chunks.roleChunk());
         else if (event.type === 'delta') sse.data(chunks.contentChunk(event.text));
-        else for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) sse.data(chunk);
+        else if (event.type === 'end') for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) sse.data(chunk);
       }
       sse.done();
     } catch (err) {

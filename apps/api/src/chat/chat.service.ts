@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
-import { replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import { ReplyFence, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
 import type { ChatCompletionRequestDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
@@ -42,6 +42,7 @@ export class ChatService {
     const deployment = this.registry.require(dto.model);
     if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(dto.model);
     assertSupported(dto);
+    await this.checkCapacity(deployment.id);
     const requestId = randomUUID();
     const who: ReplyIdentity = { id: `chatcmpl-${requestId}`, model: deployment.id, created: Math.floor(Date.now() / 1000) };
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
@@ -74,20 +75,13 @@ export class ChatService {
     }, queueTimeoutMs);
 
     async function* fenced(): AsyncGenerator<OutputEvent, void, undefined> {
-      let attempt = 0;
-      let lastSeq = -1;
+      const fence = new ReplyFence();
       let finished = false;
       try {
         for await (const event of sub) {
           taken = true;
-          // A retried job starts a new attempt; anything late from an older one is dropped.
-          if (event.attempt < attempt) continue;
-          if (event.attempt > attempt) {
-            attempt = event.attempt;
-            lastSeq = -1;
-          }
-          if (event.seq <= lastSeq) continue;
-          lastSeq = event.seq;
+          // Late events of an attempt a newer one replaced, and repeats, are dropped here.
+          if (!fence.accept(event)) continue;
           if (event.type === 'error') {
             finished = true;
             throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
@@ -108,14 +102,31 @@ export class ChatService {
     return { who, events: fenced() };
   }
 
+  /** Refuses at once, rather than queueing without bound, when a deployment's queue is full. */
+  private async checkCapacity(deployment: string): Promise<void> {
+    const waiting = await this.queue.waiting(deployment).catch(() => {
+      throw OpenAiHttpError.unavailable('The queue is unavailable; try again shortly.');
+    });
+    if (waiting >= this.config.api.maxQueueDepth) {
+      throw new OpenAiHttpError(
+        429,
+        'rate_limit_error',
+        `The "${deployment}" queue is full (${waiting} requests waiting); retry shortly.`,
+        null,
+        'queue_full',
+        { 'retry-after': '1' },
+      );
+    }
+  }
+
   /** A non-streamed reply: the same event path, aggregated. */
   async complete(dto: ChatCompletionRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<ChatCompletion> {
     const run = await this.start(dto, signal, only);
     let text = '';
+    // A retried attempt continues the text (it starts `resumed`), so deltas simply add up.
     for await (const event of run.events) {
-      if (event.type === 'start') text = '';
-      else if (event.type === 'delta') text += event.text;
-      else return toChatCompletion(run.who, text, event.finishReason, event.usage);
+      if (event.type === 'delta') text += event.text;
+      else if (event.type === 'end') return toChatCompletion(run.who, text, event.finishReason, event.usage);
     }
     throw OpenAiHttpError.unavailable('The reply ended before it was complete.');
   }

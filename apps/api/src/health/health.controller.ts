@@ -1,10 +1,11 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { DrainService } from '../platform/drain.service.js';
 import { LiveWorkers } from '../workers/live-workers.service.js';
 
 interface Readiness {
-  status: 'ready' | 'not_ready';
+  status: 'ready' | 'not_ready' | 'draining';
   deployments: Record<string, { live_workers: number }>;
 }
 
@@ -13,6 +14,7 @@ export class HealthController {
   constructor(
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
+    private readonly drain: DrainService,
   ) {}
 
   /** Liveness: answers as soon as the process serves HTTP. */
@@ -21,9 +23,13 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: 503 until every deployment has at least one live worker. */
+  /** Readiness: 503 until every deployment has at least one live worker, and from the moment the API starts draining. */
   @Get('ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<Readiness> {
+    if (this.drain.draining) {
+      reply.status(503);
+      return { status: 'draining', deployments: {} };
+    }
     const counts = await this.workers.counts(this.registry.all.map((d) => d.id)).catch(() => new Map(this.registry.all.map((d) => [d.id, 0])));
     const deployments = Object.fromEntries([...counts].map(([id, n]) => [id, { live_workers: n }]));
     const ready = [...counts.values()].every((n) => n > 0);

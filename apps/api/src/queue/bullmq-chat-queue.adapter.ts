@@ -56,6 +56,11 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     }
   }
 
+  waiting(deployment: string): Promise<number> {
+    // Batch lines wait as prioritized jobs, so the plain wait list is exactly the interactive backlog.
+    return this.queueFor(deployment).getWaitingCount();
+  }
+
   async withdraw(deployment: string, requestId: string): Promise<boolean> {
     // BullMQ refuses to remove a job a worker holds the lock of, so this never pulls a running job.
     return (await this.queueFor(deployment).remove(requestId).catch(() => 0)) === 1;

@@ -5,6 +5,8 @@ export abstract class ChatQueue {
   abstract enqueue(job: ChatJobData): Promise<void>;
   /** Best effort: drop the job if it is still waiting, and tell a worker running it to stop. */
   abstract cancel(deployment: string, requestId: string): Promise<void>;
+  /** Interactive requests waiting for a worker (batch lines not counted). */
+  abstract waiting(deployment: string): Promise<number>;
   /** Takes the job back if no worker has started it; false when one has (or it is gone). */
   abstract withdraw(deployment: string, requestId: string): Promise<boolean>;
 }

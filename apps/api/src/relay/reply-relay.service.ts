@@ -50,6 +50,20 @@ export class ReplyRelay implements OnModuleInit, OnApplicationShutdown {
     this.control.disconnect();
   }
 
+  /** Ends the reader of `key`, if this process has one, with `error`. */
+  fail(key: string, error: unknown): void {
+    this.subs.get(key)?.fail(error);
+  }
+
+  /** Ends every open reply with `error` (shutting down). */
+  failAll(error: unknown): void {
+    for (const sub of this.subs.values()) sub.fail(error);
+  }
+
+  get open(): number {
+    return this.subs.size;
+  }
+
   subscribe(key: string): ReplySubscription {
     const sub = new ReplySubscription(key, (s) => {
       if (this.subs.get(s.key) === s) this.subs.delete(s.key);

@@ -3,7 +3,7 @@ import type { ReplyEvent } from '@conveyor/queue';
 import { ReplySubscription } from './reply-subscription.js';
 
 const delta = (text: string): ReplyEvent => ({ type: 'delta', attempt: 1, seq: 1, text });
-const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 3 };
+const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 3, resumed: false };
 const end: ReplyEvent = { type: 'end', attempt: 1, seq: 2, finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 2 } };
 
 const make = () => {

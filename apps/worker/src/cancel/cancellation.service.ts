@@ -3,6 +3,10 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { cancelChannel, cancelKey } from '@conveyor/queue';
 import { Redis } from 'ioredis';
 
+/** Why a generation was stopped, carried as the AbortSignal's reason. */
+export const STOP = { cancelled: 'cancelled', shutdown: 'shutdown', lostLock: 'lost-lock' } as const;
+export type StopReason = (typeof STOP)[keyof typeof STOP];
+
 /**
  * Stops generations whose client has gone: the API publishes the request id,
  * and the worker holding it aborts. A cancel that arrives before the job
@@ -25,7 +29,7 @@ export class CancellationService implements OnModuleInit, OnApplicationShutdown 
       const controller = this.running.get(requestId);
       if (controller) {
         this.logger.debug(`Cancelling ${requestId}: the client went away`);
-        controller.abort();
+        controller.abort(STOP.cancelled);
       }
     });
     await this.subscriber.subscribe(cancelChannel(this.config.redis.prefix));
@@ -35,12 +39,17 @@ export class CancellationService implements OnModuleInit, OnApplicationShutdown 
     return (await this.redis.exists(cancelKey(this.config.redis.prefix, requestId))) === 1;
   }
 
-  /** An AbortSignal that fires on a cancel for this request or when `linked` fires. */
+  /** An AbortSignal that fires on a cancel for this request or when `linked` fires; its reason says why. */
   track(requestId: string, linked?: AbortSignal): AbortSignal {
     const controller = new AbortController();
-    linked?.addEventListener('abort', () => controller.abort(), { once: true });
+    linked?.addEventListener('abort', () => controller.abort(STOP.cancelled), { once: true });
     this.running.set(requestId, controller);
     return controller.signal;
+  }
+
+  /** Stops every running generation for `reason`: the worker is shutting down, or lost a job's lock. */
+  stop(reason: StopReason, requestIds?: readonly string[]): void {
+    for (const [id, controller] of this.running) if (!requestIds || requestIds.includes(id)) controller.abort(reason);
   }
 
   untrack(requestId: string): void {

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { EngineInputError, type ChatEngine } from '@conveyor/engine';
 import { CHAT_JOB, type BatchLineRef, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result.sink.js';
-import { CancellationService } from '../cancel/cancellation.service.js';
+import { CancellationService, STOP } from '../cancel/cancellation.service.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplyPublisherFactory } from '../reply/reply-publisher.factory.js';
@@ -20,25 +20,30 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     private readonly batchResults: BatchResultSink,
   ) {}
 
-  async handle(job: Job<ChatJobData, ChatJobResult>, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
+  async handle(job: Job<ChatJobData, ChatJobResult>, token: string | undefined, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
     const { requestId } = job.data;
     const engine = this.engines.get(job.data.deployment);
     // Queues are per deployment, so this only happens to a job put on the wrong queue by hand.
     if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${job.data.deployment}".`);
-    if (job.data.batch) return this.runBatchLine(job, engine, jobSignal);
+    if (job.data.batch) return this.runBatchLine(job, engine, token, jobSignal);
     // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs.
-    const publisher = this.publishers.open(requestId, Math.max(1, job.attemptsStarted));
+    const attempt = Math.max(1, job.attemptsStarted);
+    const publisher = this.publishers.open(requestId, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
     try {
       if (await this.cancellation.wasCancelled(requestId)) throw new UnrecoverableError('The request was cancelled by the client.');
+      // A retried job continues what the client was already sent, so a stream never repeats or contradicts itself.
+      const sent = attempt > 1 ? await this.publishers.replay(requestId) : { text: '', ended: false };
+      if (sent.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
       const result = await engine.generate(
-        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
-        { onStart: (n) => publisher.start(n), onText: (t) => publisher.text(t) },
+        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal, continueFrom: sent.text },
+        { onStart: (n) => publisher.start(n, attempt > 1), onText: (t) => publisher.text(t) },
       );
-      if (result.aborted) throw new UnrecoverableError('The request was cancelled by the client.');
+      if (result.aborted) await this.stopped(job, token, signal);
       await publisher.end(result.finishReason, result.usage);
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
+      if (err instanceof WaitingError) throw err;
       if (err instanceof EngineInputError) {
         await publisher.fail(400, err.code, err.message);
         throw new UnrecoverableError(err.message);
@@ -51,25 +56,49 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     }
   }
 
+  /**
+   * Ends a job whose generation was stopped: a client cancel fails it for good; a shutdown hands it
+   * back to the queue without spending an attempt, for another worker to continue; a lost lock
+   * means another worker has it already.
+   */
+  private async stopped(job: Job, token: string | undefined, signal: AbortSignal): Promise<never> {
+    if (signal.reason === STOP.shutdown && token) {
+      await job.moveToWait(token);
+      throw new WaitingError('Handed back: the worker is shutting down.');
+    }
+    if (signal.reason === STOP.lostLock) throw new Error('The job was taken over after this worker lost its lock.');
+    throw new UnrecoverableError('The request was cancelled by the client.');
+  }
+
   /** A batch line: generate the whole reply, then hand it to the batch (no client is listening). */
-  private async runBatchLine(job: Job<ChatJobData, ChatJobResult>, engine: ChatEngine, signal: AbortSignal | undefined): Promise<ChatJobResult> {
+  private async runBatchLine(
+    job: Job<ChatJobData, ChatJobResult>,
+    engine: ChatEngine,
+    token: string | undefined,
+    jobSignal: AbortSignal | undefined,
+  ): Promise<ChatJobResult> {
     const { requestId, deployment: model } = job.data;
     const { batchId, customId, line } = job.data.batch as BatchLineRef;
+    const signal = this.cancellation.track(requestId, jobSignal);
     let text = '';
     try {
       const result = await engine.generate(
         { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
         { onStart: () => undefined, onText: (t) => (text += t) },
       );
+      if (result.aborted) await this.stopped(job, token, signal);
       await this.batchResults.push(batchId, { ok: true, customId, line, requestId, model, text, finishReason: result.finishReason, usage: result.usage });
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
+      if (err instanceof WaitingError) throw err;
       const input = err instanceof EngineInputError;
       if (input || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
         const [status, code] = input ? [400, err.code] : [500, 'generation_failed'];
         await this.batchResults.push(batchId, { ok: false, customId, line, requestId, model, status, code, message: (err as Error).message });
       }
       throw input ? new UnrecoverableError((err as Error).message) : err;
+    } finally {
+      this.cancellation.untrack(requestId);
     }
   }
 }

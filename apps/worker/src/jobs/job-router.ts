@@ -12,10 +12,10 @@ export class JobRouter {
     if (missing.length) throw new Error(`No handler registered for job name(s): ${missing.join(', ')}`);
   }
 
-  route(job: Job, signal: AbortSignal | undefined): Promise<unknown> {
+  route(job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
     const handler = this.byName.get(job.name);
     // A job no handler knows will never succeed here: fail it now rather than retrying.
     if (!handler) throw new UnrecoverableError(`Unknown job name "${job.name}"`);
-    return handler.handle(job, signal);
+    return handler.handle(job, token, signal);
   }
 }

@@ -5,6 +5,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { CHAT_JOB, chatQueueName } from '@conveyor/queue';
 import { Redis } from 'ioredis';
 import { SERVED_DEPLOYMENTS } from '../engine/chat-engine.token.js';
+import { CancellationService, STOP } from '../cancel/cancellation.service.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { WorkerPresence } from '../presence/worker-presence.js';
 import { JOB_HANDLERS, type JobHandler } from './job-handler.js';
@@ -25,6 +26,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     @Inject(SERVED_DEPLOYMENTS) private readonly deployments: DeploymentConfig[],
     @Inject(JOB_HANDLERS) handlers: JobHandler[],
     private readonly engines: EngineRegistry,
+    private readonly cancellation: CancellationService,
   ) {
     this.router = new JobRouter(handlers, [CHAT_JOB]);
     this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-presence' });
@@ -33,7 +35,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
 
   async onApplicationBootstrap(): Promise<void> {
     // Three declared parameters: BullMQ only passes the AbortSignal to processors that take it.
-    const processor = (job: Job, _token: string | undefined, signal: AbortSignal | undefined) => this.router.route(job, signal);
+    const processor = (job: Job, token: string | undefined, signal: AbortSignal | undefined) => this.router.route(job, token, signal);
     for (const deployment of this.deployments) {
       const worker = new Worker(chatQueueName(deployment.id), processor, {
         connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
@@ -41,12 +43,15 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
         concurrency: deployment.parallel,
         lockDuration: this.config.worker.lockMs,
         stalledInterval: this.config.worker.stalledIntervalMs,
+        maxStalledCount: this.config.worker.maxStalls,
         // Recorded on each job as processedBy, so operators can tell which worker ran it.
         name: this.workerId,
         autorun: false,
       });
       worker.on('error', (err) => this.logger.warn(`Worker ${deployment.id}: ${err.message}`));
       worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
+      // A worker that was frozen past its lock must stop: another worker has the job now.
+      worker.on('lockRenewalFailed', (jobIds) => this.cancellation.stop(STOP.lostLock, jobIds));
       void worker.run();
       this.workers.push(worker);
     }
@@ -54,10 +59,22 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     this.logger.log(`Worker ready: ${this.workerId} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`);
   }
 
-  /** Stops announcing at once, finishes the jobs in hand while taking no new ones, then frees the models. */
+  /**
+   * Stops announcing at once and takes no new jobs; jobs in hand may finish
+   * within the grace period, after which they are handed back to the queue
+   * for another worker to continue. Then frees the models.
+   */
   async onApplicationShutdown(): Promise<void> {
     await this.presence.stop();
-    await Promise.all(this.workers.map((w) => w.close()));
+    const closing = Promise.all(this.workers.map((w) => w.close()));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace-over'>((r) => (timer = setTimeout(() => r('grace-over'), this.config.worker.shutdownGraceMs)));
+    if ((await Promise.race([closing, graceOver])) === 'grace-over') {
+      this.logger.warn('Shutdown grace period over: handing the jobs in hand back to the queue');
+      this.cancellation.stop(STOP.shutdown);
+      await closing;
+    }
+    clearTimeout(timer);
     await this.engines.dispose();
     this.redis.disconnect();
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { replyStreamKey } from '@conveyor/queue';
+import { REPLY_EVENT_FIELD, replayReply, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
 import { Redis } from 'ioredis';
 import { ReplyPublisher } from './reply-publisher.js';
 
@@ -12,6 +12,12 @@ export class ReplyPublisherFactory implements OnApplicationShutdown {
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     // Auto-pipelining sends the events of all sequences produced in one tick as one write.
     this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-publish', enableAutoPipelining: true, maxRetriesPerRequest: 5 });
+  }
+
+  /** What the request's client has been sent so far, by the same rule the API relays with. */
+  async replay(requestId: string): Promise<{ text: string; ended: boolean }> {
+    const entries = await this.redis.xrange(replyStreamKey(this.config.redis.prefix, requestId), '-', '+');
+    return replayReply(entries.map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent));
   }
 
   open(requestId: string, attempt: number): ReplyPublisher {

@@ -25,7 +25,7 @@ describe('ReplyPublisher against real Redis', () => {
 
   it('writes start, coalesced text and end in order, numbered from 0, with a TTL', async () => {
     const publisher = new ReplyPublisher(redis, key, 2);
-    publisher.start(11);
+    publisher.start(11, false);
     publisher.text('Hel');
     publisher.text('lo');
     await new Promise((r) => setImmediate(r));
@@ -35,7 +35,7 @@ describe('ReplyPublisher against real Redis', () => {
 
     const events = await read();
     expect(events).toEqual([
-      { type: 'start', attempt: 2, seq: 0, promptTokens: 11 },
+      { type: 'start', attempt: 2, seq: 0, promptTokens: 11, resumed: false },
       { type: 'delta', attempt: 2, seq: 1, text: 'Hello' },
       { type: 'delta', attempt: 2, seq: 2, text: ' world' },
       { type: 'end', attempt: 2, seq: 3, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
@@ -48,7 +48,7 @@ describe('ReplyPublisher against real Redis', () => {
   it('reports a failure as an error event after the text so far', async () => {
     await redis.del(key);
     const publisher = new ReplyPublisher(redis, key, 1);
-    publisher.start(4);
+    publisher.start(4, false);
     publisher.text('partial');
     await publisher.fail(400, 'context_length_exceeded', 'too long');
     const events = await read();

@@ -20,8 +20,8 @@ export class ReplyPublisher {
     private readonly attempt: number,
   ) {}
 
-  start(promptTokens: number): void {
-    this.append({ type: 'start', attempt: this.attempt, promptTokens }, true);
+  start(promptTokens: number, resumed: boolean): void {
+    this.append({ type: 'start', attempt: this.attempt, promptTokens, resumed }, true);
   }
 
   text(text: string): void {
