@@ -383,8 +383,8 @@ async function measureInProcess(modelPath) {
     };
 
     // node-llama-cpp hands a disposed sequence back asynchronously (under the context lock), so
-    // right after a round ends fewer than `parallel` may be free and getSequence() throws
-    // "No sequences left". Wait for them outside the timed region.
+    // right after a round ends fewer than `parallel` may be free; engines built before the
+    // engine waited for one themselves threw "No sequences left". Wait outside the timed region.
     const waitForSequences = async (k) => {
       const context = engine.context;
       if (typeof context?.sequencesLeft !== 'number') return sleep(20);
@@ -557,12 +557,10 @@ const fmtOther = (o) =>
       (o.share > 0.2 ? '  <-- WARNING: the machine was not idle; these numbers are noisy' : '')
     : 'n/a (needs Linux /proc)';
 
-/** Other CPU load skews every number here; say so when there is some. */
+/** Load average at the start; the per-phase "other processes" lines say what actually ran alongside. */
 function reportLoad(when) {
   const [one, five] = os.loadavg();
-  const cores = os.cpus().length;
-  const warn = when === 'at start' ? one > 0.5 : false;
-  console.log(`load average ${when}: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${cores} core(s)${warn ? '  <-- WARNING: the machine is not idle; results will be noisy' : ''}`);
+  console.log(`load average ${when}: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} core(s)`);
 }
 
 async function main() {

@@ -7,6 +7,8 @@ import {
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
+  TokenBias,
+  type Token,
 } from 'node-llama-cpp';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
 import { toChatHistory, toFinishReason, toSamplingOptions } from './llama-options.js';
@@ -34,6 +36,22 @@ export class GpuUnavailableError extends Error {
 
 const runtimes = new Map<boolean, Promise<Llama>>();
 
+/**
+ * A bias that never samples an end-of-generation token of this model (EOS, EOT, <|im_end|>, …), for
+ * ignore_eos. TokenBias.set() deliberately skips such tokens, so they go into its bias map directly;
+ * node-llama-cpp is pinned, and a change of that map's shape stops the worker at load, not silently.
+ */
+function endTokensBias(model: LlamaModel): TokenBias {
+  const bias = new TokenBias(model.tokenizer);
+  const biases = (bias as unknown as { _biases?: unknown })._biases;
+  if (!(biases instanceof Map)) throw new Error('ignore_eos: this node-llama-cpp version keeps token biases differently');
+  const vocabulary = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
+  for (let token = 0; token < vocabulary; token++) {
+    if (model.isEogToken(token as Token)) biases.set(token, -Infinity);
+  }
+  return bias;
+}
+
 /** One llama.cpp runtime per process and backend choice, shared by every model the worker loads. */
 function runtime(gpu: boolean): Promise<Llama> {
   let llama = runtimes.get(gpu);
@@ -57,6 +75,8 @@ export class LlamaCppEngine implements ChatEngine {
     private readonly context: LlamaContext,
     // Resolved once: auto-detecting per request costs hundreds of milliseconds.
     private readonly chatWrapper: ChatWrapper,
+    // Built once: forbids every end-of-generation token, for requests that set ignore_eos.
+    private readonly noEnd: TokenBias,
   ) {}
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
@@ -79,7 +99,7 @@ export class LlamaCppEngine implements ChatEngine {
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
     });
-    return new LlamaCppEngine(options.modelPath, options.parallel, model, context, chatWrapper);
+    return new LlamaCppEngine(options.modelPath, options.parallel, model, context, chatWrapper, endTokensBias(model));
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {
@@ -109,6 +129,7 @@ export class LlamaCppEngine implements ChatEngine {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
       const result = await chat.generateResponse(toChatHistory(request.messages, partial), {
         ...toSamplingOptions(request.sampling, budget, request.stop),
+        tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined,
         signal: request.signal,
         stopOnAbortSignal: true,
         onTextChunk: (text) => callbacks.onText(text),

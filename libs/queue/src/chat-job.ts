@@ -16,6 +16,8 @@ export interface Sampling {
   presencePenalty?: number;
   frequencyPenalty?: number;
   seed?: number;
+  /** Never end on an end-of-generation token: replies run to max_tokens (benchmarks, load tests). */
+  ignoreEos?: boolean;
 }
 
 export const CHAT_JOB = 'chat' as const;

@@ -117,6 +117,10 @@ export class ChatCompletionRequestDto {
 
   @IsOptional() @IsString()
   user?: string | null;
+
+  /** vLLM / llama.cpp extra: keep generating past end-of-generation tokens, up to max_tokens. */
+  @IsOptional() @IsBoolean()
+  ignore_eos?: boolean | null;
 }
 
 export type ChatContent = string | ContentPart[];

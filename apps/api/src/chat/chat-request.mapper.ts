@@ -25,6 +25,7 @@ export function toSampling(dto: ChatCompletionRequestDto, preset: SamplingDefaul
     presencePenalty: given(dto.presence_penalty) ?? preset.presence_penalty,
     frequencyPenalty: given(dto.frequency_penalty) ?? preset.frequency_penalty,
     seed: given(dto.seed),
+    ignoreEos: given(dto.ignore_eos),
   };
 }
 

@@ -1,0 +1,171 @@
+import { Queue } from 'bullmq';
+import { chatQueueName, replayReply } from '@conveyor/queue';
+import { SseReader, holderOf, replyEvents, waitFor } from './support/jobs.js';
+import { REDIS_URL, TestPlatform, exited } from './support/platform.js';
+
+const MODEL = 'conveyor-tiny';
+const messages = [{ role: 'user', content: 'Keep talking.' }];
+// Short locks so a dead worker's job is taken over in about a second.
+const FAST_FAILOVER = { PARALLEL: '1', API_SHUTDOWN_GRACE_MS: '300', WORKER_LOCK_MS: '1000', WORKER_STALLED_INTERVAL_MS: '300', WORKER_MAX_STALLS: '1', WORKER_SHUTDOWN_GRACE_MS: '300' };
+
+describe('faults: workers and the API die, and nothing is lost', () => {
+  let platform: TestPlatform;
+  let queue: Queue;
+  const post = (body: object) =>
+    fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
+    });
+  const live = () => platform.workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null);
+  const ensureWorkers = async (n: number) => {
+    while (live().length < n) await platform.startWorker();
+  };
+
+  beforeAll(async () => {
+    platform = await TestPlatform.start({ workers: 2, env: FAST_FAILOVER });
+    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await platform?.stop();
+  });
+
+  it('a worker killed mid-stream: another continues the reply; the client sees one well-formed stream', async () => {
+    await ensureWorkers(2);
+    const res = await post({ max_tokens: 1500, stream: true, stream_options: { include_usage: true } });
+    const sse = new SseReader(res.body!.getReader());
+    await sse.next(3);
+    const requestId = (JSON.parse(sse.payloads[0]).id as string).slice('chatcmpl-'.length);
+    (await holderOf(queue, live(), requestId)).proc.kill('SIGKILL');
+
+    const payloads = await sse.rest();
+    expect(payloads.at(-1)).toBe('[DONE]');
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p));
+    expect(chunks.every((c) => !c.error)).toBe(true);
+    expect(chunks.filter((c) => c.choices[0]?.delta?.role === 'assistant')).toHaveLength(1);
+    expect(chunks.at(-2).choices[0].finish_reason).toBe('length');
+    expect(chunks.at(-1).usage.completion_tokens).toBe(1500);
+
+    const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
+    expect(events.some((e) => e.type === 'start' && e.attempt === 2 && e.resumed)).toBe(true);
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    expect(text).toBe(replayReply(events).text);
+  });
+
+  it('a worker killed mid-reply: the sync client still gets one complete answer', async () => {
+    await ensureWorkers(2);
+    const pending = post({ max_tokens: 1500 });
+    (await holderOf(queue, live())).proc.kill('SIGKILL');
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.choices[0].finish_reason).toBe('length');
+    expect(body.usage.completion_tokens).toBe(1500);
+    expect(body.choices[0].message.content.length).toBeGreaterThan(100);
+  });
+
+  it('a request that kills every worker that takes it fails after a bounded number of tries, with a clear error', async () => {
+    await ensureWorkers(3);
+    const started = Date.now();
+    const pending = post({ max_tokens: 3000 });
+    let kills = 0;
+    const killer = (async () => {
+      for (;;) {
+        const holder = await holderOf(queue, live()).catch(() => null);
+        if (!holder) return;
+        holder.proc.kill('SIGKILL');
+        kills++;
+        await exited(holder);
+      }
+    })();
+    const res = await pending;
+    expect(res.status).toBe(500);
+    const body = await res.json();
+    expect(body.error).toMatchObject({ type: 'server_error', code: 'generation_failed' });
+    expect(body.error.message).toMatch(/stalled/);
+    expect(kills).toBe(2);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    await killer;
+  });
+
+  it('SIGTERM to a worker: it hands its job back after the grace period and exits 0; the reply completes elsewhere', async () => {
+    await ensureWorkers(2);
+    const pending = post({ max_tokens: 2000 });
+    const holder = await holderOf(queue, live());
+    holder.proc.kill('SIGTERM');
+    expect(await exited(holder)).toBe(0);
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect((await res.json()).usage.completion_tokens).toBe(2000);
+  });
+
+  it('SIGTERM to the API: not ready at once, open streams end with a well-formed error event, exit 0', async () => {
+    await ensureWorkers(1);
+    const res = await post({ max_tokens: 3000, stream: true });
+    const sse = new SseReader(res.body!.getReader());
+    await sse.next(2);
+    const api = platform.api!;
+    const signalled = Date.now();
+    api.proc.kill('SIGTERM');
+    const ready = await waitFor(async () => {
+      const res = await fetch(`${platform.baseUrl}/ready`);
+      return res.status === 503 ? res : undefined;
+    }, 1000, 'readiness to turn 503');
+    expect(Date.now() - signalled).toBeLessThan(250);
+    expect((await ready.json()).status).toBe('draining');
+    const payloads = await sse.rest();
+    const last = JSON.parse(payloads.at(-1)!);
+    expect(last.error).toMatchObject({ code: 'server_shutting_down', type: 'service_unavailable' });
+    expect(payloads).not.toContain('[DONE]');
+    expect(await exited(api)).toBe(0);
+    await platform.startApi();
+  });
+});
+
+describe('limits: queue depth and deadlines', () => {
+  let platform: TestPlatform;
+  let queue: Queue;
+  const post = (body: object) =>
+    fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
+    });
+
+  beforeAll(async () => {
+    platform = await TestPlatform.start({ workers: 1, env: { PARALLEL: '1', MAX_QUEUE_DEPTH: '2', REQUEST_TIMEOUT_MS: '1500' } });
+    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await platform?.stop();
+  });
+
+  it('answers 504 at the deadline and cancels the job instead of leaving it generating', async () => {
+    const started = Date.now();
+    const res = await post({ max_tokens: 4000 });
+    expect(res.status).toBe(504);
+    expect((await res.json()).error).toMatchObject({ code: 'timeout', type: 'server_error' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    const job = await waitFor(async () => (await queue.getFailed())[0], 3000, 'the job to fail');
+    expect(job.failedReason).toMatch(/cancelled/);
+    expect(job.finishedOn! - started).toBeLessThan(3000);
+  });
+
+  it('refuses at once with 429 and Retry-After when the queue is full', async () => {
+    const busy = post({ max_tokens: 4000 });
+    await waitFor(async () => ((await queue.getActiveCount()) === 1 ? true : undefined), 3000);
+    const waiting = [post({ max_tokens: 2 }), post({ max_tokens: 2 })];
+    await waitFor(async () => ((await queue.getWaitingCount()) === 2 ? true : undefined), 3000);
+    const t0 = Date.now();
+    const over = await post({ max_tokens: 2 });
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('1');
+    expect((await over.json()).error).toMatchObject({ type: 'rate_limit_error', code: 'queue_full' });
+    await Promise.all([busy, ...waiting]);
+  });
+});

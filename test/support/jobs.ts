@@ -1,0 +1,70 @@
+import type { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { REPLY_EVENT_FIELD, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import type { ManagedProcess } from './platform.js';
+
+export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what = 'condition'): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`${what} not met in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The worker process currently holding the active job (from BullMQ's processedBy = host:pid). */
+export async function holderOf(queue: Queue, workers: ManagedProcess[], jobId?: string): Promise<ManagedProcess> {
+  return waitFor(
+    async () => {
+      const active = (await queue.getActive()).filter((j) => !jobId || j.id === jobId);
+      const pid = Number(active[0]?.processedBy?.split(':').pop());
+      return workers.find((w) => w.proc.pid === pid && w.proc.exitCode === null && w.proc.signalCode === null);
+    },
+    10_000,
+    'an active job on a live worker',
+  );
+}
+
+/** Every event of a request's reply stream, as written. */
+export async function replyEvents(redisUrl: string, prefix: string, requestId: string): Promise<ReplyEvent[]> {
+  const redis = new Redis(redisUrl);
+  try {
+    const entries = await redis.xrange(replyStreamKey(prefix, requestId), '-', '+');
+    return entries.map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A streamed reply read chunk by chunk, so a test can act mid-stream. */
+export class SseReader {
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+  readonly payloads: string[] = [];
+
+  constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
+
+  /** Reads until `count` more payloads arrived or the stream ended; returns false at the end. */
+  async next(count = 1): Promise<boolean> {
+    const target = this.payloads.length + count;
+    while (this.payloads.length < target) {
+      const { value, done } = await this.reader.read();
+      if (done) return false;
+      this.buffer += this.decoder.decode(value, { stream: true });
+      let at: number;
+      while ((at = this.buffer.indexOf('\n\n')) >= 0) {
+        const block = this.buffer.slice(0, at);
+        this.buffer = this.buffer.slice(at + 2);
+        const data = block.split('\n').find((l) => l.startsWith('data: '));
+        if (data) this.payloads.push(data.slice(6));
+      }
+    }
+    return true;
+  }
+
+  async rest(): Promise<string[]> {
+    while (await this.next(1));
+    return this.payloads;
+  }
+}
