@@ -2,15 +2,21 @@ import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraint
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text that cannot be encoded as UTF-8 (a lone surrogate) cannot be tokenized either. */
+export const isWellFormedText = (text: string): boolean => !LONE_SURROGATE.test(text);
+
 /** Why a content value is malformed, or null when it is well-formed. */
 export function describeContentProblem(content: unknown): string | null {
-  if (typeof content === 'string') return null;
+  if (typeof content === 'string') return isWellFormedText(content) ? null : 'contains a lone UTF-16 surrogate, which is not valid text';
   if (!Array.isArray(content)) return 'must be a string or an array of content parts';
   if (content.length === 0) return 'must not be an empty array';
   for (const [i, part] of content.entries()) {
     if (!isObject(part)) return `part ${i} must be an object`;
     if (part.type === 'text') {
       if (typeof part.text !== 'string') return `part ${i} of type "text" must have a string "text"`;
+      if (!isWellFormedText(part.text)) return `part ${i} contains a lone UTF-16 surrogate, which is not valid text`;
     } else if (part.type === 'image_url') {
       if (!isObject(part.image_url) || typeof part.image_url.url !== 'string') {
         return `part ${i} of type "image_url" must have an "image_url" object with a string "url"`;

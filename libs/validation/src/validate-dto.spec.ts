@@ -180,3 +180,17 @@ describe('validateDto: a value of the wrong type is reported as such', () => {
     if (!result.ok) expect(result.problem).toEqual({ param: 'messages[0]', message: 'messages[0] must be an object' });
   });
 });
+
+describe('validateDto: hostile shapes', () => {
+  it('refuses a body nested thousands of levels deep instead of overflowing the stack', () => {
+    const deep = JSON.parse(`{"model":"m","messages":[{"role":"user","content":${'['.repeat(5000)}${']'.repeat(5000)}}]}`);
+    const result = validateDto(ChatCompletionRequestDto, deep);
+    expect(result).toEqual({ ok: false, problem: { param: null, message: 'The request body nests deeper than 32 levels.' } });
+  });
+
+  it('refuses content with a lone surrogate', () => {
+    const result = validateDto(ChatCompletionRequestDto, { model: 'm', messages: [{ role: 'user', content: 'a\uD800b' }] });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problem.param).toBe('messages[0].content');
+  });
+});

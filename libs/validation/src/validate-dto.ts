@@ -32,10 +32,28 @@ function firstProblem(errors: readonly ValidationError[], parent = ''): Validati
   return null;
 }
 
+/** No request needs more; class-transformer recurses per level and would overflow the stack on thousands. */
+export const MAX_NESTING = 32;
+
+/** Whether a parsed JSON value nests deeper than `max`, checked without recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Validates an untrusted JSON value against a DTO class; reports the first problem with its path. */
 export function validateDto<T extends object>(cls: ClassConstructor<T>, body: unknown): Validated<T> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, problem: { param: null, message: 'The request body must be a JSON object.' } };
+  }
+  if (nestsDeeperThan(body, MAX_NESTING)) {
+    return { ok: false, problem: { param: null, message: `The request body nests deeper than ${MAX_NESTING} levels.` } };
   }
   const instance = plainToInstance(cls, body, { enableImplicitConversion: false });
   const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });

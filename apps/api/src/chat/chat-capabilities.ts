@@ -7,9 +7,18 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
  */
 export function assertSupported(dto: ChatCompletionRequestDto): void {
   for (const [i, m] of dto.messages.entries()) {
-    if (Array.isArray(m.content)) {
-      const j = m.content.findIndex((p) => p.type === 'image_url');
-      if (j >= 0) throw OpenAiHttpError.unsupported('Image input', `messages[${i}].content[${j}]`);
+    if (!Array.isArray(m.content)) continue;
+    for (const [j, part] of m.content.entries()) {
+      if (part.type !== 'image_url') continue;
+      // Never fetched: a URL here would let any caller make this server reach into its network.
+      if (!part.image_url.url.startsWith('data:')) {
+        throw OpenAiHttpError.invalidRequest(
+          'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
+          `messages[${i}].content[${j}].image_url.url`,
+          'invalid_image_url',
+        );
+      }
+      throw OpenAiHttpError.unsupported('Image input', `messages[${i}].content[${j}]`);
     }
   }
   if (dto.tools?.length) throw OpenAiHttpError.unsupported('Tool calling (tools)', 'tools');
