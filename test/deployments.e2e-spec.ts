@@ -8,6 +8,7 @@ import { readSse } from './support/sse.js';
 
 const MAIN_KEY = 'sk-main-0123456789';
 const LIMITED_KEY = 'sk-limited-0123456789';
+const OTHER_KEY = 'sk-other-0123456789';
 const hello = [{ role: 'user', content: 'Hello deployments.' }];
 
 /** Deployment alpha: a private app with presets; beta: a public app. Each gets its own worker. */
@@ -19,6 +20,7 @@ const config = writeDeploymentsFile({
   apiKeys: [
     { name: 'main', sha256: hashKey(MAIN_KEY) },
     { name: 'limited', sha256: hashKey(LIMITED_KEY), rateLimit: { requests: 3, perSeconds: 60 } },
+    { name: 'other', sha256: hashKey(OTHER_KEY) },
   ],
 });
 
@@ -197,6 +199,31 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     expect((await over.json()).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     // Another key has its own budget.
     expect((await get('/v1/models', `Bearer ${MAIN_KEY}`)).status).toBe(200);
+  });
+
+  it("keeps each key's files and batches to itself: another key gets 404, a malformed id 400", async () => {
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob([JSON.stringify({ custom_id: 'x', method: 'POST', url: '/v1/chat/completions', body: { model: 'alpha', messages: hello } }) + '\n']), 'in.jsonl');
+    const upload = await fetch(url('/v1/files'), { method: 'POST', headers: { authorization: `Bearer ${MAIN_KEY}` }, body: form });
+    expect(upload.status).toBe(200);
+    const file = await upload.json();
+    const batch = await (await fetch(url('/v1/batches'), json({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }, `Bearer ${MAIN_KEY}`))).json();
+    expect(batch.id).toMatch(/^batch_/);
+
+    const other = `Bearer ${OTHER_KEY}`;
+    for (const path of [`/v1/files/${file.id}`, `/v1/files/${file.id}/content`, `/v1/batches/${batch.id}`]) {
+      const res = await get(path, other);
+      expect(res.status).toBe(404);
+      expect((await res.json()).error.type).toBe('not_found_error');
+      expect((await get(path, `Bearer ${MAIN_KEY}`)).status).toBe(200);
+    }
+    expect((await fetch(url(`/v1/batches/${batch.id}/cancel`), { method: 'POST', headers: { authorization: other } })).status).toBe(404);
+    expect((await fetch(url(`/v1/files/${file.id}`), { method: 'DELETE', headers: { authorization: other } })).status).toBe(404);
+    expect((await (await get('/v1/files', other)).json()).data).toEqual([]);
+    expect((await (await get('/v1/batches', other)).json()).data).toEqual([]);
+    expect((await get('/v1/files/file-..%2F..%2Fsecrets', other)).status).toBe(400);
+    expect((await get('/v1/batches/batch_..%2Fx', other)).status).toBe(400);
   });
 
   it("applies a deployment's presets to unset fields, and the request's own values win", async () => {

@@ -23,6 +23,7 @@ export class FilesController {
   ) {}
 
   @Post()
+  @HttpCode(200)
   async upload(@Req() req: FastifyRequest, @Caller() owner: string): Promise<FileObject> {
     if (!req.isMultipart()) throw OpenAiHttpError.invalidRequest('Upload the file as multipart/form-data with fields "file" and "purpose".', 'file');
     let purpose: string | undefined;
