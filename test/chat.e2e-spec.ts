@@ -57,8 +57,10 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     const res = await post({ model: MODEL, messages: hello, temperature: 0, max_tokens: 10, stream: true });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const { payloads } = await readSse(res);
+    const { payloads, ids } = await readSse(res);
     expect(payloads.at(-1)).toBe('[DONE]');
+    // Every chunk is numbered for resumption (Last-Event-ID); [DONE] is not a chunk.
+    expect(ids).toEqual([...payloads.slice(0, -1).map((_, i) => i), null]);
     const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as OpenAI.ChatCompletionChunk);
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     for (const c of chunks) {

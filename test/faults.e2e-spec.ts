@@ -101,26 +101,47 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     expect((await res.json()).usage.completion_tokens).toBe(2000);
   });
 
-  it('SIGTERM to the API: not ready at once, open streams end with a well-formed error event, exit 0', async () => {
+  it('SIGTERM to the API: not ready at once, open streams end with an error event, exit 0; the stream resumes on a new API', async () => {
     await ensureWorkers(1);
-    const res = await post({ max_tokens: 3000, stream: true });
+    const res = await post({ max_tokens: 3000, stream: true, stream_options: { include_usage: true } });
     const sse = new SseReader(res.body!.getReader());
-    await sse.next(2);
+    await sse.next(3);
     const api = platform.api!;
     const signalled = Date.now();
     api.proc.kill('SIGTERM');
     const ready = await waitFor(async () => {
-      const res = await fetch(`${platform.baseUrl}/ready`);
-      return res.status === 503 ? res : undefined;
+      const r = await fetch(`${platform.baseUrl}/ready`);
+      return r.status === 503 ? r : undefined;
     }, 1000, 'readiness to turn 503');
     expect(Date.now() - signalled).toBeLessThan(250);
     expect((await ready.json()).status).toBe('draining');
-    const payloads = await sse.rest();
-    const last = JSON.parse(payloads.at(-1)!);
+    const before = await sse.rest();
+    const last = JSON.parse(before.at(-1)!);
     expect(last.error).toMatchObject({ code: 'server_shutting_down', type: 'service_unavailable' });
-    expect(payloads).not.toContain('[DONE]');
+    expect(before).not.toContain('[DONE]');
     expect(await exited(api)).toBe(0);
+
+    // The job kept running; a client that reconnects gets every missed chunk once, in order, then the live ones.
     await platform.startApi();
+    const completionId = JSON.parse(before[0]).id as string;
+    const lastId = sse.ids.filter((id): id is number => id !== null).at(-1)!;
+    const resumed = await fetch(`${platform.baseUrl}/v1/chat/completions/${completionId}/stream?include_usage=true`, {
+      headers: { 'last-event-id': String(lastId) },
+    });
+    expect(resumed.status).toBe(200);
+    const rest = new SseReader(resumed.body!.getReader());
+    const after = await rest.rest();
+    expect(after.at(-1)).toBe('[DONE]');
+    expect(rest.ids.slice(0, -1)).toEqual(after.slice(0, -1).map((_, i) => lastId + 1 + i));
+    const chunks = [...before.slice(0, -1), ...after.slice(0, -1)].map((p) => JSON.parse(p));
+    expect(chunks.filter((c) => c.choices[0]?.delta?.role === 'assistant')).toHaveLength(1);
+    expect(chunks.at(-1).usage.completion_tokens).toBe(3000);
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    const requestId = completionId.slice('chatcmpl-'.length);
+    expect(text).toBe(replayReply(await replyEvents(REDIS_URL, platform.prefix, requestId)).text);
+
+    const unknown = await fetch(`${platform.baseUrl}/v1/chat/completions/chatcmpl-00000000-0000-4000-8000-000000000000/stream`);
+    expect(unknown.status).toBe(404);
   });
 });
 

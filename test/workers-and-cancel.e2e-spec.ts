@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Queue, type Job } from 'bullmq';
 import { chatQueueName } from '@conveyor/queue';
+import { SseReader } from './support/jobs.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -82,11 +83,10 @@ describe('several workers, and clients that leave', () => {
 
   it('stops generating when a streaming client disconnects, and frees the sequence', async () => {
     const controller = new AbortController();
-    const res = await post({ max_tokens: 3000, stream: true }, controller.signal);
-    const reader = res.body!.getReader();
-    const { value } = await reader.read();
-    const first = new TextDecoder().decode(value).split('\n')[0];
-    const requestId = (JSON.parse(first.slice('data: '.length)).id as string).replace('chatcmpl-', '');
+    const res = await post({ max_tokens: 3000, stream: true, ignore_eos: true }, controller.signal);
+    const sse = new SseReader(res.body!.getReader());
+    await sse.next(1);
+    const requestId = (JSON.parse(sse.payloads[0]).id as string).replace('chatcmpl-', '');
     const startedAt = Date.now();
     controller.abort();
 
@@ -102,8 +102,9 @@ describe('several workers, and clients that leave', () => {
 
   it('stops generating when a sync client disconnects', async () => {
     const controller = new AbortController();
-    const pending = post({ max_tokens: 3000 }, controller.signal).catch((err: Error) => err);
-    const job = await waitFor(async () => (await queue.getActive())[0], 5000);
+    const marker = `sync-cancel-${Date.now()}`;
+    const pending = post({ max_tokens: 3000, ignore_eos: true, messages: [{ role: 'user', content: marker }] }, controller.signal).catch((err: Error) => err);
+    const job = await waitFor(async () => (await queue.getActive()).find((j) => j.data.messages[0].content === marker), 5000);
     controller.abort();
     expect(await pending).toMatchObject({ name: 'AbortError' });
     await waitFor(async () => ((await stateOf(job.id!)) === 'failed' ? true : undefined), 5000);

@@ -42,6 +42,7 @@ export class SseReader {
   private buffer = '';
   private readonly decoder = new TextDecoder();
   readonly payloads: string[] = [];
+  readonly ids: Array<number | null> = [];
 
   constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
 
@@ -56,8 +57,13 @@ export class SseReader {
       while ((at = this.buffer.indexOf('\n\n')) >= 0) {
         const block = this.buffer.slice(0, at);
         this.buffer = this.buffer.slice(at + 2);
-        const data = block.split('\n').find((l) => l.startsWith('data: '));
-        if (data) this.payloads.push(data.slice(6));
+        const lines = block.split('\n');
+        const data = lines.find((l) => l.startsWith('data: '));
+        const id = lines.find((l) => l.startsWith('id: '));
+        if (data) {
+          this.payloads.push(data.slice(6));
+          this.ids.push(id ? Number(id.slice(4)) : null);
+        }
       }
     }
     return true;

@@ -6,7 +6,7 @@ import { toOpenAiError } from '../errors/to-openai-error.js';
 import { DrainService } from '../platform/drain.service.js';
 import { parseChatBody } from './chat-body.parser.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
-import { ChatService } from './chat.service.js';
+import { ChatService, type ChatRun } from './chat.service.js';
 import { SseWriter } from './sse.writer.js';
 
 /** Aborts when the client goes away before the reply is finished. */
@@ -36,20 +36,36 @@ export class ChatHttpHandler {
     if (!dto.stream) return this.chat.complete(dto, signal, onlyDeployment);
 
     const run = await this.chat.start(dto, signal, onlyDeployment);
+    return this.stream(run, reply, dto.stream_options?.include_usage === true, -1);
+  }
+
+  /** Re-opens a reply's stream: chunks after `lastEventId` (every one the client missed, once), then the live ones. */
+  async resume(completionId: string, lastEventId: number, includeUsage: boolean, reply: FastifyReply): Promise<void> {
+    this.drain.assertAccepting();
+    const run = await this.chat.resume(completionId, abortOnDisconnect(reply));
+    return this.stream(run, reply, includeUsage, lastEventId);
+  }
+
+  private async stream(run: ChatRun, reply: FastifyReply, includeUsage: boolean, after: number): Promise<void> {
     // Wait for the worker's first event so a failure before generation is still a plain JSON error.
     const first = await run.events.next();
     const headers = reply.getHeaders();
     reply.hijack();
     const sse = new SseWriter(reply.raw);
-    const chunks = new ChunkFormatter(run.who, dto.stream_options?.include_usage === true);
+    const chunks = new ChunkFormatter(run.who, includeUsage);
+    // Chunks are numbered by their place in the reply, the same on every replay of its events.
+    let index = -1;
+    const send = (chunk: unknown) => {
+      if (++index > after) sse.data(chunk, index);
+    };
     sse.open(headers);
     try {
       for (let step = first; !step.done; step = await run.events.next()) {
         const event = step.value;
         // A resumed attempt continues the same message: only the first start opens it.
-        if (event.type === 'start' && !event.resumed) sse.data(chunks.roleChunk());
-        else if (event.type === 'delta') sse.data(chunks.contentChunk(event.text));
-        else if (event.type === 'end') for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) sse.data(chunk);
+        if (event.type === 'start' && !event.resumed) send(chunks.roleChunk());
+        else if (event.type === 'delta') send(chunks.contentChunk(event.text));
+        else if (event.type === 'end') for (const chunk of chunks.finalChunks(event.finishReason, event.usage)) send(chunk);
       }
       sse.done();
     } catch (err) {

@@ -8,6 +8,7 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
 import { ChatQueue } from '../queue/chat-queue.port.js';
 import { ReplyRelay } from '../relay/reply-relay.service.js';
+import type { ReplySubscription } from '../relay/reply-subscription.js';
 import { LiveWorkers } from '../workers/live-workers.service.js';
 import { assertSupported } from './chat-capabilities.js';
 import { toChatJob } from './chat-request.mapper.js';
@@ -22,6 +23,10 @@ export interface ChatRun {
 }
 
 class ClientGone extends Error {}
+
+export const COMPLETION_ID_PREFIX = 'chatcmpl-';
+export const SHUTTING_DOWN = 'server_shutting_down';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The chat use case: validate against deployments, enqueue one job, relay its reply. */
 @Injectable()
@@ -44,62 +49,87 @@ export class ChatService {
     assertSupported(dto);
     await this.checkCapacity(deployment.id);
     const requestId = randomUUID();
-    const who: ReplyIdentity = { id: `chatcmpl-${requestId}`, model: deployment.id, created: Math.floor(Date.now() / 1000) };
+    const now = Date.now();
+    const who: ReplyIdentity = { id: `${COMPLETION_ID_PREFIX}${requestId}`, model: deployment.id, created: Math.floor(now / 1000) };
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
     try {
-      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id, deployment.defaults));
+      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id, deployment.defaults, now));
     } catch (err) {
       sub.close();
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
+    return { who, events: this.follow(sub, deployment.id, requestId, signal, true) };
+  }
 
+  /**
+   * Follows a reply that is already under way (a client resuming a stream,
+   * on this replica or another): its events from the start, then the live ones.
+   */
+  async resume(completionId: string, signal: AbortSignal): Promise<ChatRun> {
+    const requestId = completionId.startsWith(COMPLETION_ID_PREFIX) ? completionId.slice(COMPLETION_ID_PREFIX.length) : '';
+    if (!UUID.test(requestId)) throw OpenAiHttpError.invalidRequest(`Invalid completion id '${completionId.slice(0, 80)}'.`, 'completion_id', 'invalid_completion_id');
+    const job = await this.queue.find(requestId);
+    if (!job) throw new OpenAiHttpError(404, 'not_found_error', `No reply in progress or recently finished with id '${completionId}'.`, 'completion_id', 'completion_not_found');
+    const who: ReplyIdentity = { id: completionId, model: job.deployment, created: Math.floor(job.enqueuedAt / 1000) };
+    const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    return { who, events: this.follow(sub, job.deployment, requestId, signal, false) };
+  }
+
+  private async *follow(
+    sub: ReplySubscription,
+    deployment: string,
+    requestId: string,
+    signal: AbortSignal,
+    queued: boolean,
+  ): AsyncGenerator<OutputEvent, void, undefined> {
     const timeoutMs = this.config.api.requestTimeoutMs;
     const deadline = setTimeout(() => sub.fail(OpenAiHttpError.timeout(timeoutMs)), timeoutMs);
     const onAbort = () => sub.fail(new ClientGone());
     signal.addEventListener('abort', onAbort, { once: true });
-    const queue = this.queue;
     // Serverless cold-start semantics: wait in the queue for a worker, but not forever.
-    let taken = false;
+    let taken = !queued;
     const queueTimeoutMs = this.config.api.queueTimeoutMs;
     const queueDeadline = setTimeout(() => {
       if (taken) return;
-      void Promise.all([queue.withdraw(deployment.id, requestId), this.workers.count(deployment.id)]).then(([withdrawn, live]) => {
+      void Promise.all([this.queue.withdraw(deployment, requestId), this.workers.count(deployment)]).then(([withdrawn, live]) => {
         if (!withdrawn) return;
         sub.fail(
           OpenAiHttpError.unavailable(
-            `No worker took the request for "${deployment.id}" within ${queueTimeoutMs} ms ` +
+            `No worker took the request for "${deployment}" within ${queueTimeoutMs} ms ` +
               `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
           ),
         );
       });
     }, queueTimeoutMs);
 
-    async function* fenced(): AsyncGenerator<OutputEvent, void, undefined> {
-      const fence = new ReplyFence();
-      let finished = false;
-      try {
-        for await (const event of sub) {
-          taken = true;
-          // Late events of an attempt a newer one replaced, and repeats, are dropped here.
-          if (!fence.accept(event)) continue;
-          if (event.type === 'error') {
-            finished = true;
-            throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
-          }
-          // Set before yielding: a consumer that stops at the end event never resumes this generator.
-          if (event.type === 'end') finished = true;
-          yield event;
-          if (finished) return;
+    const fence = new ReplyFence();
+    let finished = false;
+    let shutdown = false;
+    try {
+      for await (const event of sub) {
+        taken = true;
+        // Late events of an attempt a newer one replaced, and repeats, are dropped here.
+        if (!fence.accept(event)) continue;
+        if (event.type === 'error') {
+          finished = true;
+          throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
         }
-      } finally {
-        clearTimeout(deadline);
-        clearTimeout(queueDeadline);
-        signal.removeEventListener('abort', onAbort);
-        sub.close();
-        if (!finished) await queue.cancel(deployment.id, requestId);
+        // Set before yielding: a consumer that stops at the end event never resumes this generator.
+        if (event.type === 'end') finished = true;
+        yield event;
+        if (finished) return;
       }
+    } catch (err) {
+      shutdown = err instanceof OpenAiHttpError && err.code === SHUTTING_DOWN;
+      throw err;
+    } finally {
+      clearTimeout(deadline);
+      clearTimeout(queueDeadline);
+      signal.removeEventListener('abort', onAbort);
+      sub.close();
+      // A replica shutting down leaves the job running, so the client can resume the stream elsewhere.
+      if (!finished && !shutdown) await this.queue.cancel(deployment, requestId);
     }
-    return { who, events: fenced() };
   }
 
   /** Refuses at once, rather than queueing without bound, when a deployment's queue is full. */

@@ -16,8 +16,10 @@ export class SseWriter {
     });
   }
 
-  data(payload: unknown): void {
-    if (!this.res.writableEnded) this.res.write(`data: ${JSON.stringify(payload)}\n\n`);
+  /** `id` numbers the chunks of a reply, so a client that lost the connection can resume with Last-Event-ID. */
+  data(payload: unknown, id?: number): void {
+    if (this.res.writableEnded) return;
+    this.res.write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(payload)}\n\n`);
   }
 
   done(): void {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { SHUTTING_DOWN } from '../chat/chat.service.js';
 import { ReplyRelay } from '../relay/reply-relay.service.js';
 
 /**
@@ -32,7 +33,15 @@ export class DrainService {
     while (this.relay.open > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     if (this.relay.open > 0) {
       this.logger.warn(`Ending ${this.relay.open} open repl${this.relay.open === 1 ? 'y' : 'ies'}: shutdown grace period over`);
-      this.relay.failAll(new OpenAiHttpError(503, 'service_unavailable', 'The server shut down before the reply was complete; resume it on another replica.', null, 'server_shutting_down'));
+      this.relay.failAll(
+        new OpenAiHttpError(
+          503,
+          'service_unavailable',
+          'The server shut down before the reply was complete; resume it with GET /v1/chat/completions/{id}/stream and Last-Event-ID.',
+          null,
+          SHUTTING_DOWN,
+        ),
+      );
       // Let the stream writers flush their error events before the sockets close.
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -56,6 +56,14 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     }
   }
 
+  async find(requestId: string): Promise<ChatJobData | null> {
+    for (const deployment of this.config.deployments) {
+      const job = await this.queueFor(deployment.id).getJob(requestId);
+      if (job) return job.data;
+    }
+    return null;
+  }
+
   waiting(deployment: string): Promise<number> {
     // Batch lines wait as prioritized jobs, so the plain wait list is exactly the interactive backlog.
     return this.queueFor(deployment).getWaitingCount();

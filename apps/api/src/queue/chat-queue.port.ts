@@ -5,6 +5,8 @@ export abstract class ChatQueue {
   abstract enqueue(job: ChatJobData): Promise<void>;
   /** Best effort: drop the job if it is still waiting, and tell a worker running it to stop. */
   abstract cancel(deployment: string, requestId: string): Promise<void>;
+  /** A request's job if BullMQ still has it (running, or finished within its retention). */
+  abstract find(requestId: string): Promise<ChatJobData | null>;
   /** Interactive requests waiting for a worker (batch lines not counted). */
   abstract waiting(deployment: string): Promise<number>;
   /** Takes the job back if no worker has started it; false when one has (or it is gone). */
