@@ -232,6 +232,23 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     });
   });
 
+  it('exposes Prometheus metrics: requests by status, queue wait, first token, tokens/s, queue depth, live workers', async () => {
+    const res = await fetch(`${platform.baseUrl}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    const value = (pattern: RegExp) => Number(text.match(pattern)?.[1] ?? NaN);
+    expect(value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="400"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/conveyor_queue_wait_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/conveyor_time_to_first_token_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/conveyor_generated_tokens_total\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(50);
+    expect(value(/conveyor_generation_tokens_per_second_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
+    expect(value(/conveyor_queue_depth\{deployment="conveyor-tiny",kind="interactive"\} (\d+)/)).toBe(0);
+    expect(value(/conveyor_live_workers\{deployment="conveyor-tiny"\} (\d+)/)).toBe(1);
+    expect(text).toMatch(/conveyor_batch_lines\{state="pending"\} 0/);
+  });
+
   it('accepts a JSON body sent without a JSON content type, as hosted clients do', async () => {
     const res = await post(JSON.stringify({ model: MODEL, messages: hello, max_tokens: 2 }), {});
     expect(res.status).toBe(200);

@@ -25,6 +25,8 @@ import { ModelsController } from './models/models.controller.js';
 import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
 import { ChatQueue } from './queue/chat-queue.port.js';
 import { JobFailureWatcher } from './queue/job-failure.watcher.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { DrainService } from './platform/drain.service.js';
 import { ReplyRelay } from './relay/reply-relay.service.js';
 import { LiveWorkers } from './workers/live-workers.service.js';
@@ -34,7 +36,7 @@ export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
+      controllers: [HealthController, MetricsController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
@@ -55,6 +57,7 @@ export class AppModule {
         BatchRunner,
         JobFailureWatcher,
         DrainService,
+        PlatformMetrics,
       ],
     };
   }

@@ -5,6 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
+import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
@@ -20,6 +21,11 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   });
   const fastify = app.getHttpAdapter().getInstance();
   // Hosted clients often omit Content-Type: treat any body as JSON, with the same prototype-poisoning guard.
+  // Every answer counts, by route pattern (not raw URL, which would explode the label set).
+  const metrics = app.get(PlatformMetrics);
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+  });
   fastify.removeContentTypeParser('text/plain');
   fastify.addContentTypeParser('*', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
   await app.listen(config.api.port, config.api.host);

@@ -9,6 +9,8 @@ import { DeploymentRegistry } from '../models/deployment-registry.service.js';
 import { ChatQueue } from '../queue/chat-queue.port.js';
 import { ReplyRelay } from '../relay/reply-relay.service.js';
 import type { ReplySubscription } from '../relay/reply-subscription.js';
+import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
+import { ReplyTiming } from '../metrics/reply-timing.js';
 import { LiveWorkers } from '../workers/live-workers.service.js';
 import { assertSupported } from './chat-capabilities.js';
 import { toChatJob } from './chat-request.mapper.js';
@@ -37,6 +39,7 @@ export class ChatService {
     private readonly queue: ChatQueue,
     private readonly relay: ReplyRelay,
     private readonly workers: LiveWorkers,
+    private readonly metrics: PlatformMetrics,
   ) {}
 
   /**
@@ -58,7 +61,7 @@ export class ChatService {
       sub.close();
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
-    return { who, events: this.follow(sub, deployment.id, requestId, signal, true) };
+    return { who, events: this.follow(sub, deployment.id, requestId, signal, true, now) };
   }
 
   /**
@@ -72,7 +75,7 @@ export class ChatService {
     if (!job) throw new OpenAiHttpError(404, 'not_found_error', `No reply in progress or recently finished with id '${completionId}'.`, 'completion_id', 'completion_not_found');
     const who: ReplyIdentity = { id: completionId, model: job.deployment, created: Math.floor(job.enqueuedAt / 1000) };
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
-    return { who, events: this.follow(sub, job.deployment, requestId, signal, false) };
+    return { who, events: this.follow(sub, job.deployment, requestId, signal, false, job.enqueuedAt) };
   }
 
   private async *follow(
@@ -81,7 +84,9 @@ export class ChatService {
     requestId: string,
     signal: AbortSignal,
     queued: boolean,
+    enqueuedAt: number,
   ): AsyncGenerator<OutputEvent, void, undefined> {
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued);
     const timeoutMs = this.config.api.requestTimeoutMs;
     const deadline = setTimeout(() => sub.fail(OpenAiHttpError.timeout(timeoutMs)), timeoutMs);
     const onAbort = () => sub.fail(new ClientGone());
@@ -110,6 +115,7 @@ export class ChatService {
         taken = true;
         // Late events of an attempt a newer one replaced, and repeats, are dropped here.
         if (!fence.accept(event)) continue;
+        timing.observe(event);
         if (event.type === 'error') {
           finished = true;
           throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);

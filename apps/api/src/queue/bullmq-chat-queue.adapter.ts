@@ -64,6 +64,11 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     return null;
   }
 
+  async counts(deployment: string): Promise<{ waiting: number; prioritized: number; active: number }> {
+    const c = await this.queueFor(deployment).getJobCounts('waiting', 'prioritized', 'active');
+    return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, active: c.active ?? 0 };
+  }
+
   waiting(deployment: string): Promise<number> {
     // Batch lines wait as prioritized jobs, so the plain wait list is exactly the interactive backlog.
     return this.queueFor(deployment).getWaitingCount();
