@@ -5,18 +5,21 @@ import { REDIS_URL, TestPlatform, exited } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
 const messages = [{ role: 'user', content: 'Keep talking.' }];
+
+/** A greedy chat request that runs to max_tokens (end-of-generation tokens ignored). */
+const postTo = (platform: TestPlatform, body: object) =>
+  fetch(`${platform.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
+  });
 // Short locks so a dead worker's job is taken over in about a second.
 const FAST_FAILOVER = { PARALLEL: '1', API_SHUTDOWN_GRACE_MS: '300', WORKER_LOCK_MS: '1000', WORKER_STALLED_INTERVAL_MS: '300', WORKER_MAX_STALLS: '1', WORKER_SHUTDOWN_GRACE_MS: '300' };
 
 describe('faults: workers and the API die, and nothing is lost', () => {
   let platform: TestPlatform;
   let queue: Queue;
-  const post = (body: object) =>
-    fetch(`${platform.baseUrl}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
-    });
+  const post = (body: object) => postTo(platform, body);
   const live = () => platform.workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null);
   const ensureWorkers = async (n: number) => {
     while (live().length < n) await platform.startWorker();
@@ -85,7 +88,10 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     const body = await res.json();
     expect(body.error).toMatchObject({ type: 'server_error', code: 'generation_failed' });
     expect(body.error.message).toMatch(/stalled/);
-    expect(kills).toBe(2);
+    // WORKER_MAX_STALLS=1: one stall is recovered, the next fails the job. A kill that lands before BullMQ
+    // has counted the previous stall can add one more, so the bound is maxStalls + 2.
+    expect(kills).toBeGreaterThanOrEqual(2);
+    expect(kills).toBeLessThanOrEqual(3);
     expect(Date.now() - started).toBeLessThan(20_000);
     await killer;
   });
@@ -148,12 +154,7 @@ describe('faults: workers and the API die, and nothing is lost', () => {
 describe('limits: queue depth and deadlines', () => {
   let platform: TestPlatform;
   let queue: Queue;
-  const post = (body: object) =>
-    fetch(`${platform.baseUrl}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
-    });
+  const post = (body: object) => postTo(platform, body);
 
   beforeAll(async () => {
     platform = await TestPlatform.start({ workers: 1, env: { PARALLEL: '1', MAX_QUEUE_DEPTH: '2', REQUEST_TIMEOUT_MS: '1500' } });

@@ -1,28 +1,13 @@
-import type { Batch, BatchError, BatchStatus } from '@conveyor/openai';
+import type { Batch, BatchError } from '@conveyor/openai';
 
 /**
- * A batch as kept in Redis: one hash whose fields are updated one at a time,
- * so the runner's progress and a client's cancel never overwrite each other.
+ * A batch as kept in Redis (the wire object's fields plus bookkeeping): one
+ * hash whose fields are updated one at a time, so the runner's progress and a
+ * client's cancel never overwrite each other.
  */
-export interface BatchRecord {
-  id: string;
+export type BatchRecord = Omit<Batch, 'object' | 'errors' | 'request_counts'> & {
+  /** API key name that created the batch; other keys cannot see it. */
   owner: string;
-  endpoint: string;
-  input_file_id: string;
-  completion_window: string;
-  metadata: Record<string, string> | null;
-  status: BatchStatus;
-  created_at: number;
-  expires_at: number;
-  in_progress_at: number | null;
-  finalizing_at: number | null;
-  completed_at: number | null;
-  failed_at: number | null;
-  expired_at: number | null;
-  cancelling_at: number | null;
-  cancelled_at: number | null;
-  output_file_id: string | null;
-  error_file_id: string | null;
   errors: BatchError[] | null;
   total: number;
   completed: number;
@@ -31,7 +16,7 @@ export interface BatchRecord {
   fed_line: number;
   /** Set by a cancel request; the runner drains and then marks the batch cancelled. */
   cancel_requested: boolean;
-}
+};
 
 export function toBatch(r: BatchRecord): Batch {
   return {
