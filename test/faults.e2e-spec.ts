@@ -69,6 +69,36 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     expect(body.choices[0].message.content.length).toBeGreaterThan(100);
   });
 
+  it('a worker frozen past its lock loses the job; its late chunks are fenced off when it wakes', async () => {
+    await ensureWorkers(2);
+    const res = await post({ max_tokens: 2500, stream: true });
+    const sse = new SseReader(res.body!.getReader());
+    await sse.next(3);
+    const requestId = (JSON.parse(sse.payloads[0]).id as string).slice('chatcmpl-'.length);
+    const frozen = await holderOf(queue, live(), requestId);
+    frozen.proc.kill('SIGSTOP');
+    // Another worker takes the job over once the frozen one's lock lapses.
+    await waitFor(async () => {
+      const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
+      return events.some((e) => e.type === 'start' && e.attempt === 2) ? true : undefined;
+    }, 10_000, 'attempt 2 to start');
+    frozen.proc.kill('SIGCONT');
+
+    const payloads = await sse.rest();
+    expect(payloads.at(-1)).toBe('[DONE]');
+    const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p));
+    expect(chunks.filter((c) => c.choices[0]?.delta?.role === 'assistant')).toHaveLength(1);
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    // Whatever the woken worker wrote after losing the job is in the stream, but never reached the client.
+    const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
+    expect(text).toBe(replayReply(events).text);
+    const secondStart = events.findIndex((e) => e.type === 'start' && e.attempt === 2);
+    const late = events.slice(secondStart).filter((e) => e.attempt === 1);
+    const lateText = late.map((e) => (e.type === 'delta' ? e.text : '')).join('');
+    if (lateText) expect(text.includes(lateText) && text.endsWith(lateText)).toBe(false);
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
+  });
+
   it('a request that kills every worker that takes it fails after a bounded number of tries, with a clear error', async () => {
     await ensureWorkers(3);
     const started = Date.now();
