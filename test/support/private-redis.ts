@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
+
+/** A redis-server of the test's own, with AOF on a private folder, that the test may stop and restart. */
+export class PrivateRedis {
+  private proc: ChildProcess | null = null;
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), mkdtempSync(join(tmpdir(), 'conveyor-redis-')));
+    await redis.up();
+    return redis;
+  }
+
+  async up(): Promise<void> {
+    this.proc = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 100; i++) {
+      if (await this.answers()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('private redis-server did not start');
+  }
+
+  /** SHUTDOWN: Redis syncs its AOF and exits, as in a restart. */
+  async down(): Promise<void> {
+    const client = new Redis(this.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    await client.call('SHUTDOWN').catch(() => undefined);
+    client.disconnect();
+    if (this.proc && this.proc.exitCode === null) await new Promise((r) => this.proc!.once('exit', r));
+  }
+
+  private async answers(): Promise<boolean> {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 300 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc && this.proc.exitCode === null) {
+      this.proc.kill('SIGKILL');
+      await new Promise((r) => this.proc!.once('exit', r));
+    }
+  }
+}
