@@ -44,7 +44,14 @@ export interface ApiKeyConfig {
 }
 
 export interface PlatformConfig {
-  redis: { url: string; prefix: string };
+  redis: {
+    url: string;
+    prefix: string;
+    /** How long a reply stream outlives its last event (the window for resuming a stream). */
+    replyTtlMs: number;
+    /** How long finished jobs are kept in BullMQ for inspection. */
+    jobRetentionSeconds: number;
+  };
   api: {
     host: string;
     port: number;

@@ -107,7 +107,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   checkDeployments(deployments, apiKeys, r.problems, file ? fileField : envField);
 
   const config: PlatformConfig = {
-    redis: { url: redisUrl, prefix },
+    redis: {
+      url: redisUrl,
+      prefix,
+      replyTtlMs: r.int('REPLY_TTL_MS', 10 * 60 * 1000, 1000, 24 * 60 * 60 * 1000),
+      jobRetentionSeconds: r.int('JOB_RETENTION_SECONDS', 3600, 1, 30 * 24 * 3600),
+    },
     api: {
       host: r.string('HOST', '0.0.0.0'),
       port: r.int('PORT', 8000, 0, 65535),

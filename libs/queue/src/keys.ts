@@ -11,8 +11,6 @@ export const cancelKey = (prefix: string, requestId: string): string => `${prefi
 /** Pub/sub channel on which the API tells workers to stop a running request. */
 export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
 
-/** How long a reply stream outlives its last event; long enough for a slow reader or a resume. */
-export const REPLY_STREAM_TTL_MS = 10 * 60 * 1000;
 export const CANCEL_TTL_MS = 10 * 60 * 1000;
 
 /**

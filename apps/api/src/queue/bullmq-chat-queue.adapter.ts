@@ -38,7 +38,10 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
       ...(job.batch
         ? // A batch line's result goes to its batch's files; the job itself need not outlive it.
           { priority: BATCH_LINE_PRIORITY, removeOnComplete: true, removeOnFail: true }
-        : { removeOnComplete: { age: 3600, count: 10000 }, removeOnFail: { age: 24 * 3600 } }),
+        : {
+            removeOnComplete: { age: this.config.redis.jobRetentionSeconds, count: 10000 },
+            removeOnFail: { age: Math.max(this.config.redis.jobRetentionSeconds, 24 * 3600) },
+          }),
     });
   }
 

@@ -21,7 +21,7 @@ export class ReplyPublisherFactory implements OnApplicationShutdown {
   }
 
   open(requestId: string, attempt: number): ReplyPublisher {
-    return new ReplyPublisher(this.redis, replyStreamKey(this.config.redis.prefix, requestId), attempt);
+    return new ReplyPublisher(this.redis, replyStreamKey(this.config.redis.prefix, requestId), attempt, this.config.redis.replyTtlMs);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type ReplyEvent } from '@conveyor/queue';
+import { REPLY_EVENT_FIELD, type ReplyEvent } from '@conveyor/queue';
+
+const REPLY_TTL_MS = 10 * 60 * 1000;
 import { ReplyPublisher } from './reply-publisher.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -24,7 +26,7 @@ describe('ReplyPublisher against real Redis', () => {
     (await redis.xrange(key, '-', '+')).map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent);
 
   it('writes start, coalesced text and end in order, numbered from 0, with a TTL', async () => {
-    const publisher = new ReplyPublisher(redis, key, 2);
+    const publisher = new ReplyPublisher(redis, key, 2, REPLY_TTL_MS);
     publisher.start(11, false);
     publisher.text('Hel');
     publisher.text('lo');
@@ -41,13 +43,13 @@ describe('ReplyPublisher against real Redis', () => {
       { type: 'end', attempt: 2, seq: 3, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
     ]);
     const ttl = await redis.pttl(key);
-    expect(ttl).toBeGreaterThan(REPLY_STREAM_TTL_MS - 60_000);
-    expect(ttl).toBeLessThanOrEqual(REPLY_STREAM_TTL_MS);
+    expect(ttl).toBeGreaterThan(REPLY_TTL_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(REPLY_TTL_MS);
   });
 
   it('reports a failure as an error event after the text so far', async () => {
     await redis.del(key);
-    const publisher = new ReplyPublisher(redis, key, 1);
+    const publisher = new ReplyPublisher(redis, key, 1, REPLY_TTL_MS);
     publisher.start(4, false);
     publisher.text('partial');
     await publisher.fail(400, 'context_length_exceeded', 'too long');

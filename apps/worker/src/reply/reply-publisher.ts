@@ -1,4 +1,4 @@
-import { REPLY_EVENT_FIELD, REPLY_STREAM_TTL_MS, type FinishReason, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
+import { REPLY_EVENT_FIELD, type FinishReason, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 
 /**
@@ -18,6 +18,7 @@ export class ReplyPublisher {
     private readonly redis: Redis,
     private readonly key: string,
     private readonly attempt: number,
+    private readonly ttlMs: number,
   ) {}
 
   start(promptTokens: number, resumed: boolean): void {
@@ -57,7 +58,7 @@ export class ReplyPublisher {
     // Plain commands only: with auto-pipelining they share one ordered batch, whereas a MULTI
     // would be sent ahead of it and could overtake the text written before it.
     const write = this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify({ ...event, seq: this.seq++ }));
-    const ttl = refreshTtl ? this.redis.pexpire(this.key, REPLY_STREAM_TTL_MS) : null;
+    const ttl = refreshTtl ? this.redis.pexpire(this.key, this.ttlMs) : null;
     this.lastWrite = Promise.all([write, ttl]).catch((err: Error) => {
       this.writeError ??= err;
     });
