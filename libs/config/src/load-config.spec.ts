@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.api.port).toBe(8000);
     expect(config.api.host).toBe('0.0.0.0');
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'conveyor' });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'conveyor', replyTtlMs: 600_000, jobRetentionSeconds: 3600 });
     expect(config.logLevel).toBe('log');
     expect(config.modelsDir).toBe(resolve('models'));
     expect(config.deployments).toHaveLength(1);
@@ -44,7 +44,7 @@ describe('loadConfig', () => {
       THREADS: '8',
     });
     expect(config.api.port).toBe(9000);
-    expect(config.redis).toEqual({ url: 'rediss://cache:6380', prefix: 'test_1' });
+    expect(config.redis).toEqual({ url: 'rediss://cache:6380', prefix: 'test_1', replyTtlMs: 600_000, jobRetentionSeconds: 3600 });
     expect(config.logLevel).toBe('debug');
     expect(config.deployments[0]).toMatchObject({ contextSize: 2048, parallel: 2, threads: 8 });
   });
