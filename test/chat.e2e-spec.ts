@@ -232,6 +232,25 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     });
   });
 
+  it('logs JSON lines that follow one request id from the API to the worker, without the prompt', async () => {
+    const secret = `prompt-text-${Date.now()}`;
+    const res = await post({ model: MODEL, messages: [{ role: 'user', content: secret }], max_tokens: 3 });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id');
+    expect((await res.json()).id).toBe(`chatcmpl-${requestId}`);
+    const linesOf = (p: { output: string[] }) =>
+      p.output.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    let api: Record<string, unknown>[] = [];
+    let worker: Record<string, unknown>[] = [];
+    for (let i = 0; i < 50 && !worker.some((l) => l.requestId === requestId && l.msg === 'job finished'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      [api, worker] = [linesOf(platform.api!), linesOf(platform.workers[0])];
+    }
+    expect(api.find((l) => l.requestId === requestId && l.msg === 'chat request ended')).toMatchObject({ service: 'api', outcome: 'length', completionTokens: 3 });
+    expect(worker.find((l) => l.requestId === requestId && l.msg === 'job finished')).toMatchObject({ service: 'worker', attempt: 1 });
+    expect(JSON.stringify([...api, ...worker])).not.toContain(secret);
+  });
+
   it('exposes Prometheus metrics: requests by status, queue wait, first token, tokens/s, queue depth, live workers', async () => {
     const res = await fetch(`${platform.baseUrl}/metrics`);
     expect(res.status).toBe(200);

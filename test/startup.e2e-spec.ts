@@ -76,7 +76,7 @@ describe('start-up', () => {
     const fallback = runWorker({ CONVEYOR_CONFIG: file, ALLOW_CPU_FALLBACK: '1' }, ['--pool', 'gpu']);
     try {
       await until(() => /Worker ready/.test(fallback.out.text()), 30_000, fallback.out.text);
-      expect(fallback.out.text()).toMatch(/"big" \(gpu pool\)/);
+      expect(fallback.out.text()).toMatch(/\\?"big\\?" \(gpu pool\)/);
     } finally {
       fallback.proc.kill('SIGTERM');
       await new Promise((r) => fallback.proc.on('exit', r));

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { PinoNestLogger } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
@@ -15,7 +16,7 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
     multipart: { limits: { files: 1, fileSize: config.batch.maxFileBytes + 1 }, throwFileSizeLimit: false },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forConfig(config), adapter, {
-    logger: enabledLogLevels(config.logLevel),
+    logger: config.logFormat === 'json' ? new PinoNestLogger('api', config.logLevel) : enabledLogLevels(config.logLevel),
     // Fastify parses JSON itself; Nest's extra form parser would swallow JSON sent with curl's default form type.
     bodyParser: false,
   });

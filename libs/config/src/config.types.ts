@@ -89,6 +89,10 @@ export interface PlatformConfig {
   };
   modelsDir: string;
   logLevel: LogLevel;
+  /** json: one JSON object per line (pino); text: Nest's readable console format. */
+  logFormat: 'json' | 'text';
+  /** Include prompts in logs; off unless explicitly enabled. */
+  logPrompts: boolean;
   deployments: DeploymentConfig[];
   /** No keys: authentication is off, as on local servers. */
   apiKeys: ApiKeyConfig[];

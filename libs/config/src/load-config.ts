@@ -139,6 +139,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     modelsDir: resolve(r.string('MODELS_DIR', 'models')),
     logLevel: r.oneOf('LOG_LEVEL', 'log', LOG_LEVELS),
+    logFormat: r.oneOf('LOG_FORMAT', 'json', ['json', 'text'] as const),
+    logPrompts: r.bool('LOG_PROMPTS', false),
     deployments,
     apiKeys,
   };

@@ -33,9 +33,14 @@ export class ChatHttpHandler {
     this.drain.assertAccepting();
     const dto = parseChatBody(body);
     const signal = abortOnDisconnect(reply);
-    if (!dto.stream) return this.chat.complete(dto, signal, onlyDeployment);
+    if (!dto.stream) {
+      const completion = await this.chat.complete(dto, signal, onlyDeployment);
+      reply.header('x-request-id', completion.id.slice('chatcmpl-'.length));
+      return completion;
+    }
 
     const run = await this.chat.start(dto, signal, onlyDeployment);
+    reply.header('x-request-id', run.who.id.slice('chatcmpl-'.length));
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1);
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
 import { ReplyFence, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
@@ -33,6 +33,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The chat use case: validate against deployments, enqueue one job, relay its reply. */
 @Injectable()
 export class ChatService {
+  private readonly logger = new Logger(ChatService.name);
+
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly registry: DeploymentRegistry,
@@ -55,6 +57,13 @@ export class ChatService {
     const now = Date.now();
     const who: ReplyIdentity = { id: `${COMPLETION_ID_PREFIX}${requestId}`, model: deployment.id, created: Math.floor(now / 1000) };
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    this.logger.log({
+      msg: 'chat request queued',
+      requestId,
+      deployment: deployment.id,
+      stream: dto.stream === true,
+      ...(this.config.logPrompts ? { messages: dto.messages } : {}),
+    });
     try {
       await this.queue.enqueue(toChatJob(dto, requestId, deployment.id, deployment.defaults, now));
     } catch (err) {
@@ -110,6 +119,8 @@ export class ChatService {
     const fence = new ReplyFence();
     let finished = false;
     let shutdown = false;
+    let outcome = 'abandoned';
+    let usage: { promptTokens: number; completionTokens: number } | undefined;
     try {
       for await (const event of sub) {
         taken = true;
@@ -118,17 +129,24 @@ export class ChatService {
         timing.observe(event);
         if (event.type === 'error') {
           finished = true;
+          outcome = event.code;
           throw new OpenAiHttpError(event.status, event.status >= 500 ? 'server_error' : 'invalid_request_error', event.message, null, event.code);
         }
         // Set before yielding: a consumer that stops at the end event never resumes this generator.
-        if (event.type === 'end') finished = true;
+        if (event.type === 'end') {
+          finished = true;
+          outcome = event.finishReason;
+          usage = event.usage;
+        }
         yield event;
         if (finished) return;
       }
     } catch (err) {
       shutdown = err instanceof OpenAiHttpError && err.code === SHUTTING_DOWN;
+      if (outcome === 'abandoned') outcome = err instanceof ClientGone ? 'client_gone' : err instanceof OpenAiHttpError ? (err.code ?? 'error') : 'error';
       throw err;
     } finally {
+      this.logger.log({ msg: 'chat request ended', requestId, deployment, outcome, ...usage, ms: Date.now() - enqueuedAt });
       clearTimeout(deadline);
       clearTimeout(queueDeadline);
       signal.removeEventListener('abort', onAbort);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { EngineInputError, type ChatEngine } from '@conveyor/engine';
 import { CHAT_JOB, type BatchLineRef, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
@@ -12,6 +12,7 @@ import { ReplyPublisherFactory } from '../reply/reply-publisher.factory.js';
 @Injectable()
 export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
   readonly jobName = CHAT_JOB;
+  private readonly logger = new Logger(ChatProcessor.name);
 
   constructor(
     private readonly engines: EngineRegistry,
@@ -28,6 +29,8 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     if (job.data.batch) return this.runBatchLine(job, engine, token, jobSignal);
     // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs.
     const attempt = Math.max(1, job.attemptsStarted);
+    const started = Date.now();
+    this.logger.log({ msg: 'job started', requestId, deployment: job.data.deployment, attempt, queuedMs: started - job.data.enqueuedAt });
     const publisher = this.publishers.open(requestId, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
     try {
@@ -41,6 +44,7 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
       );
       if (result.aborted) await this.stopped(job, token, signal);
       await publisher.end(result.finishReason, result.usage);
+      this.logger.log({ msg: 'job finished', requestId, attempt, finishReason: result.finishReason, ...result.usage, ms: Date.now() - started });
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
       if (err instanceof WaitingError) throw err;

@@ -1,0 +1,1 @@
+export { PinoNestLogger } from './pino-nest.logger.js';
