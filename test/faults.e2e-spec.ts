@@ -100,7 +100,8 @@ describe('faults: workers and the API die, and nothing is lost', () => {
   });
 
   it('a request that kills every worker that takes it fails after a bounded number of tries, with a clear error', async () => {
-    await ensureWorkers(3);
+    // At most maxStalls + 2 kills (see below): one worker more, so a live one always remains.
+    await ensureWorkers(4);
     const started = Date.now();
     const pending = post({ max_tokens: 3000 });
     let kills = 0;

@@ -26,6 +26,7 @@ import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
 import { ChatQueue } from './queue/chat-queue.port.js';
 import { JobFailureWatcher } from './queue/job-failure.watcher.js';
 import { MetricsController } from './metrics/metrics.controller.js';
+import { DocsController } from './docs/docs.controller.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { DrainService } from './platform/drain.service.js';
 import { ReplyRelay } from './relay/reply-relay.service.js';
@@ -36,7 +37,7 @@ export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
+      controllers: [HealthController, MetricsController, DocsController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
