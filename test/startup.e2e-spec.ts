@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { freePort } from './support/free-port.js';
+import { redisAnswers } from './support/redis-answers.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { MODELS_DIR, REDIS_URL } from './support/platform.js';
 
@@ -19,19 +19,6 @@ async function until(check: () => boolean, timeoutMs: number, what: () => string
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting; output so far:\n${what()}`);
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function answers(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
   }
 }
 
@@ -113,7 +100,7 @@ describe('start-up', () => {
       proc.kill('SIGINT');
       const code = await new Promise<number | null>((r) => proc.on('exit', r));
       expect(code).toBe(0);
-      expect(await answers(redisUrl)).toBe(false);
+      expect(await redisAnswers(redisUrl)).toBe(false);
       await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
     } finally {
       if (proc.exitCode === null) proc.kill('SIGKILL');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
+import { redisAnswers } from './redis-answers.js';
 
 /** A redis-server of the test's own, with AOF on a private folder, that the test may stop and restart. */
 export class PrivateRedis {
@@ -31,7 +32,7 @@ export class PrivateRedis {
       { stdio: 'ignore' },
     );
     for (let i = 0; i < 100; i++) {
-      if (await this.answers()) return;
+      if (await redisAnswers(this.url)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error('private redis-server did not start');
@@ -44,19 +45,6 @@ export class PrivateRedis {
     await client.call('SHUTDOWN').catch(() => undefined);
     client.disconnect();
     if (this.proc && this.proc.exitCode === null) await new Promise((r) => this.proc!.once('exit', r));
-  }
-
-  private async answers(): Promise<boolean> {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 300 });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      client.disconnect();
-    }
   }
 
   async stop(): Promise<void> {
