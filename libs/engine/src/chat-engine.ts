@@ -25,9 +25,6 @@ export interface GenerateResult {
 
 /** The port the worker generates through; node-llama-cpp is one implementation. */
 export interface ChatEngine {
-  readonly modelPath: string;
-  /** Sequences that can generate at once. */
-  readonly parallel: number;
   generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult>;
   dispose(): Promise<void>;
 }

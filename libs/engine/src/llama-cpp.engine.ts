@@ -69,8 +69,6 @@ function runtime(gpu: boolean): Promise<Llama> {
  */
 export class LlamaCppEngine implements ChatEngine {
   private constructor(
-    readonly modelPath: string,
-    readonly parallel: number,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     // Resolved once: auto-detecting per request costs hundreds of milliseconds.
@@ -99,7 +97,7 @@ export class LlamaCppEngine implements ChatEngine {
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
     });
-    return new LlamaCppEngine(options.modelPath, options.parallel, model, context, chatWrapper, endTokensBias(model));
+    return new LlamaCppEngine(model, context, chatWrapper, endTokensBias(model));
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {

@@ -16,7 +16,6 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import type { ContentPart } from '@conveyor/openai';
 import { ChatMessageDto } from './chat-message.dto.js';
 import { StopSequencesConstraint } from './string-or-strings.validator.js';
 
@@ -122,5 +121,3 @@ export class ChatCompletionRequestDto {
   @IsOptional() @IsBoolean()
   ignore_eos?: boolean | null;
 }
-
-export type ChatContent = string | ContentPart[];

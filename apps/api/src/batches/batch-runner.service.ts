@@ -141,8 +141,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (stop) return this.drain(batch, stop);
     const inflight = await this.redis.hlen(batchInflightKey(this.prefix, batch.id));
     const fed = await this.feed(batch, this.config.batch.inflightPerBatch - inflight);
-    const allFed = batch.fed_line >= 0 && fed.exhausted;
-    if (allFed && inflight + fed.count === 0 && (await this.redis.llen(batchResultsKey(this.prefix, batch.id))) === 0) {
+    if (fed.exhausted && inflight + fed.count === 0 && (await this.redis.llen(batchResultsKey(this.prefix, batch.id))) === 0) {
       await this.repo.update(batch.id, { status: 'finalizing', finalizing_at: now() });
       await this.repo.update(batch.id, { status: 'completed', completed_at: now() });
       await this.finishWith(batch.id);
@@ -151,6 +150,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
 
   /** Tops this batch's lines in the queue up to `room`, reading on in the input file. */
   private async feed(batch: BatchRecord, room: number): Promise<{ count: number; exhausted: boolean }> {
+    // With the window full, nothing to read and nothing to record: no Redis write this tick.
+    if (room <= 0) return { count: 0, exhausted: false };
     let cursor = this.cursors.get(batch.id);
     if (!cursor) {
       cursor = readInputLines(await this.store.read(batch.input_file_id), batch.fed_line);
