@@ -4,7 +4,7 @@
 // Ctrl-C stops everything this script started.
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
+import { redisAnswers } from './redis-answers.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -13,19 +13,6 @@ const children = [];
 let stopping = false;
 
 const log = (msg) => console.log(`[conveyor] ${msg}`);
-
-async function redisAnswers(url) {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
 
 async function ensureRedis() {
   if (await redisAnswers(redisUrl)) {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { freePort } from './support/free-port.js';
-import { redisAnswers } from './support/redis-answers.js';
+import { redisAnswers } from '../scripts/redis-answers.mjs';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { MODELS_DIR, REDIS_URL } from './support/platform.js';
 

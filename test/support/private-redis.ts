@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
-import { redisAnswers } from './redis-answers.js';
+import { redisAnswers } from '../../scripts/redis-answers.mjs';
 
 /** A redis-server of the test's own, with AOF on a private folder, that the test may stop and restart. */
 export class PrivateRedis {

@@ -3,7 +3,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { BatchResultSink } from './batch/batch-result.sink.js';
 import { CancellationService } from './cancel/cancellation.service.js';
 import { ChatProcessor } from './chat/chat.processor.js';
-import { SERVED_DEPLOYMENTS } from './engine/chat-engine.token.js';
+import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { WorkerHost } from './jobs/worker-host.service.js';

@@ -4,7 +4,7 @@ import { Worker, type Job } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CHAT_JOB, chatQueueName } from '@conveyor/queue';
 import { Redis } from 'ioredis';
-import { SERVED_DEPLOYMENTS } from '../engine/chat-engine.token.js';
+import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationService, STOP } from '../cancel/cancellation.service.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { WorkerPresence } from '../presence/worker-presence.js';
