@@ -96,4 +96,6 @@ export interface PlatformConfig {
   deployments: DeploymentConfig[];
   /** No keys: authentication is off, as on local servers. */
   apiKeys: ApiKeyConfig[];
+  /** Hex SHA-256 of the key that opens the queue dashboard; null: no dashboard is served. */
+  adminKeySha256: string | null;
 }

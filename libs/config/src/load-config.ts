@@ -87,6 +87,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     .filter(Boolean)
     .map((key, i) => ({ name: `env-${i + 1}`, sha256: hashKey(key) }));
 
+  const adminKey = r.optionalString('ADMIN_KEY');
+  const adminDigest = r.optionalString('ADMIN_KEY_SHA256')?.toLowerCase();
+  r.check(!(adminKey && adminDigest), 'ADMIN_KEY and ADMIN_KEY_SHA256 are exclusive: set one');
+  r.check(!adminDigest || /^[0-9a-f]{64}$/.test(adminDigest), 'ADMIN_KEY_SHA256 must be 64 hex digits (npm run hash-key -- <key>)');
+
   let deployments: DeploymentConfig[] = [];
   const file = r.optionalString('CONVEYOR_CONFIG');
   if (file) {
@@ -143,6 +148,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logPrompts: r.bool('LOG_PROMPTS', false),
     deployments,
     apiKeys,
+    adminKeySha256: adminKey ? hashKey(adminKey) : (adminDigest ?? null),
   };
   if (r.problems.length) throw new ConfigError(r.problems);
   return config;
