@@ -7,6 +7,9 @@ import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
+import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
+import { mountQueueDashboard } from './admin/queue-dashboard.js';
+import { QUEUE_DASHBOARD_PATH } from './admin/queue-dashboard.path.js';
 
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
@@ -29,8 +32,12 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   });
   fastify.removeContentTypeParser('text/plain');
   fastify.addContentTypeParser('*', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
-  await app.listen(config.api.port, config.api.host);
   const logger = new Logger('Api');
+  if (config.adminKeySha256) {
+    await mountQueueDashboard(fastify, app.get(BullChatQueue).all(), config.adminKeySha256);
+    logger.log(`Queue dashboard at ${QUEUE_DASHBOARD_PATH} (admin key required)`);
+  }
+  await app.listen(config.api.port, config.api.host);
   logger.log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
   // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit 0.
   const shutdown = (signal: string) => {

@@ -37,6 +37,7 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: 'OpenAI routes under /v1: `Authorization: Bearer <key>`' },
       apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Hosted routes: `Api-Key <key>` (predict) or `Key <key>` (org/app)' },
+      admin: { type: 'http', scheme: 'basic', description: 'Queue dashboard: the admin key as the Basic password (any user), or `Authorization: Bearer <admin key>`' },
     },
     schemas: {
       Error: {
@@ -93,6 +94,13 @@ export const OPENAPI_DOCUMENT = {
     '/ready': { get: { summary: 'Readiness: every deployment has a live worker, and the API is not shutting down', responses: { '200': json(obj('ready')), '503': json(obj('not_ready or draining'), 'Not ready') } } },
     '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
     '/openapi.json': { get: { summary: 'This document', responses: { '200': json(obj('OpenAPI 3.1')) } } },
+    '/admin/queues': {
+      get: {
+        summary: 'Queue dashboard (Bull Board) over every deployment queue; served only when ADMIN_KEY or ADMIN_KEY_SHA256 is set. Its pages and JSON API live under this path.',
+        security: [{ admin: [] }],
+        responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...errors(401) },
+      },
+    },
     '/docs': { get: { summary: 'This document as a page', responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } } },
     '/v1/models': { get: { summary: 'Deployed models, with live-worker counts', security: [{ bearer: [] }], responses: { '200': json(obj('list of models')), ...errors(401, 429) } } },
     '/v1/models/{model}': { get: { summary: 'One deployed model', security: [{ bearer: [] }], parameters: [idParam('model', 'Model id (may contain /)')], responses: { '200': json(obj('model')), ...errors(401, 404) } } },

@@ -30,6 +30,11 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     return queue;
   }
 
+  /** Every deployment's queue, for the queue dashboard. */
+  all(): Queue<ChatJobData>[] {
+    return this.config.deployments.map((d) => this.queueFor(d.id));
+  }
+
   async enqueue(job: ChatJobData): Promise<void> {
     await this.queueFor(job.deployment).add(CHAT_JOB, job, {
       jobId: job.requestId,

@@ -1,0 +1,38 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import type { OpenAiErrorBody } from '@conveyor/openai';
+import { isAdminKey, presentedAdminKey } from './admin-credentials.js';
+import { QUEUE_DASHBOARD_PATH } from './queue-dashboard.path.js';
+
+const unauthorized: OpenAiErrorBody = {
+  error: {
+    message: 'The queue dashboard needs the admin key: HTTP Basic with the key as password, or "Authorization: Bearer <admin key>".',
+    type: 'authentication_error',
+    param: null,
+    code: 'invalid_api_key',
+  },
+};
+
+/**
+ * Bull Board over the deployments' queues, in a Fastify scope of its own whose
+ * hook checks the admin key before any of the board's pages or API routes run.
+ */
+export async function mountQueueDashboard(fastify: FastifyInstance, queues: Queue[], adminKeySha256: string): Promise<void> {
+  const board = new FastifyAdapter();
+  board.setBasePath(QUEUE_DASHBOARD_PATH);
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: 'Conveyor queues' } },
+  });
+  await fastify.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      if (isAdminKey(presentedAdminKey(request.headers.authorization), adminKeySha256)) return;
+      await reply.code(401).header('www-authenticate', 'Basic realm="Conveyor admin", charset="UTF-8"').send(unauthorized);
+    });
+    await scope.register(board.registerPlugin(), { prefix: QUEUE_DASHBOARD_PATH });
+  });
+}
