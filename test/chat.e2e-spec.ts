@@ -230,6 +230,12 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       expect(res.status).toBe(404);
       expect((await res.json()).error.type).toBe('not_found_error');
     });
+
+    it('has no queue dashboard when no admin key is configured', async () => {
+      const res = await fetch(`${platform.baseUrl}/admin/queues`, { headers: { authorization: 'Bearer anything' } });
+      expect(res.status).toBe(404);
+      expect((await res.json()).error.type).toBe('not_found_error');
+    });
   });
 
   it('logs JSON lines that follow one request id from the API to the worker, without the prompt', async () => {
