@@ -1,5 +1,5 @@
 export type { ChatEngine, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
 export { EngineInputError } from './chat-engine.js';
-export { toChatHistory, toSamplingOptions, toFinishReason } from './llama-options.js';
+export { toChatHistory, toSamplingOptions } from './llama-options.js';
 export { GpuUnavailableError, LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp.engine.js';
 export { resolveModelSource } from './model-source.js';

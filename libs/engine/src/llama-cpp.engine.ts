@@ -1,7 +1,6 @@
 import {
   getLlama,
   type Llama,
-  LlamaChat,
   resolveChatWrapper,
   type ChatWrapper,
   type LlamaContext,
@@ -11,7 +10,9 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
-import { toChatHistory, toFinishReason, toSamplingOptions } from './llama-options.js';
+import { toChatHistory, toSamplingOptions } from './llama-options.js';
+import { LlamaGeneration } from './llama-generation.js';
+import { LockstepScheduler } from './lockstep-scheduler.js';
 
 export interface LlamaCppEngineOptions {
   modelPath: string;
@@ -65,9 +66,13 @@ function runtime(gpu: boolean): Promise<Llama> {
 
 /**
  * One model, one context with `parallel` sequences; each request borrows a
- * sequence and runs a stateless LlamaChat over the full message list.
+ * sequence and generates over the full message list rendered by the model's
+ * template. A scheduler steps all running replies together, so every decode
+ * carries one token of each, as llama.cpp's own server batches them.
  */
 export class LlamaCppEngine implements ChatEngine {
+  private readonly scheduler = new LockstepScheduler();
+
   private constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
@@ -101,48 +106,67 @@ export class LlamaCppEngine implements ChatEngine {
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {
-    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(request.messages) });
-    return contextText.tokenize(this.model.tokenizer).length;
+    return this.renderPrompt(request.messages).prompt.length;
   }
 
   async generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult> {
-    const promptTokens = this.countPromptTokens(request);
+    const partial = request.continueFrom ?? '';
+    const { prompt, stops, endTokens } = this.renderPrompt(request.messages, partial);
+    const promptTokens = partial ? this.countPromptTokens(request) : prompt.length;
     const contextSize = this.context.contextSize;
-    if (promptTokens >= contextSize) {
+    if (prompt.length >= contextSize) {
       throw new EngineInputError(
         `The prompt is ${promptTokens} tokens, which does not fit this model's context of ${contextSize} tokens.`,
         'context_length_exceeded',
       );
     }
-    const partial = request.continueFrom ?? '';
     // A resumed reply counts the tokens already sent against max_tokens and in usage.
     const sentTokens = partial ? this.model.tokenize(partial).length : 0;
     // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
-    const budget = Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - promptTokens - sentTokens);
+    const budget = Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - prompt.length);
     callbacks.onStart(promptTokens);
     if (budget <= 0) return { finishReason: 'length', usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
 
+    const { repeatPenalty, ...sampling } = toSamplingOptions(request.sampling, () => []);
     const sequence = await this.acquireSequence();
     try {
-      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper, autoDisposeSequence: false });
-      const result = await chat.generateResponse(toChatHistory(request.messages, partial), {
-        ...toSamplingOptions(request.sampling, budget, request.stop),
-        tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined,
+      const generation = new LlamaGeneration(this.model, sequence, {
+        prompt,
+        budget,
+        stops: [...request.stop, ...stops],
+        endTokens: request.sampling.ignoreEos ? new Set() : endTokens,
+        evaluate: { ...sampling, tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined },
+        repeatPenalty: repeatPenalty && ((recent) => ({ ...repeatPenalty, punishTokens: recent })),
         signal: request.signal,
-        stopOnAbortSignal: true,
-        onTextChunk: (text) => callbacks.onText(text),
+        onText: (text) => callbacks.onText(text),
       });
-      await chat.dispose({ disposeSequence: false });
-      // The meter counts tokens the model generated; onToken re-reports re-tokenized text around stop triggers.
-      const completionTokens = sentTokens + sequence.tokenMeter.usedOutputTokens;
+      this.scheduler.start(generation);
+      const outcome = await generation.outcome;
       return {
-        finishReason: toFinishReason(result.metadata.stopReason),
-        usage: { promptTokens, completionTokens },
-        aborted: result.metadata.stopReason === 'abort',
+        finishReason: outcome.finishReason,
+        usage: { promptTokens, completionTokens: sentTokens + outcome.generatedTokens },
+        aborted: outcome.aborted,
       };
     } finally {
       sequence.dispose();
     }
+  }
+
+  /**
+   * The prompt in the model's own template, tokenized once, with what ends a turn in that template:
+   * triggers that start with a special token end at that token, textual ones become stop strings.
+   */
+  private renderPrompt(messages: GenerateRequest['messages'], partial = ''): { prompt: Token[]; stops: string[]; endTokens: Set<Token> } {
+    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(messages, partial) });
+    const stops: string[] = [];
+    const endTokens = new Set<Token>();
+    for (const trigger of state.stopGenerationTriggers) {
+      const first = trigger.values[0];
+      if (first === undefined) continue;
+      if (typeof first === 'string' && trigger.values.every((v) => typeof v === 'string')) stops.push(trigger.values.join(''));
+      else if (typeof first !== 'string') endTokens.add(trigger.tokenize(this.model.tokenizer)[0]!);
+    }
+    return { prompt: state.contextText.tokenize(this.model.tokenizer), stops: stops.filter(Boolean), endTokens };
   }
 
   /**

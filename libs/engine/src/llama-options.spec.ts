@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import type { Sampling } from '@conveyor/queue';
-import { toChatHistory, toFinishReason, toSamplingOptions } from './llama-options.js';
+import { PENALTY_WINDOW, toChatHistory, toSamplingOptions } from './llama-options.js';
 
 describe('toChatHistory', () => {
   it('maps system, user and assistant turns and ends with an empty model response to generate', () => {
@@ -27,64 +27,41 @@ describe('toChatHistory', () => {
 });
 
 describe('toSamplingOptions', () => {
+  const recent = () => [];
+
   it('uses neutral values for everything the request left unset', () => {
-    const options = toSamplingOptions({ temperature: 0.7 }, undefined, []);
+    const options = toSamplingOptions({ temperature: 0.7 }, recent);
     expect(options.temperature).toBe(0.7);
     expect(options.topP).toBe(1);
     expect(options.topK).toBe(0);
     expect(options.minP).toBe(0);
-    expect(options.repeatPenalty).toBe(false);
+    expect(options.repeatPenalty).toBeUndefined();
     expect(options.seed).toBeUndefined();
-    expect(options.maxTokens).toBeUndefined();
-    expect(options.customStopTriggers).toBeUndefined();
   });
 
   it('passes given values through', () => {
     const sampling: Sampling = { temperature: 0, topP: 0.9, topK: 40, minP: 0.05, seed: 7 };
-    expect(toSamplingOptions(sampling, 16, ['END'])).toMatchObject({
-      temperature: 0,
-      topP: 0.9,
-      topK: 40,
-      minP: 0.05,
-      seed: 7,
-      maxTokens: 16,
-      customStopTriggers: ['END'],
-    });
+    expect(toSamplingOptions(sampling, recent)).toMatchObject({ temperature: 0, topP: 0.9, topK: 40, minP: 0.05, seed: 7 });
   });
 
   it.each([-1, 0])('turns top_k %i ("off") into 0', (topK) => {
-    expect(toSamplingOptions({ temperature: 1, topK }, undefined, []).topK).toBe(0);
+    expect(toSamplingOptions({ temperature: 1, topK }, recent).topK).toBe(0);
   });
 
-  it('builds a repeat penalty when any penalty is given, filling the others with neutral values', () => {
-    const onlyRepeat = toSamplingOptions({ temperature: 1, repeatPenalty: 1.1 }, undefined, []).repeatPenalty;
-    expect(onlyRepeat).toMatchObject({ penalty: 1.1, presencePenalty: 0, frequencyPenalty: 0 });
+  it('builds a repeat penalty over the recent tokens when any penalty is given, filling the others with neutral values', () => {
+    const tokens = () => [1, 2, 3] as never[];
+    const onlyRepeat = toSamplingOptions({ temperature: 1, repeatPenalty: 1.1 }, tokens).repeatPenalty;
+    expect(onlyRepeat).toMatchObject({ penalty: 1.1, presencePenalty: 0, frequencyPenalty: 0, maxPunishTokens: PENALTY_WINDOW });
+    expect(onlyRepeat?.punishTokens).toBe(tokens);
 
-    const onlyPresence = toSamplingOptions({ temperature: 1, presencePenalty: 0.5 }, undefined, []).repeatPenalty;
+    const onlyPresence = toSamplingOptions({ temperature: 1, presencePenalty: 0.5 }, recent).repeatPenalty;
     expect(onlyPresence).toMatchObject({ penalty: 1, presencePenalty: 0.5, frequencyPenalty: 0 });
 
-    const onlyFrequency = toSamplingOptions({ temperature: 1, frequencyPenalty: -0.25 }, undefined, []).repeatPenalty;
+    const onlyFrequency = toSamplingOptions({ temperature: 1, frequencyPenalty: -0.25 }, recent).repeatPenalty;
     expect(onlyFrequency).toMatchObject({ penalty: 1, presencePenalty: 0, frequencyPenalty: -0.25 });
   });
 
   it('counts a zero penalty as given', () => {
-    expect(toSamplingOptions({ temperature: 1, presencePenalty: 0 }, undefined, []).repeatPenalty).not.toBe(false);
-  });
-
-  it('leaves customStopTriggers unset for an empty stop list and copies a non-empty one', () => {
-    expect(toSamplingOptions({ temperature: 1 }, undefined, []).customStopTriggers).toBeUndefined();
-    const stop = ['a', 'b'];
-    const triggers = toSamplingOptions({ temperature: 1 }, undefined, stop).customStopTriggers;
-    expect(triggers).toEqual(['a', 'b']);
-    expect(triggers).not.toBe(stop);
-  });
-});
-
-describe('toFinishReason', () => {
-  it("reports 'length' only when the token limit stopped generation", () => {
-    expect(toFinishReason('maxTokens')).toBe('length');
-    for (const reason of ['eogToken', 'stopGenerationTrigger', 'customStopTrigger', 'abort', '']) {
-      expect(toFinishReason(reason)).toBe('stop');
-    }
+    expect(toSamplingOptions({ temperature: 1, presencePenalty: 0 }, recent).repeatPenalty).toBeDefined();
   });
 });

@@ -1,8 +1,8 @@
-import type { ChatHistoryItem, LLamaChatGenerateResponseOptions } from 'node-llama-cpp';
-import type { ChatTurn, FinishReason, Sampling } from '@conveyor/queue';
+import type { ChatHistoryItem, SequenceEvaluateOptions, Token } from 'node-llama-cpp';
+import type { ChatTurn, Sampling } from '@conveyor/queue';
 
 /** How far back repetition penalties look, as llama.cpp's server does by default. */
-const PENALTY_WINDOW = 64;
+export const PENALTY_WINDOW = 64;
 
 /** OpenAI messages → node-llama-cpp history, ending in the model turn to be generated (or continued from `partial`). */
 export function toChatHistory(messages: readonly ChatTurn[], partial = ''): ChatHistoryItem[] {
@@ -20,36 +20,30 @@ export function toChatHistory(messages: readonly ChatTurn[], partial = ''): Chat
   return history;
 }
 
-type SamplingOptions = Pick<
-  LLamaChatGenerateResponseOptions,
-  'temperature' | 'topP' | 'topK' | 'minP' | 'seed' | 'repeatPenalty' | 'maxTokens' | 'customStopTriggers'
->;
+export type SamplingOptions = Pick<SequenceEvaluateOptions, 'temperature' | 'topP' | 'topK' | 'minP' | 'seed' | 'repeatPenalty'>;
 
-/** OpenAI sampling → node-llama-cpp options. Unset fields stay unset so the engine's neutral values apply. */
-export function toSamplingOptions(sampling: Sampling, maxTokens: number | undefined, stop: readonly string[]): SamplingOptions {
+/**
+ * OpenAI sampling → node-llama-cpp's per-token sampler options. Unset fields get
+ * OpenAI's neutral values, not node-llama-cpp's defaults (topK 40, topP 0.95).
+ * `recentTokens` supplies the last tokens of the sequence for repetition penalties.
+ */
+export function toSamplingOptions(sampling: Sampling, recentTokens: () => Token[]): SamplingOptions {
   const penalised =
     sampling.repeatPenalty !== undefined || sampling.presencePenalty !== undefined || sampling.frequencyPenalty !== undefined;
   return {
     temperature: sampling.temperature,
-    // node-llama-cpp's own defaults (topK 40, topP 0.95) are not OpenAI's: neutral unless asked.
     topP: sampling.topP ?? 1,
     topK: sampling.topK !== undefined && sampling.topK > 0 ? sampling.topK : 0,
     minP: sampling.minP ?? 0,
     seed: sampling.seed,
     repeatPenalty: penalised
       ? {
-          lastTokens: PENALTY_WINDOW,
+          punishTokens: recentTokens,
+          maxPunishTokens: PENALTY_WINDOW,
           penalty: sampling.repeatPenalty ?? 1,
           presencePenalty: sampling.presencePenalty ?? 0,
           frequencyPenalty: sampling.frequencyPenalty ?? 0,
-          penalizeNewLine: true,
         }
-      : false,
-    maxTokens,
-    customStopTriggers: stop.length ? [...stop] : undefined,
+      : undefined,
   };
-}
-
-export function toFinishReason(stopReason: string): FinishReason {
-  return stopReason === 'maxTokens' ? 'length' : 'stop';
 }
