@@ -35,8 +35,19 @@ export class CancellationService implements OnModuleInit, OnApplicationShutdown 
     await this.subscriber.subscribe(cancelChannel(this.config.redis.prefix));
   }
 
-  async wasCancelled(requestId: string): Promise<boolean> {
+  private async wasCancelled(requestId: string): Promise<boolean> {
     return (await this.redis.exists(cancelKey(this.config.redis.prefix, requestId))) === 1;
+  }
+
+  /**
+   * Aborts a tracked request if its client cancelled before the job started. Checked alongside
+   * the generation, not ahead of it, so a request that was not cancelled waits for no round trip.
+   */
+  abortIfCancelled(requestId: string): void {
+    this.wasCancelled(requestId).then(
+      (cancelled) => cancelled && this.running.get(requestId)?.abort(STOP.cancelled),
+      (err: Error) => this.logger.warn(`Could not check ${requestId} for a cancel: ${err.message}`),
+    );
   }
 
   /** An AbortSignal that fires on a cancel for this request or when `linked` fires; its reason says why. */

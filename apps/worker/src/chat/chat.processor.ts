@@ -33,8 +33,8 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     this.logger.log({ msg: 'job started', requestId, deployment: job.data.deployment, attempt, queuedMs: started - job.data.enqueuedAt });
     const publisher = this.publishers.open(requestId, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
+    this.cancellation.abortIfCancelled(requestId);
     try {
-      if (await this.cancellation.wasCancelled(requestId)) throw new UnrecoverableError('The request was cancelled by the client.');
       // A retried job continues what the client was already sent, so a stream never repeats or contradicts itself.
       const sent = attempt > 1 ? await this.publishers.replay(requestId) : { text: '', ended: false };
       if (sent.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
