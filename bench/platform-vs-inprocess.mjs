@@ -12,16 +12,16 @@
 //
 // Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--quick]
 //        (needs `npm run build` and a Redis at REDIS_URL; see bench/README.md)
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { HttpClient } from './lib/http.mjs';
+import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { deleteKeys } from './lib/redis.mjs';
+import { fmtMs, fmtSigned, now, pct, positiveInt, sleep, table } from './lib/stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, 'dist');
@@ -65,49 +65,8 @@ const PLAN = QUICK
   : { latencyWarmup: 5, latencyRuns: 100, tputWarmupRounds: 1, tputRounds: 3 };
 const LATENCY_PROMPT = 'Say hello.';
 const STREAM_PROMPT = 'Write a long story about a lighthouse keeper and a storm.';
-const REQUEST_TIMEOUT_MS = 180_000;
-
-function positiveInt(name, raw) {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`${name} must be a positive integer (got "${raw}")`);
-    process.exit(2);
-  }
-  return n;
-}
 
 // ---------------------------------------------------------------- helpers
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const now = () => performance.now();
-const fmtMs = (ms) => `${ms.toFixed(2)} ms`;
-const fmtSigned = (ms) => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)} ms`;
-
-/** Nearest-rank percentile. */
-function pct(values, p) {
-  if (!values.length) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-function table(headers, rows) {
-  const cells = [headers, ...rows].map((r) => r.map(String));
-  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const line = (r) => '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
-  return [line(cells[0]), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...cells.slice(1).map(line)].join('\n');
-}
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
-    });
-  });
-}
 
 const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
 
@@ -153,84 +112,9 @@ function cpuSnapshot(pids) {
 
 const fmtCpu = (c, per) => (c ? `${(c.total / per).toFixed(2)} (JS main thread ${(c.main / per).toFixed(2)})` : 'n/a');
 
-// ---------------------------------------------------------------- child processes
+// ---------------------------------------------------------------- Redis
 
-const children = [];
-
-/** Spawns a dist entry point and resolves once `readyLine` appears in its output. */
-function launch(name, script, env, readyLine, timeoutMs = 300_000) {
-  const started = now();
-  const proc = spawn(process.execPath, [script], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const child = { name, proc, output: '' };
-  children.push(child);
-  return new Promise((ok, fail) => {
-    let ready = false;
-    const timer = setTimeout(() => fail(new Error(`${name} not ready in ${timeoutMs} ms:\n${child.output.slice(-4000)}`)), timeoutMs);
-    const onData = (chunk) => {
-      child.output += chunk.toString();
-      if (child.output.length > 200_000) child.output = child.output.slice(-100_000);
-      if (!ready && readyLine.test(child.output)) {
-        ready = true;
-        clearTimeout(timer);
-        child.readyMs = now() - started;
-        ok(child);
-      }
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.on('error', (err) => fail(err));
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      child.exited = true;
-      if (!ready) fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${child.output.slice(-4000)}`));
-      else if (!stopping) childDied(new Error(`${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-4000)}`));
-    });
-  });
-}
-
-let stopping = false;
-let childDied;
-/** Rejects when a platform process dies mid-run, so requests to it do not hang until their timeout. */
-const childDeath = new Promise((_, reject) => (childDied = reject));
-childDeath.catch(() => undefined);
 let currentPrefix = null;
-
-/** SIGTERM to every child still running, SIGKILL after 10 s. */
-async function stopChildren() {
-  stopping = true;
-  await Promise.all(
-    children.map(
-      ({ proc }) =>
-        new Promise((done) => {
-          if (proc.exitCode !== null || proc.signalCode !== null) return done();
-          const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-          proc.once('exit', () => (clearTimeout(kill), done()));
-          proc.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-
-async function deleteKeys(prefix) {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) deleted += await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
-}
 
 async function redisPingMs(n) {
   const { Redis } = await import('ioredis');
@@ -251,83 +135,16 @@ async function redisPingMs(n) {
 
 // ---------------------------------------------------------------- HTTP client (keep-alive, no fetch overhead)
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const children = new Children(ROOT);
+const client = new HttpClient();
 
-function httpCall(url, { method = 'GET', body, onChunk } = {}) {
-  return new Promise((ok, fail) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
-    const req = request(url, { method, agent, headers }, (res) => {
-      res.setEncoding('utf8');
-      let text = '';
-      res.on('data', (c) => {
-        if (!onChunk || res.statusCode !== 200) text += c;
-        else {
-          try {
-            onChunk(c);
-          } catch (err) {
-            req.destroy(err);
-          }
-        }
-      });
-      res.on('end', () => {
-        if (res.statusCode !== 200) fail(new Error(`${method} ${url} -> HTTP ${res.statusCode}: ${text.slice(0, 500)}`));
-        else ok(text);
-      });
-      res.on('error', fail);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${url} timed out after ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', fail);
-    req.end(payload);
-  });
-}
-
-/** One streamed chat completion; resolves with TTFT (first content) and completion tokens from usage. */
-async function streamChat(baseUrl, model, maxTokens) {
-  const t0 = now();
-  let buffer = '';
-  let ttft = null;
-  let usage = null;
-  let done = false;
-  let finishReason = null;
-  await httpCall(`${baseUrl}/v1/chat/completions`, {
-    method: 'POST',
-    body: {
-      model,
-      messages: [{ role: 'user', content: STREAM_PROMPT }],
-      max_tokens: maxTokens,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-    },
-    onChunk: (chunk) => {
-      buffer += chunk;
-      let at;
-      while ((at = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, at);
-        buffer = buffer.slice(at + 2);
-        if (!block.startsWith('data: ')) continue;
-        const data = block.slice(6);
-        if (data === '[DONE]') {
-          done = true;
-          continue;
-        }
-        const json = JSON.parse(data);
-        if (json.error) throw new Error(`stream error: ${JSON.stringify(json.error)}`);
-        const choice = json.choices?.[0];
-        if (ttft === null && choice?.delta?.content) ttft = now() - t0;
-        if (choice?.finish_reason) finishReason = choice.finish_reason;
-        if (json.usage) usage = json.usage;
-      }
-    },
-  });
-  if (!done) throw new Error('stream ended without data: [DONE]');
-  if (!usage) throw new Error('stream carried no usage chunk');
-  return { ttft: ttft ?? now() - t0, tokens: usage.completion_tokens, finishReason, end: now() };
+function streamChat(baseUrl, model, maxTokens) {
+  const body = { model, messages: [{ role: 'user', content: STREAM_PROMPT }], max_tokens: maxTokens, temperature: 0 };
+  return client.streamChat(`${baseUrl}/v1/chat/completions`, body);
 }
 
 function chatOnce(baseUrl, model, maxTokens) {
-  return httpCall(`${baseUrl}/v1/chat/completions`, {
+  return client.call(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     body: { model, messages: [{ role: 'user', content: LATENCY_PROMPT }], max_tokens: maxTokens, temperature: 0, stream: false },
   }).then((text) => JSON.parse(text));
@@ -415,13 +232,15 @@ async function measureInProcess(modelPath) {
     for (const k of CONCURRENCIES) {
       tput[k] = await throughputRounds('in-process', k, PLAN.tputRounds, () => gen(STREAM_PROMPT, STREAM_TOKENS), pids, waitForSequences);
     }
-    return { latency, latencyCpu, tput };
-  } finally {
+    // The engine stays loaded (idle) for the paired latency measurement beside the platform.
+    return { latency, latencyCpu, tput, gen, dispose: () => engine.dispose() };
+  } catch (err) {
     await engine.dispose();
+    throw err;
   }
 }
 
-async function measurePlatform(model, deploymentId) {
+async function measurePlatform(model, deploymentId, inprocGen) {
   const port = await freePort();
   const prefix = `bench-${randomBytes(6).toString('hex')}`;
   const env = {
@@ -439,32 +258,30 @@ async function measurePlatform(model, deploymentId) {
   const baseUrl = `http://127.0.0.1:${port}`;
   currentPrefix = prefix;
   try {
-    const work = runPlatform(env, baseUrl, deploymentId);
-    work.catch(() => undefined); // when a child dies first, the race reports that instead
-    return await Promise.race([childDeath, work]);
+    return await children.watch(runPlatform(env, baseUrl, deploymentId, inprocGen));
   } finally {
-    agent.destroy();
-    for (const c of children) childrenCpuMs += cpuOf(c.proc.pid)?.total ?? 0;
-    await stopChildren();
-    const deleted = await deleteKeys(prefix).catch((err) => (console.error(`  could not delete ${prefix}:* keys: ${err.message}`), 0));
+    client.destroy();
+    for (const c of children.list) childrenCpuMs += cpuOf(c.proc.pid)?.total ?? 0;
+    await children.stopAll();
+    const deleted = await deleteKeys(REDIS_URL, prefix).catch((err) => (console.error(`  could not delete ${prefix}:* keys: ${err.message}`), 0));
     currentPrefix = null;
     console.log(`  stopped api and worker; deleted ${deleted} Redis key(s) under ${prefix}:*`);
   }
 }
 
-async function runPlatform(env, baseUrl, deploymentId) {
+async function runPlatform(env, baseUrl, deploymentId, inprocGen) {
   const [api, worker] = await Promise.all([
-    launch('api', API_MAIN, env, /listening on/),
-    launch('worker', WORKER_MAIN, env, /Worker ready/),
+    children.launch('api', process.execPath, [API_MAIN], env, /listening on/),
+    children.launch('worker', process.execPath, [WORKER_MAIN], env, /Worker ready/),
   ]);
   console.log(`  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`);
 
   // Context for the latency numbers: what HTTP alone and one Redis round trip cost here.
-  for (let i = 0; i < 20; i++) await httpCall(`${baseUrl}/health`);
+  for (let i = 0; i < 20; i++) await client.call(`${baseUrl}/health`);
   const health = [];
   for (let i = 0; i < PLAN.latencyRuns; i++) {
     const t0 = now();
-    await httpCall(`${baseUrl}/health`);
+    await client.call(`${baseUrl}/health`);
     health.push(now() - t0);
   }
   const ping = await redisPingMs(PLAN.latencyRuns);
@@ -488,18 +305,33 @@ async function runPlatform(env, baseUrl, deploymentId) {
   console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
   console.log(`  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`);
 
+  // 1b. the same, paired: each platform request right after an in-process call, so both see the
+  // machine at the same moment. The per-pair difference is the queue path's own cost, free of the
+  // drift between two phases measured a minute apart.
+  const paired = { inproc: [], platform: [], added: [] };
+  for (let i = 0; i < PLAN.latencyRuns; i++) {
+    const t0 = now();
+    await inprocGen(LATENCY_PROMPT, 1);
+    const t1 = now();
+    await chatOnce(baseUrl, deploymentId, 1);
+    const t2 = now();
+    paired.inproc.push(t1 - t0);
+    paired.platform.push(t2 - t1);
+    paired.added.push(t2 - t1 - (t1 - t0));
+  }
+  console.log(
+    `  paired with in-process calls: added p50 ${fmtSigned(pct(paired.added, 50))}, p99 ${fmtSigned(pct(paired.added, 99))} ` +
+      `(in-process p50 ${fmtMs(pct(paired.inproc, 50))}, platform p50 ${fmtMs(pct(paired.platform, 50))})`,
+  );
+
   // 2. throughput
   for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
   const tput = {};
   for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
   // Anything the platform logged as a warning or error (a failed and retried job, say) is worth seeing.
-  for (const c of [api, worker]) {
-    const problems = c.output.split('\n').filter((l) => /\b(WARN|ERROR)\b/.test(l));
-    if (problems.length) {
-      console.log(`  !! ${c.name} logged ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
-    }
-  }
-  return { latency, latencyCpu, tput, health, ping };
+  const problems = children.problems();
+  if (problems.length) console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
+  return { latency, latencyCpu, tput, health, ping, paired };
 }
 
 // ---------------------------------------------------------------- main
@@ -610,23 +442,30 @@ async function main() {
   console.log(`  other processes (Redis included) used ${fmtOther(otherInproc)}`);
   await sleep(500); // let the engine's threads wind down before the platform starts
   const mark2 = await loadMark();
-  const platform = await measurePlatform(model, deploymentId);
+  let platform;
+  try {
+    platform = await measurePlatform(model, deploymentId, inproc.gen);
+  } finally {
+    await inproc.dispose();
+  }
   const otherPlatform = otherLoad(mark2, await loadMark());
   console.log(`  other processes (Redis included) used ${fmtOther(otherPlatform)}`);
 
   console.log('\n== Results');
-  console.log('\n1-token reply latency (sequential; in-process engine.generate vs non-stream HTTP through the queue):');
+  console.log('\n1-token reply latency (in-process engine.generate vs non-stream HTTP through the queue):');
   const lp50 = [pct(inproc.latency, 50), pct(platform.latency, 50)];
   const lp99 = [pct(inproc.latency, 99), pct(platform.latency, 99)];
+  const { paired } = platform;
   console.log(
     table(
-      ['', 'in-process', 'platform', 'added (platform - in-process)'],
+      ['', 'in-process', 'platform', 'added, one phase after the other', 'added, paired call by call'],
       [
-        ['p50', fmtMs(lp50[0]), fmtMs(lp50[1]), fmtSigned(lp50[1] - lp50[0])],
-        ['p99', fmtMs(lp99[0]), fmtMs(lp99[1]), fmtSigned(lp99[1] - lp99[0])],
+        ['p50', fmtMs(lp50[0]), fmtMs(lp50[1]), fmtSigned(lp50[1] - lp50[0]), fmtSigned(pct(paired.added, 50))],
+        ['p99', fmtMs(lp99[0]), fmtMs(lp99[1]), fmtSigned(lp99[1] - lp99[0]), fmtSigned(pct(paired.added, 99))],
       ],
     ),
   );
+  console.log('(paired: each platform request follows an in-process call; p50/p99 of the per-pair difference)');
 
   console.log(`\nAggregate throughput, ${STREAM_TOKENS}-token replies (completion tokens / wall time from first request to last reply):`);
   console.log(
@@ -665,27 +504,14 @@ async function main() {
 }
 
 let exitCode = 0;
-let signalled = false;
-const onSignal = (sig) => {
-  if (signalled) return;
-  signalled = true;
-  console.error(`\n${sig}: stopping the platform processes`);
-  stopChildren()
-    .then(() => currentPrefix && deleteKeys(currentPrefix))
-    .catch(() => undefined)
-    .finally(() => process.exit(130));
-};
-// `on`, not `once`: signal-exit (loaded by node-llama-cpp's dependencies) re-raises the signal,
-// killing the process before the cleanup above, when it sees no other listener left.
-process.on('SIGINT', onSignal);
-process.on('SIGTERM', onSignal);
+stopChildrenOnSignal(async () => currentPrefix && deleteKeys(REDIS_URL, currentPrefix));
 try {
   await main();
 } catch (err) {
   console.error(`\nbench failed: ${err?.stack ?? err}`);
   exitCode = 1;
 } finally {
-  await stopChildren();
+  await children.stopAll();
 }
 // node-llama-cpp keeps native handles alive after dispose: exit explicitly.
 process.exit(exitCode);
