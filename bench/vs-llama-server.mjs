@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+// Conveyor against llama.cpp's own server, on the same model, threads and machine, in one run.
+//
+// Builds llama-server from the llama.cpp source inside node-llama-cpp (cached; see
+// llama-server-build.mjs) and starts it on loopback with -np PARALLEL; starts the Conveyor API
+// and worker(s) from dist/, measured through the whole platform (HTTP -> BullMQ/Redis -> worker
+// -> Redis stream -> API -> HTTP). The two take turns, round by round, and never generate at
+// the same time. A round is k concurrent streamed chat completions (k = 1, 2, 4, 8), greedy,
+// EOS ignored, so every reply is exactly --tokens tokens long.
+// Prints aggregate tokens/s, TTFT p50/p99 and the ratio, and writes a table and a chart
+// under bench/results/.
+//
+// Usage: node bench/vs-llama-server.mjs [--model bench|tiny|/path.gguf] [--threads N] [--workers N]
+//        [--parallel N] [--tokens N] [--rounds N] [--dist DIR] [--out NAME] [--quick]
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { lineChartSvg } from './lib/chart.mjs';
+import { HttpClient } from './lib/http.mjs';
+import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { deleteKeys } from './lib/redis.mjs';
+import { fmtMs, now, pct, positiveInt, sleep, table } from './lib/stats.mjs';
+import { ensureLlamaServer } from './llama-server-build.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MODELS_DIR = resolve(ROOT, 'models');
+const RESULTS_DIR = resolve(ROOT, 'bench/results');
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const PROMPT = 'Write a long story about a lighthouse keeper and a storm.';
+const CONCURRENCIES = [1, 2, 4, 8];
+
+const USAGE =
+  'Usage: node bench/vs-llama-server.mjs [--model bench|tiny|/path.gguf] [--threads N] [--workers N] [--parallel N] ' +
+  '[--context-size N] [--tokens N] [--rounds N] [--dist DIR] [--out NAME] [--quick]';
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      model: { type: 'string', default: 'bench' },
+      threads: { type: 'string', default: '1' },
+      workers: { type: 'string', default: '1' },
+      parallel: { type: 'string', default: '8' },
+      'context-size': { type: 'string', default: '1024' },
+      tokens: { type: 'string', default: '128' },
+      rounds: { type: 'string', default: '3' },
+      dist: { type: 'string', default: resolve(ROOT, 'dist') },
+      out: { type: 'string', default: 'vs-llama-server' },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  }));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const THREADS = positiveInt('--threads', opts.threads);
+const WORKERS = positiveInt('--workers', opts.workers);
+const PARALLEL = positiveInt('--parallel', opts.parallel);
+const CONTEXT_SIZE = positiveInt('--context-size', opts['context-size']);
+const TOKENS = positiveInt('--tokens', opts.tokens);
+const ROUNDS = opts.quick ? 1 : positiveInt('--rounds', opts.rounds);
+const DIST = resolve(opts.dist);
+if (!/^[\w.-]+$/.test(opts.out)) {
+  console.error(`--out must be a plain file name (got "${opts.out}")`);
+  process.exit(2);
+}
+// Conveyor's workers share the threads and sequences llama-server gets, so both use the same CPU.
+const WORKER_THREADS = Math.max(1, Math.floor(THREADS / WORKERS));
+const WORKER_PARALLEL = Math.max(1, Math.ceil(PARALLEL / WORKERS));
+
+const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
+
+/** A pause between the two sides' rounds, so one side's threads have gone idle before the other starts. */
+const SETTLE_MS = 300;
+
+/**
+ * Both servers stay up, idle but for the side being measured: for each concurrency k, the two take
+ * turns, round by round, each round k concurrent streams. Taking turns spreads any drift of the
+ * machine's speed over both sides alike, where one side after the other would not.
+ */
+async function measureInTurns(sides) {
+  for (const side of sides) {
+    await Promise.all(Array.from({ length: PARALLEL }, side.runOne));
+    await sleep(SETTLE_MS);
+  }
+  const rows = Object.fromEntries(sides.map((side) => [side.name, {}]));
+  for (const k of CONCURRENCIES) {
+    const acc = sides.map(() => ({ tokens: 0, wall: 0, ttfts: [], finish: {}, promptTokens: new Set() }));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [i, side] of sides.entries()) {
+        const t0 = now();
+        const results = await Promise.all(Array.from({ length: k }, side.runOne));
+        acc[i].wall += now() - t0;
+        for (const x of results) {
+          acc[i].tokens += x.tokens;
+          acc[i].ttfts.push(x.ttft);
+          acc[i].promptTokens.add(x.promptTokens);
+          acc[i].finish[x.finishReason] = (acc[i].finish[x.finishReason] ?? 0) + 1;
+        }
+        await sleep(SETTLE_MS);
+      }
+    }
+    for (const [i, side] of sides.entries()) {
+      const { tokens, wall, ttfts, finish, promptTokens } = acc[i];
+      const row = { tps: (tokens / wall) * 1000, ttftP50: pct(ttfts, 50), ttftP99: pct(ttfts, 99), tokens };
+      rows[side.name][k] = row;
+      const finishText = Object.entries(finish).map(([reason, n]) => `${reason}:${n}`).join(' ');
+      console.log(
+        `  ${side.name.padEnd(12)} k=${k}: ${tokens} tokens in ${(wall / 1000).toFixed(2)} s = ${row.tps.toFixed(1)} tok/s; ` +
+          `TTFT p50 ${fmtMs(row.ttftP50)}, p99 ${fmtMs(row.ttftP99)}; prompt ${[...promptTokens].join('/')} tokens; finish ${finishText}`,
+      );
+    }
+  }
+  return rows;
+}
+
+function sameBody(model) {
+  return { model, messages: [{ role: 'user', content: PROMPT }], max_tokens: TOKENS, temperature: 0, ignore_eos: true };
+}
+
+async function startLlamaServer(children, binary, modelPath) {
+  // llama-server closes a connection after a streamed reply, so a kept-alive socket fails on reuse.
+  const client = new HttpClient({ keepAlive: false });
+  const port = await freePort();
+  const args = [
+    '-m', modelPath, '--host', '127.0.0.1', '--port', String(port),
+    '-t', String(THREADS), '-tb', String(THREADS), '-np', String(PARALLEL), '-c', String(CONTEXT_SIZE * PARALLEL),
+    '-ngl', '0', '--jinja', '--no-webui',
+  ];
+  const server = await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
+  console.log(`  llama-server ${args.slice(4).join(' ')}: ready in ${fmtMs(server.readyMs)}`);
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  // Its prompt cache would skip the prompt of every repeated request; Conveyor evaluates it each time.
+  const body = { ...sameBody('model'), cache_prompt: false };
+  return { name: 'llama-server', client, runOne: () => client.streamChat(url, body) };
+}
+
+async function startConveyor(children, model, deploymentId, prefix) {
+  const client = new HttpClient();
+  const port = await freePort();
+  const env = {
+    PORT: String(port), HOST: '127.0.0.1', REDIS_URL, REDIS_PREFIX: prefix, MODEL: model, MODELS_DIR,
+    PARALLEL: String(WORKER_PARALLEL), THREADS: String(WORKER_THREADS), CONTEXT_SIZE: String(CONTEXT_SIZE),
+  };
+  const started = await Promise.all([
+    children.launch('api', process.execPath, [resolve(DIST, 'apps/api/src/main.js')], env, /listening on/),
+    ...Array.from({ length: WORKERS }, (_, i) =>
+      children.launch(`worker${i + 1}`, process.execPath, [resolve(DIST, 'apps/worker/src/main.js')], env, /Worker ready/),
+    ),
+  ]);
+  console.log(
+    `  Conveyor API + ${WORKERS} worker(s) × (THREADS=${WORKER_THREADS}, PARALLEL=${WORKER_PARALLEL}), REDIS_PREFIX=${prefix}: ` +
+      `ready in ${started.map((c) => `${c.name} ${fmtMs(c.readyMs)}`).join(', ')}`,
+  );
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  return { name: 'Conveyor', client, runOne: () => client.streamChat(url, sameBody(deploymentId)) };
+}
+
+async function measureBoth(binary, model) {
+  const children = new Children(ROOT);
+  const prefix = `bench-${randomBytes(6).toString('hex')}`;
+  currentPrefix = prefix;
+  const sides = [];
+  console.log('\n== Starting both servers');
+  try {
+    sides.push(await startLlamaServer(children, binary, model.path));
+    sides.push(await startConveyor(children, model.model, model.deploymentId, prefix));
+    console.log(`\n== Measuring, ${ROUNDS} round(s) per side and concurrency, taking turns`);
+    const rows = await children.watch(measureInTurns(sides));
+    const problems = children.problems();
+    if (problems.length) console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
+    return { llama: rows['llama-server'], conveyor: rows.Conveyor };
+  } finally {
+    for (const side of sides) side.client.destroy();
+    await children.stopAll();
+    await deleteKeys(REDIS_URL, prefix).catch((err) => console.error(`  could not delete ${prefix}:* keys: ${err.message}`));
+    currentPrefix = null;
+  }
+}
+
+async function resolveModel() {
+  const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
+  const { deriveDeploymentId } = await importDist('libs/config/src/index.js');
+  if (isModelPresetName(opts.model)) {
+    const path = await ensurePresetModel(opts.model, MODELS_DIR);
+    return { model: opts.model, path, deploymentId: deriveDeploymentId(opts.model) };
+  }
+  const path = resolve(opts.model);
+  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path)) throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
+  return { model: path, path, deploymentId: deriveDeploymentId(path) };
+}
+
+function report(header, llama, conveyor) {
+  const rows = CONCURRENCIES.map((k) => [
+    String(k),
+    llama[k].tps.toFixed(1),
+    conveyor[k].tps.toFixed(1),
+    (conveyor[k].tps / llama[k].tps).toFixed(2) + '×',
+    `${llama[k].ttftP50.toFixed(1)} / ${llama[k].ttftP99.toFixed(1)}`,
+    `${conveyor[k].ttftP50.toFixed(1)} / ${conveyor[k].ttftP99.toFixed(1)}`,
+  ]);
+  const text = table(
+    ['streams', 'llama-server tok/s', 'Conveyor tok/s', 'Conveyor / llama-server', 'llama-server TTFT p50 / p99 ms', 'Conveyor TTFT p50 / p99 ms'],
+    rows,
+  );
+  console.log(`\n== Results\n\n${text}\n`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const md = `# Conveyor vs llama-server\n\n${header.map((l) => `- ${l}`).join('\n')}\n\n${text}\n\n![tokens/s against concurrent streams](${opts.out}.svg)\n`;
+  writeFileSync(resolve(RESULTS_DIR, `${opts.out}.md`), md);
+  writeFileSync(resolve(RESULTS_DIR, `${opts.out}.json`), JSON.stringify({ header, llamaServer: llama, conveyor }, null, 2) + '\n');
+  const svg = lineChartSvg({
+    title: 'Aggregate tokens/s, Conveyor beside llama-server',
+    subtitle: `${opts.model} model, ${THREADS} thread(s), ${TOKENS}-token greedy replies, ${os.cpus().length}-core ${os.cpus()[0]?.model?.trim() ?? ''}`,
+    xLabel: 'concurrent streams',
+    yLabel: 'tokens/s (all streams together)',
+    categories: CONCURRENCIES,
+    series: [
+      { name: 'llama-server', color: '#888', values: CONCURRENCIES.map((k) => llama[k].tps) },
+      { name: 'Conveyor (through the queue)', color: '#1f6feb', values: CONCURRENCIES.map((k) => conveyor[k].tps) },
+    ],
+  });
+  writeFileSync(resolve(RESULTS_DIR, `${opts.out}.svg`), svg);
+  console.log(`wrote ${['md', 'json', 'svg'].map((e) => relative(process.cwd(), resolve(RESULTS_DIR, `${opts.out}.${e}`))).join(', ')}`);
+}
+
+async function main() {
+  for (const f of ['apps/api/src/main.js', 'apps/worker/src/main.js', 'libs/gguf/src/index.js']) {
+    if (!existsSync(resolve(DIST, f))) throw new Error(`${resolve(DIST, f)} is missing: run \`npm run build\` first`);
+  }
+  const cpus = os.cpus();
+  const command = ['node', 'bench/vs-llama-server.mjs', ...process.argv.slice(2)].join(' ');
+  const model = await resolveModel();
+  const binary = ensureLlamaServer({ log: (line) => console.log(line) });
+  const header = [
+    `command: \`${command}\``,
+    `date: ${new Date().toISOString()}`,
+    `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.arch()}, node ${process.version}`,
+    `model: ${opts.model} (${relative(ROOT, model.path)}); ${TOKENS}-token replies, temperature 0, ignore_eos; ${ROUNDS} round(s) per row after a warm-up`,
+    `llama-server: ${relative(os.homedir(), binary)} with -t ${THREADS} -np ${PARALLEL} -c ${CONTEXT_SIZE * PARALLEL}`,
+    `Conveyor: API + ${WORKERS} worker process(es), each THREADS=${WORKER_THREADS} PARALLEL=${WORKER_PARALLEL} CONTEXT_SIZE=${CONTEXT_SIZE}; Redis ${REDIS_URL}`,
+  ];
+  console.log(`# Conveyor vs llama-server\n${header.join('\n')}`);
+  const { llama, conveyor } = await measureBoth(binary, model);
+  report(header, llama, conveyor);
+}
+
+let currentPrefix = null;
+stopChildrenOnSignal(async () => currentPrefix && deleteKeys(REDIS_URL, currentPrefix));
+try {
+  await main();
+  process.exit(0);
+} catch (err) {
+  console.error(`\nbench failed: ${err?.stack ?? err}`);
+  process.exit(1);
+}
