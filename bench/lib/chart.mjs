@@ -1,11 +1,11 @@
 // A dependency-free SVG line chart: a few series over categorical x values.
 const escape = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
-/** Round up to 1, 2 or 5 times a power of ten, so the axis ends on a tidy value. */
+/** Round up to a tidy multiple of a power of ten, so the axis ends on a round value. */
 function niceCeil(value) {
   if (!(value > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
-  return [1, 2, 5, 10].map((m) => m * power).find((v) => v >= value);
+  return [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].map((m) => m * power).find((v) => v >= value);
 }
 
 /**
@@ -40,8 +40,10 @@ export function lineChartSvg({ title, subtitle = '', xLabel, yLabel, categories,
     out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2.5" points="${points.map((p) => p.join(',')).join(' ')}"/>`);
     s.values.forEach((v, i) => {
       if (!Number.isFinite(v)) return;
+      // The highest point at this x is labelled above, the others below, so close values stay readable.
+      const highest = series.every((o) => !(o.values[i] > v));
       out.push(`<circle cx="${x(i)}" cy="${y(v)}" r="4" fill="${s.color}"/>`);
-      out.push(`<text x="${x(i)}" y="${y(v) - 9}" text-anchor="middle" font-size="11" fill="${s.color}">${Math.round(v)}</text>`);
+      out.push(`<text x="${x(i)}" y="${highest ? y(v) - 9 : y(v) + 18}" text-anchor="middle" font-size="11" fill="${s.color}">${Math.round(v)}</text>`);
     });
   }
   series.forEach((s, i) => {
