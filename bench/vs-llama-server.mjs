@@ -73,7 +73,11 @@ if (!/^[\w.-]+$/.test(opts.out)) {
   process.exit(2);
 }
 // Conveyor's workers share the threads and sequences llama-server gets, so both use the same CPU.
-const WORKER_THREADS = Math.max(1, Math.floor(THREADS / WORKERS));
+if (THREADS % WORKERS !== 0) {
+  console.error(`--threads (${THREADS}) must be a multiple of --workers (${WORKERS}), so both sides use the same threads`);
+  process.exit(2);
+}
+const WORKER_THREADS = THREADS / WORKERS;
 const WORKER_PARALLEL = Math.max(1, Math.ceil(PARALLEL / WORKERS));
 
 const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
