@@ -17,11 +17,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { HttpClient } from './lib/http.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
-import { fmtMs, fmtSigned, now, pct, positiveInt, sleep, table } from './lib/stats.mjs';
+import { fmtMs, fmtSigned, now, pct, sleep, table } from './lib/stats.mjs';
+import { parseCli, positiveInt } from './lib/cli.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, 'dist');
@@ -33,26 +33,13 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 // ---------------------------------------------------------------- options
 
 const USAGE = 'Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]';
-let opts;
-try {
-  ({ values: opts } = parseArgs({
-    options: {
-      model: { type: 'string', default: 'bench' },
-      threads: { type: 'string', default: '1' },
-      'context-size': { type: 'string', default: '1024' },
-      quick: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }));
-} catch (err) {
-  console.error(`${err.message}\n${USAGE}`);
-  process.exit(2);
-}
-if (opts.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const opts = parseCli(USAGE, {
+  model: { type: 'string', default: 'bench' },
+  threads: { type: 'string', default: '1' },
+  'context-size': { type: 'string', default: '1024' },
+  quick: { type: 'boolean', default: false },
+
+});
 const THREADS = positiveInt('--threads', opts.threads);
 const CONTEXT_SIZE = positiveInt('--context-size', opts['context-size']);
 const QUICK = opts.quick;

@@ -17,12 +17,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { lineChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
-import { fmtMs, now, pct, positiveInt, sleep, table } from './lib/stats.mjs';
+import { fmtMs, now, pct, sleep, table } from './lib/stats.mjs';
+import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from './llama-server-build.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,32 +35,19 @@ const CONCURRENCIES = [1, 2, 4, 8];
 const USAGE =
   'Usage: node bench/vs-llama-server.mjs [--model bench|tiny|/path.gguf] [--threads N] [--workers N] [--parallel N] ' +
   '[--context-size N] [--tokens N] [--rounds N] [--dist DIR] [--out NAME] [--quick]';
-let opts;
-try {
-  ({ values: opts } = parseArgs({
-    options: {
-      model: { type: 'string', default: 'bench' },
-      threads: { type: 'string', default: '1' },
-      workers: { type: 'string', default: '1' },
-      parallel: { type: 'string', default: '8' },
-      'context-size': { type: 'string', default: '1024' },
-      tokens: { type: 'string', default: '128' },
-      rounds: { type: 'string', default: '3' },
-      dist: { type: 'string', default: resolve(ROOT, 'dist') },
-      out: { type: 'string', default: 'vs-llama-server' },
-      quick: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }));
-} catch (err) {
-  console.error(`${err.message}\n${USAGE}`);
-  process.exit(2);
-}
-if (opts.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const opts = parseCli(USAGE, {
+  model: { type: 'string', default: 'bench' },
+  threads: { type: 'string', default: '1' },
+  workers: { type: 'string', default: '1' },
+  parallel: { type: 'string', default: '8' },
+  'context-size': { type: 'string', default: '1024' },
+  tokens: { type: 'string', default: '128' },
+  rounds: { type: 'string', default: '3' },
+  dist: { type: 'string', default: resolve(ROOT, 'dist') },
+  out: { type: 'string', default: 'vs-llama-server' },
+  quick: { type: 'boolean', default: false },
+
+});
 const THREADS = positiveInt('--threads', opts.threads);
 const WORKERS = positiveInt('--workers', opts.workers);
 const PARALLEL = positiveInt('--parallel', opts.parallel);

@@ -20,13 +20,3 @@ export function table(headers, rows) {
   const line = (r) => '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
   return [line(cells[0]), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...cells.slice(1).map(line)].join('\n');
 }
-
-/** A positive integer command-line value, or exit 2 with a message naming the option. */
-export function positiveInt(name, raw) {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`${name} must be a positive integer (got "${raw}")`);
-    process.exit(2);
-  }
-  return n;
-}
