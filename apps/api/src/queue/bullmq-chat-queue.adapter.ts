@@ -52,13 +52,15 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
 
   async cancel(deployment: string, requestId: string): Promise<void> {
     try {
+      // A job still waiting is removed; one a worker holds the lock of is not, and the cancel below stops
+      // it there. Removing after the cancel instead would delete the job's record of it once the worker
+      // had failed it, which a worker that stops quickly could do first.
+      await this.queueFor(deployment).remove(requestId).catch(() => 0);
       await this.redis
         .multi()
         .set(cancelKey(this.config.redis.prefix, requestId), '1', 'PX', CANCEL_TTL_MS)
         .publish(cancelChannel(this.config.redis.prefix), requestId)
         .exec();
-      // Fails harmlessly when a worker holds the job's lock; the published cancel stops it there.
-      await this.queueFor(deployment).remove(requestId).catch(() => 0);
     } catch (err) {
       this.logger.warn(`Could not cancel ${requestId}: ${(err as Error).message}`);
     }
