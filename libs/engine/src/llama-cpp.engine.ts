@@ -127,7 +127,6 @@ export class LlamaCppEngine implements ChatEngine {
     callbacks.onStart(promptTokens);
     if (budget <= 0) return { finishReason: 'length', usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
 
-    const { repeatPenalty, ...sampling } = toSamplingOptions(request.sampling, () => []);
     const sequence = await this.acquireSequence();
     try {
       const generation = new LlamaGeneration(this.model, sequence, {
@@ -135,8 +134,7 @@ export class LlamaCppEngine implements ChatEngine {
         budget,
         stops: [...request.stop, ...stops],
         endTokens: request.sampling.ignoreEos ? new Set() : endTokens,
-        evaluate: { ...sampling, tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined },
-        repeatPenalty: repeatPenalty && ((recent) => ({ ...repeatPenalty, punishTokens: recent })),
+        evaluate: (recent) => ({ ...toSamplingOptions(request.sampling, recent), tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined }),
         signal: request.signal,
         onText: (text) => callbacks.onText(text),
       });

@@ -13,9 +13,8 @@ export interface GenerationPlan {
   stops: string[];
   /** Tokens that end the reply besides the model's end-of-generation tokens (the template's end-of-turn). */
   endTokens: ReadonlySet<Token>;
-  evaluate: Omit<SequenceEvaluateOptions, 'repeatPenalty'>;
-  /** Builds the sampler's repetition penalty over the tokens this generation keeps track of. */
-  repeatPenalty?: (recent: () => Token[]) => SequenceEvaluateOptions['repeatPenalty'];
+  /** The sampler's options; repetition penalties look at `recent`, the tokens this generation keeps track of. */
+  evaluate(recent: () => Token[]): SequenceEvaluateOptions;
   signal?: AbortSignal;
   onText(text: string): void;
 }
@@ -56,10 +55,7 @@ export class LlamaGeneration implements Stepper {
     this.recent = plan.prompt.slice(-PENALTY_WINDOW);
     this.text = new TokenText((tokens, lastTokens) => model.detokenize(tokens, false, lastTokens));
     this.stopMatcher = new StopMatcher(plan.stops);
-    this.iterator = sequence.evaluate(plan.prompt, {
-      ...plan.evaluate,
-      repeatPenalty: plan.repeatPenalty?.(() => this.recent.slice(-PENALTY_WINDOW)),
-    });
+    this.iterator = sequence.evaluate(plan.prompt, plan.evaluate(() => this.recent.slice(-PENALTY_WINDOW)));
   }
 
   async step(): Promise<boolean> {
