@@ -1,0 +1,13 @@
+/**
+ * JSON Schema -> bounded llama.cpp GBNF. Output is compact JSON whose longest
+ * form fits a byte budget, so it always completes within that many tokens.
+ * Deliberate narrowings (all valid under JSON Schema): objects carry only
+ * declared properties unless they are pure maps; oneOf is enforced as anyOf
+ * (branches should be disjoint); strings are printable ASCII plus escapes,
+ * with `\uXXXX` for anything else.
+ */
+export { findUnsupportedSchemaFeature, UnsupportedSchemaError } from './schema-support.js';
+export type { JsonSchema, SchemaProblem } from './schema-support.js';
+export { jsonSchemaGrammar, minimumJsonBytes } from './json-grammar.js';
+export type { JsonGrammar } from './json-grammar.js';
+export { gbnfLiteral } from './gbnf.js';

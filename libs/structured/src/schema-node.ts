@@ -1,0 +1,53 @@
+/**
+ * The supported part of JSON Schema, resolved into a tree the grammar emitter
+ * walks. Every node accepts at least one value: unsatisfiable schemas are
+ * refused while building the tree, so the grammar can never be empty.
+ */
+export type SchemaNode =
+  | { kind: 'any' }
+  /** Compact, ASCII-only JSON text of a fixed value (const, enum, true/false/null). */
+  | { kind: 'literal'; json: string }
+  | { kind: 'union'; options: SchemaNode[] }
+  | { kind: 'string'; minLength: number; maxLength: number | null; format: StringFormat | null }
+  | { kind: 'number'; integer: boolean; nonNegative: boolean }
+  | ObjectNode
+  | ArrayNode;
+
+export interface ObjectNode {
+  kind: 'object';
+  properties: PropertyNode[];
+  /** Schema of extra properties under free-form keys; null: emit none. */
+  additional: SchemaNode | null;
+  /** Rule-name hint ($defs name) for readable grammars. */
+  name?: string;
+}
+
+export interface PropertyNode {
+  /** ASCII-only JSON text of the key, quotes included. */
+  keyJson: string;
+  value: SchemaNode;
+  required: boolean;
+}
+
+export interface ArrayNode {
+  kind: 'array';
+  prefix: SchemaNode[];
+  /** Schema of items after the prefix; null: none. */
+  items: SchemaNode | null;
+  minItems: number;
+  maxItems: number | null;
+  name?: string;
+}
+
+export const STRING_FORMATS = ['date', 'time', 'date-time', 'uuid'] as const;
+export type StringFormat = (typeof STRING_FORMATS)[number];
+
+/**
+ * JSON.stringify with every non-ASCII character escaped. llama.cpp's grammar
+ * matcher accepts some ill-formed UTF-8 (overlong forms) for a non-ASCII code
+ * point, so literals and free text are kept to ASCII where any byte sequence
+ * the model can produce is well-formed.
+ */
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
