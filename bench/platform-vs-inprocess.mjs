@@ -181,7 +181,7 @@ async function measureInProcess(modelPath) {
       let ttft = null;
       const result = await engine.generate(
         { messages: [{ role: 'user', content }], sampling: { temperature: 0 }, maxTokens, stop: [] },
-        { onStart() {}, onText: (t) => void (ttft === null && t && (ttft = now() - t0)) },
+        { onStart() {}, onOutput: (p) => void (ttft === null && p.text && (ttft = now() - t0)) },
       );
       return { ttft: ttft ?? now() - t0, tokens: result.usage.completionTokens, finishReason: result.finishReason, promptTokens: result.usage.promptTokens };
     };

@@ -196,7 +196,10 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       ['stream not a boolean', { model: MODEL, messages: hello, stream: 'yes' }, 400, 'stream', null],
       ['an unknown model', { model: 'no-such-model', messages: hello }, 404, 'model', 'model_not_found'],
       ['an image part (not yet supported)', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }, 400, 'messages[0].content[0]', 'unsupported_parameter'],
-      ['tools (not yet supported)', { model: MODEL, messages: hello, tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'tools', 'unsupported_parameter'],
+      ['a tool with an invalid name', { model: MODEL, messages: hello, tools: [{ type: 'function', function: { name: 'no spaces allowed' } }] }, 400, 'tools[0].function.name', null],
+      ['a tool_choice of the wrong shape', { model: MODEL, messages: hello, tool_choice: 'sometimes' }, 400, 'tool_choice', null],
+      ['a logit_bias out of range', { model: MODEL, messages: hello, logit_bias: { '5': 101 } }, 400, 'logit_bias', null],
+      ['top_logprobs without logprobs', { model: MODEL, messages: hello, top_logprobs: 2 }, 400, 'top_logprobs', null],
       ['a prototype-poisoning key', '{"model":"conveyor-tiny","messages":[],"__proto__":{"x":1}}', 400, null, 'invalid_json'],
     ];
 

@@ -15,6 +15,12 @@ import { RateLimiter } from './auth/rate-limiter.service.js';
 import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatService } from './chat/chat.service.js';
+import { EmbeddingsController } from './embeddings/embeddings.controller.js';
+import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
+import { EmbeddingsService } from './embeddings/embeddings.service.js';
+import { CompletionsController } from './completions/completions.controller.js';
+import { CompletionsHttpHandler } from './completions/completions-http.handler.js';
+import { CompletionsService } from './completions/completions.service.js';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
 import { OrgAppController } from './forms/org-app.controller.js';
 import { PredictController } from './forms/predict.controller.js';
@@ -37,7 +43,7 @@ export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, DocsController, ModelsController, ChatController, FilesController, BatchesController, PredictController, OrgAppController],
+      controllers: [HealthController, MetricsController, DocsController, ModelsController, ChatController, EmbeddingsController, CompletionsController, FilesController, BatchesController, PredictController, OrgAppController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
@@ -52,6 +58,10 @@ export class AppModule {
         ReplyRelay,
         ChatService,
         ChatHttpHandler,
+        EmbeddingsService,
+        EmbeddingsHttpHandler,
+        CompletionsService,
+        CompletionsHttpHandler,
         { provide: FileStore, useValue: new LocalFileStore(join(config.batch.dataDir, 'files')) },
         FilesService,
         BatchRepository,

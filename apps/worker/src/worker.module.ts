@@ -3,6 +3,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { BatchResultSink } from './batch/batch-result.sink.js';
 import { CancellationService } from './cancel/cancellation.service.js';
 import { ChatProcessor } from './chat/chat.processor.js';
+import { EmbedProcessor } from './embed/embed.processor.js';
 import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
@@ -22,7 +23,8 @@ export class WorkerModule {
         CancellationService,
         BatchResultSink,
         ChatProcessor,
-        { provide: JOB_HANDLERS, inject: [ChatProcessor], useFactory: (chat: ChatProcessor) => [chat] },
+        EmbedProcessor,
+        { provide: JOB_HANDLERS, inject: [ChatProcessor, EmbedProcessor], useFactory: (chat: ChatProcessor, embed: EmbedProcessor) => [chat, embed] },
         WorkerHost,
       ],
     };

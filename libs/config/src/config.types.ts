@@ -34,7 +34,18 @@ export interface DeploymentConfig {
   defaults: SamplingDefaults;
   alias?: AppAlias;
   auth: AuthMode;
+  /** What the deployment serves: chat and text completions, or embeddings (`/v1/embeddings`) only. */
+  task: DeploymentTask;
+  /**
+   * Thinking models: split the thought segment (`<think>…</think>`) out of replies as `reasoning_content`.
+   * Off: it stays in the content.
+   */
+  reasoningParser: ReasoningParser | null;
 }
+
+export type DeploymentTask = 'generate' | 'embeddings';
+/** `think`: the segment between `<think>` and `</think>` (DeepSeek-R1, Qwen3 and similar templates). */
+export type ReasoningParser = 'think';
 
 export interface ApiKeyConfig {
   name: string;

@@ -38,6 +38,8 @@ function fromFile(d: DeploymentDto, defaults: DeploymentDefaults): DeploymentCon
     defaults: { ...(d.defaults ?? {}) },
     alias: d.alias ? { org: d.alias.org, app: d.alias.app } : undefined,
     auth: d.auth ?? 'private',
+    task: d.task ?? 'generate',
+    reasoningParser: d.reasoningParser ?? null,
   };
 }
 
@@ -107,7 +109,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const model = r.string('MODEL', 'tiny');
     const id = r.optionalString('MODEL_ID') ?? deriveDeploymentId(model);
     r.check(DEPLOYMENT_ID.test(id), `MODEL_ID must be 1-128 letters, digits, '.', '_', '-' or '/' (got "${id}")`);
-    deployments = [{ id, model, pool: r.oneOf('POOL', 'cpu', ['cpu', 'gpu'] as const), ...defaults, defaults: {}, auth: 'private' }];
+    deployments = [
+      {
+        id,
+        model,
+        pool: r.oneOf('POOL', 'cpu', ['cpu', 'gpu'] as const),
+        ...defaults,
+        defaults: {},
+        auth: 'private',
+        task: r.oneOf('TASK', 'generate', ['generate', 'embeddings'] as const),
+        reasoningParser: r.oneOf('REASONING_PARSER', 'none', ['none', 'think'] as const) === 'think' ? 'think' : null,
+      },
+    ];
   }
   checkDeployments(deployments, apiKeys, r.problems, file ? fileField : envField);
 

@@ -28,7 +28,7 @@ describe('LlamaCppEngine with the generated tiny model', () => {
     let text = '';
     const result = await engine.generate(
       { messages: [{ role: 'user', content: 'hello' }], sampling: { temperature: 0, ignoreEos: true }, maxTokens: 7, stop: [] },
-      { onStart: (n) => expect(n).toBe(tokens('hello')), onText: (t) => (text += t) },
+      { onStart: (n) => expect(n).toBe(tokens('hello')), onOutput: (p) => (text += p.text ?? '') },
     );
     expect(result).toMatchObject({ finishReason: 'length', usage: { completionTokens: 7 }, aborted: false });
     expect(text.length).toBeGreaterThan(0);
@@ -37,12 +37,12 @@ describe('LlamaCppEngine with the generated tiny model', () => {
   it('continues a reply from text already sent, counting it against max_tokens', async () => {
     const first = await engine.generate(
       { messages: [{ role: 'user', content: 'hello' }], sampling: { temperature: 0, ignoreEos: true }, maxTokens: 10, stop: [] },
-      { onStart: () => undefined, onText: () => undefined },
+      { onStart: () => undefined, onOutput: () => undefined },
     );
     let more = '';
     const resumed = await engine.generate(
       { messages: [{ role: 'user', content: 'hello' }], sampling: { temperature: 0, ignoreEos: true }, maxTokens: 10, stop: [], continueFrom: ' fiana lhas' },
-      { onStart: () => undefined, onText: (t) => (more += t) },
+      { onStart: () => undefined, onOutput: (p) => (more += p.text ?? '') },
     );
     expect(first.usage.completionTokens).toBe(10);
     expect(resumed.usage.completionTokens).toBe(10);

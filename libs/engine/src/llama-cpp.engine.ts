@@ -1,18 +1,24 @@
+import { randomInt } from 'node:crypto';
 import {
   getLlama,
   type Llama,
   resolveChatWrapper,
+  type ChatModelFunctions,
   type ChatWrapper,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
-  TokenBias,
   type Token,
 } from 'node-llama-cpp';
+import type { FinishReason } from '@conveyor/queue';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
 import { toChatHistory, toSamplingOptions } from './llama-options.js';
-import { LlamaGeneration } from './llama-generation.js';
+import { LlamaGeneration, type GenerationOutcome } from './llama-generation.js';
 import { LockstepScheduler } from './lockstep-scheduler.js';
+import { promptOpensThought, ReasoningSplitter } from './reasoning-splitter.js';
+import { ReplyShapes } from './reply-shapes.js';
+import { templateThoughtOpening } from './thought-opening.js';
+import { endOfGenerationTokens, requestBiases } from './token-biases.js';
 
 export interface LlamaCppEngineOptions {
   modelPath: string;
@@ -22,6 +28,19 @@ export interface LlamaCppEngineOptions {
   /** Use a GPU; refuse to load when none is usable unless `allowCpuFallback`. */
   gpu: boolean;
   allowCpuFallback?: boolean;
+  /** `think`: split `<think>…</think>` out of chat replies as reasoning. */
+  reasoningParser?: 'think' | null;
+}
+
+/** A prompt to generate from, rendered and tokenized, with what ends a reply to it. */
+interface RenderedPrompt {
+  tokens: Token[];
+  /** Tokens of the prompt as the request gave it, before any continued reply text. */
+  promptTokens: number;
+  stops: string[];
+  endTokens: Set<Token>;
+  /** The prompt leaves the model inside a thought segment. */
+  opensThought: boolean;
 }
 
 /** A GPU was asked for and none is usable on this machine. */
@@ -37,22 +56,6 @@ export class GpuUnavailableError extends Error {
 
 const runtimes = new Map<boolean, Promise<Llama>>();
 
-/**
- * A bias that never samples an end-of-generation token of this model (EOS, EOT, <|im_end|>, …), for
- * ignore_eos. TokenBias.set() deliberately skips such tokens, so they go into its bias map directly;
- * node-llama-cpp is pinned, and a change of that map's shape stops the worker at load, not silently.
- */
-function endTokensBias(model: LlamaModel): TokenBias {
-  const bias = new TokenBias(model.tokenizer);
-  const biases = (bias as unknown as { _biases?: unknown })._biases;
-  if (!(biases instanceof Map)) throw new Error('ignore_eos: this node-llama-cpp version keeps token biases differently');
-  const vocabulary = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
-  for (let token = 0; token < vocabulary; token++) {
-    if (model.isEogToken(token as Token)) biases.set(token, -Infinity);
-  }
-  return bias;
-}
-
 /** One llama.cpp runtime per process and backend choice, shared by every model the worker loads. */
 function runtime(gpu: boolean): Promise<Llama> {
   let llama = runtimes.get(gpu);
@@ -65,22 +68,34 @@ function runtime(gpu: boolean): Promise<Llama> {
 }
 
 /**
- * One model, one context with `parallel` sequences; each request borrows a
- * sequence and generates over the full message list rendered by the model's
- * template. A scheduler steps all running replies together, so every decode
- * carries one token of each, as llama.cpp's own server batches them.
+ * One model, one context with `parallel` sequences; each reply (each choice of
+ * a request) borrows a sequence and generates over the prompt rendered by the
+ * model's template. A scheduler steps all running replies together, so every
+ * decode carries one token of each, as llama.cpp's own server batches them.
  */
 export class LlamaCppEngine implements ChatEngine {
   private readonly scheduler = new LockstepScheduler();
+  private readonly shapes: ReplyShapes;
+  // Found once: ignore_eos and min_tokens ban them.
+  private readonly eogTokens: Token[];
+  readonly continuesReplies: boolean;
+  /** Tokens the template opens each reply's thought with; node-llama-cpp's rendering leaves them out. */
+  private readonly thoughtOpening: Token[];
 
   private constructor(
+    llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     // Resolved once: auto-detecting per request costs hundreds of milliseconds.
     private readonly chatWrapper: ChatWrapper,
-    // Built once: forbids every end-of-generation token, for requests that set ignore_eos.
-    private readonly noEnd: TokenBias,
-  ) {}
+    private readonly reasoningParser: 'think' | null,
+  ) {
+    this.shapes = new ReplyShapes(llama, model, chatWrapper);
+    this.eogTokens = endOfGenerationTokens(model);
+    const opening = templateThoughtOpening(model, chatWrapper);
+    this.thoughtOpening = opening ? model.tokenize(opening, true) : [];
+    this.continuesReplies = reasoningParser === null && !opening;
+  }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
     let llama = await runtime(options.gpu);
@@ -102,60 +117,93 @@ export class LlamaCppEngine implements ChatEngine {
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
     });
-    return new LlamaCppEngine(model, context, chatWrapper, endTokensBias(model));
+    return new LlamaCppEngine(llama, model, context, chatWrapper, options.reasoningParser ?? null);
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {
-    return this.renderPrompt(request.messages).prompt.length;
+    return this.renderChat(request).tokens.length;
   }
 
   async generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult> {
     const partial = request.continueFrom ?? '';
-    const { prompt, stops, endTokens } = this.renderPrompt(request.messages, partial);
-    const promptTokens = partial ? this.countPromptTokens(request) : prompt.length;
+    const prompts = request.prompts ? request.prompts.map((p) => this.renderText(p)) : [this.renderChat(request, partial)];
     const contextSize = this.context.contextSize;
-    if (prompt.length >= contextSize) {
-      throw new EngineInputError(
-        `The prompt is ${promptTokens} tokens, which does not fit this model's context of ${contextSize} tokens.`,
-        'context_length_exceeded',
-      );
+    for (const prompt of prompts) {
+      const asked = request.maxTokens === undefined ? '' : ` and max_tokens ${request.maxTokens}`;
+      if (prompt.tokens.length >= contextSize || prompt.promptTokens + (request.maxTokens ?? 0) > contextSize) {
+        throw new EngineInputError(
+          `The prompt is ${prompt.promptTokens} tokens${asked}, which does not fit this model's context of ${contextSize} tokens.`,
+          'context_length_exceeded',
+        );
+      }
     }
+    const n = request.n ?? 1;
+    const choices = prompts.length * n;
+    if (choices > this.context.totalSequences) {
+      throw new EngineInputError(`${choices} choices asked for; this deployment generates at most ${this.context.totalSequences} at once.`, 'invalid_value');
+    }
+    const promptTokens = prompts.reduce((sum, p) => sum + p.promptTokens, 0);
     // A resumed reply counts the tokens already sent against max_tokens and in usage.
     const sentTokens = partial ? this.model.tokenize(partial).length : 0;
     // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
-    const budget = Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - prompt.length);
+    const budgetFor = (p: RenderedPrompt) => Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - p.tokens.length);
+    const chat = !request.prompts;
+    const shape = chat ? await this.shapes.shape(request, budgetFor(prompts[0]!)) : ({ kind: 'text' } as const);
+    const minTokens = request.sampling.ignoreEos ? Infinity : (request.sampling.minTokens ?? 0);
+    const ending = [...new Set([...this.eogTokens, ...prompts.flatMap((p) => [...p.endTokens])])];
+    const bias = requestBiases(this.model, request.sampling.logitBias, ending, minTokens > 0);
+    const seed = request.sampling.seed ?? randomInt(2 ** 31);
     callbacks.onStart(promptTokens);
-    if (budget <= 0) return { finishReason: 'length', usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
+    if (prompts.every((p) => budgetFor(p) <= 0)) {
+      return { finishReason: 'length', finishReasons: Array(choices).fill('length'), usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
+    }
 
-    const sequence = await this.acquireSequence();
+    const sequences = await this.acquireSequences(choices);
     try {
-      const generation = new LlamaGeneration(this.model, sequence, {
-        prompt,
-        budget,
-        stops: [...request.stop, ...stops],
-        endTokens: request.sampling.ignoreEos ? new Set() : endTokens,
-        evaluate: (recent) => ({ ...toSamplingOptions(request.sampling, recent), tokenBias: request.sampling.ignoreEos ? this.noEnd : undefined }),
-        signal: request.signal,
-        onText: (text) => callbacks.onText(text),
+      const generations = sequences.map((sequence, index) => {
+        const prompt = prompts[Math.floor(index / n)]!;
+        const generation = new LlamaGeneration(this.model, sequence, {
+          prompt: prompt.tokens,
+          budget: budgetFor(prompt),
+          stops: [...request.stop, ...prompt.stops],
+          endTokens: request.sampling.ignoreEos ? new Set() : prompt.endTokens,
+          // Each choice samples on its own seed, so n choices differ and each one repeats with the request's seed.
+          evaluate: (recent) => toSamplingOptions({ ...request.sampling, seed: seed + index }, recent),
+          bias,
+          minTokens,
+          logprobs: request.logprobs,
+          shape: index === 0 || shape.kind !== 'tool' ? shape : { kind: 'tool', call: { ...shape.call, callId: `${shape.call.callId}_${index}` } },
+          reasoning: chat && this.reasoningParser ? new ReasoningSplitter(prompt.opensThought) : undefined,
+          signal: request.signal,
+          emit: (piece) => callbacks.onOutput({ choice: index, ...piece }),
+        });
+        this.scheduler.start(generation);
+        return generation.outcome;
       });
-      this.scheduler.start(generation);
-      const outcome = await generation.outcome;
+      const outcomes: GenerationOutcome[] = await Promise.all(generations);
+      const finishReasons: FinishReason[] = outcomes.map((o) => o.finishReason);
       return {
-        finishReason: outcome.finishReason,
-        usage: { promptTokens, completionTokens: sentTokens + outcome.generatedTokens },
-        aborted: outcome.aborted,
+        finishReason: finishReasons[0]!,
+        finishReasons,
+        usage: { promptTokens, completionTokens: sentTokens + outcomes.reduce((sum, o) => sum + o.generatedTokens, 0) },
+        aborted: outcomes.some((o) => o.aborted),
       };
     } finally {
-      sequence.dispose();
+      for (const sequence of sequences) sequence.dispose();
     }
   }
 
   /**
-   * The prompt in the model's own template, tokenized once, with what ends a turn in that template:
+   * A chat prompt in the model's own template, tokenized once, with what ends a turn in that template:
    * triggers that start with a special token end at that token, textual ones become stop strings.
+   * With tools, the template describes them; a forced call's opening is written for the model.
    */
-  private renderPrompt(messages: GenerateRequest['messages'], partial = ''): { prompt: Token[]; stops: string[]; endTokens: Set<Token> } {
-    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(messages, partial) });
+  private renderChat(request: Pick<GenerateRequest, 'messages' | 'tools' | 'toolChoice'>, partial = ''): RenderedPrompt {
+    const tools = request.tools ?? [];
+    const functions: ChatModelFunctions | undefined = tools.length
+      ? Object.fromEntries(tools.map((t) => [t.name, { description: t.description, params: t.parameters as ChatModelFunctions[string]['params'] }]))
+      : undefined;
+    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(request.messages, partial), availableFunctions: functions, documentFunctionParams: true });
     const stops: string[] = [];
     const endTokens = new Set<Token>();
     for (const trigger of state.stopGenerationTriggers) {
@@ -164,19 +212,32 @@ export class LlamaCppEngine implements ChatEngine {
       if (typeof first === 'string' && trigger.values.every((v) => typeof v === 'string')) stops.push(trigger.values.join(''));
       else if (typeof first !== 'string') endTokens.add(trigger.tokenize(this.model.tokenizer)[0]!);
     }
-    return { prompt: state.contextText.tokenize(this.model.tokenizer), stops: stops.filter(Boolean), endTokens };
+    const tokens = state.contextText.tokenize(this.model.tokenizer);
+    const promptTokens = partial ? this.renderChat({ ...request }).tokens.length : tokens.length;
+    const thought = partial ? [] : this.thoughtOpening;
+    const opening = [...thought, ...this.shapes.forcedCallOpening(tools, request.toolChoice)];
+    const opensThought = thought.length > 0 || promptOpensThought(state.contextText.toString());
+    return { tokens: [...tokens, ...opening], promptTokens: promptTokens + thought.length, stops: stops.filter(Boolean), endTokens, opensThought };
+  }
+
+  /** A raw prompt (legacy completions): its text as it is, no template, special-token text kept as text. */
+  private renderText(text: string): RenderedPrompt {
+    const bos = this.model.tokens.bos;
+    const tokens = [...(this.model.tokens.shouldPrependBosToken && bos !== null ? [bos] : []), ...this.model.tokenize(text, false)];
+    return { tokens, promptTokens: tokens.length, stops: [], endTokens: new Set(), opensThought: false };
   }
 
   /**
-   * A disposed sequence's slot returns to the context a moment after dispose(),
-   * so a job that starts right after another ended can find none left: wait for it.
+   * Takes all `count` sequences at once, or none: a request holding some while it waits for more
+   * could wait forever on another doing the same. A disposed sequence's slot returns to the context
+   * a moment after dispose(), so a job that starts right after another ended can find none left.
    */
-  private async acquireSequence(): Promise<LlamaContextSequence> {
-    for (let waited = 0; this.context.sequencesLeft === 0; waited += 2) {
-      if (waited > 30_000) throw new Error('No context sequence became free within 30 s.');
+  private async acquireSequences(count: number): Promise<LlamaContextSequence[]> {
+    for (let waited = 0; this.context.sequencesLeft < count; waited += 2) {
+      if (waited > 30_000) throw new Error(`${count} context sequence(s) did not become free within 30 s.`);
       await new Promise((r) => setTimeout(r, 2));
     }
-    return this.context.getSequence();
+    return Array.from({ length: count }, () => this.context.getSequence());
   }
 
   async dispose(): Promise<void> {

@@ -4,18 +4,29 @@ import type { ChatTurn, Sampling } from '@conveyor/queue';
 /** How far back repetition penalties look, as llama.cpp's server does by default. */
 export const PENALTY_WINDOW = 64;
 
-/** OpenAI messages → node-llama-cpp history, ending in the model turn to be generated (or continued from `partial`). */
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * OpenAI messages → node-llama-cpp history, ending in the model turn to be generated (or continued from `partial`).
+ * A tool message becomes the result of the call it answers, which is how node-llama-cpp's templates render it.
+ */
 export function toChatHistory(messages: readonly ChatTurn[], partial = ''): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
-    switch (m.role) {
-      case 'system':
-        return { type: 'system', text: m.content };
-      case 'user':
-        return { type: 'user', text: m.content };
-      case 'assistant':
-        return { type: 'model', response: [m.content] };
+  const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]));
+  const history: ChatHistoryItem[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') history.push({ type: 'system', text: m.content });
+    else if (m.role === 'user') history.push({ type: 'user', text: m.content });
+    else if (m.role === 'assistant') {
+      const calls = (m.toolCalls ?? []).map((c) => ({ type: 'functionCall' as const, name: c.name, params: parseJson(c.arguments), result: parseJson(results.get(c.id) ?? '') }));
+      history.push({ type: 'model', response: [...(m.content ? [m.content] : []), ...calls] });
     }
-  });
+  }
   history.push({ type: 'model', response: partial ? [partial] : [] });
   return history;
 }

@@ -18,7 +18,7 @@ export const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as
 
 export interface ByteLevelVocab {
   tokens: string[];
-  /** 1 = normal, 3 = control (llama_token_type). */
+  /** 1 = normal, 3 = control, 4 = user-defined (llama_token_type). */
   tokenTypes: number[];
   merges: string[];
   specialIds: Record<(typeof SPECIAL_TOKENS)[number], number>;
@@ -33,7 +33,7 @@ const MAX_TOKEN_CHARS = 10;
  * merged word pieces picked by a seeded PRNG, then the ChatML control tokens.
  * Every merge joins two tokens that already exist, so the merge table is valid BPE.
  */
-export function buildByteLevelVocab(size: number, seed: number): ByteLevelVocab {
+export function buildByteLevelVocab(size: number, seed: number, extraTokens: readonly string[] = []): ByteLevelVocab {
   const byteTokens = bytesToUnicode();
   const tokens = [...byteTokens];
   const seen = new Set(tokens);
@@ -41,7 +41,7 @@ export function buildByteLevelVocab(size: number, seed: number): ByteLevelVocab 
   const pieces: string[] = [...LETTERS];
   const starters: string[] = [];
   const rng = new Prng(seed);
-  const target = size - SPECIAL_TOKENS.length;
+  const target = size - SPECIAL_TOKENS.length - extraTokens.length;
 
   const add = (left: string, right: string): void => {
     const joined = left + right;
@@ -62,6 +62,11 @@ export function buildByteLevelVocab(size: number, seed: number): ByteLevelVocab 
   }
 
   const tokenTypes = tokens.map(() => 1);
+  // Whole-word tokens such as <think>: user-defined (4), so the tokenizer keeps them in one piece.
+  for (const extra of extraTokens) {
+    tokens.push(extra);
+    tokenTypes.push(4);
+  }
   const specialIds = {} as ByteLevelVocab['specialIds'];
   for (const special of SPECIAL_TOKENS) {
     specialIds[special] = tokens.length;

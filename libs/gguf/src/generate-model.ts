@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildByteLevelVocab } from './byte-level-vocab.js';
-import { CHATML_TEMPLATE } from './chatml-template.js';
+import { CHATML_TEMPLATE, CHATML_THINK_TEMPLATE, THINK_TOKENS } from './chatml-template.js';
 import { GgmlType, GgufTensor, GgufType, GgufValue, writeGguf } from './gguf-writer.js';
 import { MODEL_PRESETS, ModelPreset, ModelPresetName } from './model-presets.js';
 import { Prng } from './prng.js';
@@ -35,7 +35,7 @@ function metadataFor(p: ModelPreset, vocab: ReturnType<typeof buildByteLevelVoca
     'tokenizer.ggml.eos_token_id': u32(vocab.specialIds['<|im_end|>']),
     'tokenizer.ggml.padding_token_id': u32(vocab.specialIds['<|endoftext|>']),
     'tokenizer.ggml.add_bos_token': { type: GgufType.BOOL, value: false },
-    'tokenizer.chat_template': str(CHATML_TEMPLATE),
+    'tokenizer.chat_template': str(p.thinking ? CHATML_THINK_TEMPLATE : CHATML_TEMPLATE),
   };
 }
 
@@ -83,8 +83,17 @@ function tensorsFor(p: ModelPreset): GgufTensor[] {
 
 /** Writes the preset's GGUF to `path`. Same preset, same bytes. */
 export async function generateModel(preset: ModelPreset, path: string): Promise<void> {
-  const vocab = buildByteLevelVocab(preset.vocabSize, preset.seed);
+  const vocab = presetVocab(preset);
   await writeGguf(path, metadataFor(preset, vocab), tensorsFor(preset));
+}
+
+const presetVocab = (preset: ModelPreset) => buildByteLevelVocab(preset.vocabSize, preset.seed, preset.thinking ? THINK_TOKENS : []);
+
+/** The id of a token of a preset's vocabulary, by its text (for logit_bias in tests and benchmarks). */
+export function presetTokenId(name: ModelPresetName, text: string): number {
+  const id = presetVocab(MODEL_PRESETS[name]).tokens.indexOf(text);
+  if (id < 0) throw new Error(`The ${name} preset has no token ${JSON.stringify(text)}`);
+  return id;
 }
 
 /** Returns the preset's GGUF path in `dir`, generating it on first use. */

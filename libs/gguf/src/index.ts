@@ -1,3 +1,3 @@
-export { generateModel, ensurePresetModel } from './generate-model.js';
+export { generateModel, ensurePresetModel, presetTokenId } from './generate-model.js';
 export { MODEL_PRESETS, isModelPresetName } from './model-presets.js';
 export type { ModelPreset, ModelPresetName } from './model-presets.js';

@@ -13,10 +13,12 @@ export interface ModelPreset {
   /** Reuse the token embeddings as the output projection (no output.weight), as many small models do. */
   tiedOutput: boolean;
   seed: number;
+  /** A thinking model: its template opens `<think>` for each reply, and `<think>`/`</think>` are tokens. */
+  thinking?: boolean;
 }
 
 /**
- * `tiny` is small enough for every test and the default start to load it in
+ * `think` is `tiny` with a thinking template. `tiny` is small enough for every test and the default start to load it in
  * well under a second; `bench` (~42 M parameters, 32k vocabulary) is sized like
  * the models throughput is compared on.
  */
@@ -33,6 +35,21 @@ export const MODEL_PRESETS = {
     weightType: GgmlType.F16,
     tiedOutput: false,
     seed: 1,
+  },
+  /** `tiny` with a thinking template, for reasoning parsers. */
+  think: {
+    name: 'conveyor-tiny-think',
+    vocabSize: 2048,
+    embedding: 128,
+    layers: 4,
+    heads: 4,
+    kvHeads: 2,
+    feedForward: 352,
+    contextLength: 8192,
+    weightType: GgmlType.F16,
+    tiedOutput: false,
+    seed: 1,
+    thinking: true,
   },
   bench: {
     name: 'conveyor-bench',

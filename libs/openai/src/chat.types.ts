@@ -1,6 +1,6 @@
 /** OpenAI chat-completions wire shapes, as clients send and expect them. */
 
-export type ChatRole = 'system' | 'developer' | 'user' | 'assistant';
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
 export interface TextContentPart {
   type: 'text';
@@ -14,11 +14,34 @@ export interface ImageContentPart {
 
 export type ContentPart = TextContentPart | ImageContentPart;
 
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 export interface ChatMessage {
   role: ChatRole;
-  content: string | ContentPart[];
+  /** May be null on an assistant message that only calls tools. */
+  content: string | ContentPart[] | null;
   name?: string;
+  /** Assistant messages: the calls the model made. */
+  tool_calls?: ToolCall[];
+  /** Tool messages: the call this message answers. */
+  tool_call_id?: string;
 }
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown> | boolean; strict?: boolean | null } };
 
 export interface StreamOptions {
   include_usage?: boolean | null;
@@ -47,9 +70,49 @@ export interface ChatCompletionRequest {
   stream_options?: StreamOptions | null;
   n?: number | null;
   user?: string | null;
+  tools?: FunctionTool[] | null;
+  tool_choice?: ToolChoice | null;
+  parallel_tool_calls?: boolean | null;
+  response_format?: ResponseFormat | null;
+  logprobs?: boolean | null;
+  top_logprobs?: number | null;
+  logit_bias?: Record<string, number> | null;
+  ignore_eos?: boolean | null;
+  min_tokens?: number | null;
 }
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: null;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  /** The thought segment, when the deployment parses reasoning out of replies. */
+  reasoning_content?: string | null;
+  tool_calls?: ToolCall[];
+  refusal: null;
+}
+
+export interface ToolCallChunk {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
+}
 
 export interface Usage {
   prompt_tokens: number;
@@ -65,8 +128,8 @@ export interface ChatCompletion {
   system_fingerprint: string | null;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string };
-    logprobs: null;
+    message: AssistantMessage;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }>;
   usage: Usage;
@@ -80,8 +143,8 @@ export interface ChatCompletionChunk {
   system_fingerprint: string | null;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string };
-    logprobs: null;
+    delta: { role?: 'assistant'; content?: string | null; reasoning_content?: string; tool_calls?: ToolCallChunk[] };
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }>;
   usage?: Usage | null;

@@ -2,3 +2,5 @@ export type * from './chat.types.js';
 export type * from './models.types.js';
 export type * from './error.types.js';
 export type * from './batch.types.js';
+export type * from './completions.types.js';
+export type * from './embeddings.types.js';

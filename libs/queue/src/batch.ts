@@ -1,4 +1,4 @@
-import type { FinishReason, TokenUsage } from './chat-job.js';
+import type { ReplyResult } from './reply-result.js';
 
 /** Present on a chat job that is one line of a batch: the worker reports to the batch, not to a reply stream. */
 export interface BatchLineRef {
@@ -10,7 +10,7 @@ export interface BatchLineRef {
 
 /** What a worker pushes to a batch's results list when a line ends. */
 export type BatchLineResult =
-  | { ok: true; customId: string; line: number; requestId: string; model: string; text: string; finishReason: FinishReason; usage: TokenUsage }
+  | { ok: true; customId: string; line: number; requestId: string; model: string; reply: ReplyResult }
   | { ok: false; customId: string; line: number; requestId: string; model: string; status: number; code: string; message: string };
 
 /**

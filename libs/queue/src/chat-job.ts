@@ -1,10 +1,34 @@
 import type { BatchLineRef } from './batch.js';
 
+/** A call the model made, as it travels in history and in replies. `arguments` is JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 /** A chat turn after the API has normalised it: roles folded, text parts joined. */
 export interface ChatTurn {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** Assistant turns: the calls the model made in that turn. */
+  toolCalls?: ToolCall[];
+  /** Tool turns: the id of the call this is the result of. */
+  toolCallId?: string;
 }
+
+/** A function the model may call; `parameters` is its JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+/** `none`: never call; `auto`: the model decides; `required`: call one of the tools; `{name}`: call that one. */
+export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
+/** Structured output enforced by grammar. A `json_schema` schema is a JSON Schema object or boolean. */
+export type OutputFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown> | boolean };
 
 /** Sampling as the engine applies it; an absent field means the engine's neutral value. */
 export interface Sampling {
@@ -18,24 +42,38 @@ export interface Sampling {
   seed?: number;
   /** Never end on an end-of-generation token: replies run to max_tokens (benchmarks, load tests). */
   ignoreEos?: boolean;
+  /** End-of-generation tokens and stop strings are held back until this many tokens are generated. */
+  minTokens?: number;
+  /** Token id → bias added to its logit (-100 bans it, +100 all but forces it). */
+  logitBias?: Record<string, number>;
 }
 
 export const CHAT_JOB = 'chat' as const;
 
-/** Payload of one chat job. Carries no credentials: keys never reach Redis. */
+/** Payload of one generation job (chat or legacy completion). Carries no credentials: keys never reach Redis. */
 export interface ChatJobData {
   requestId: string;
   deployment: string;
+  /** Chat turns, rendered by the model's own template. Empty when `prompts` is set. */
   messages: ChatTurn[];
+  /** Legacy completions: raw prompts, generated from as they are; choice `p * n + i` is prompt p's i-th. */
+  prompts?: string[];
+  tools?: ToolSpec[];
+  toolChoice?: ToolChoice;
+  responseFormat?: OutputFormat;
   sampling: Sampling;
   maxTokens?: number;
   stop: string[];
+  /** Choices per prompt (default 1). */
+  n?: number;
+  /** Report each token's log-probability, with this many alternatives (0-20). Unset: none. */
+  logprobs?: number;
   enqueuedAt: number;
   /** Set when the job is a batch line. */
   batch?: BatchLineRef;
 }
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 export interface TokenUsage {
   promptTokens: number;

@@ -1,5 +1,25 @@
 import type { FinishReason, TokenUsage } from './chat-job.js';
 
+/** One alternative of a token's log-probability. `bytes`: the token's UTF-8 bytes (a token may hold part of a character). */
+export interface TokenAlternative {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+
+/** A generated token's log-probability, with the most likely alternatives when they were asked for. */
+export interface TokenLogprob extends TokenAlternative {
+  top: TokenAlternative[];
+}
+
+/** A piece of a tool call: the first piece of call `index` carries its id and name, later ones more argument text. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
 /**
  * Events a worker appends to a request's reply stream, in order. `attempt`
  * fences retries: once a reader has seen attempt N start, it drops events of
@@ -13,10 +33,17 @@ interface EventBase {
 }
 
 export type ReplyEvent =
-  /** `resumed`: this attempt continues the text earlier attempts already sent, it does not restart it. */
+  /** `resumed`: this attempt continues the text earlier attempts already sent; otherwise the reply starts over. */
   | (EventBase & { type: 'start'; promptTokens: number; resumed: boolean })
-  | (EventBase & { type: 'delta'; text: string })
-  | (EventBase & { type: 'end'; finishReason: FinishReason; usage: TokenUsage })
+  /**
+   * Output of one choice (`choice` absent: 0). Within one event the reasoning precedes the text,
+   * and the text precedes the tool call piece, as they do in a reply.
+   */
+  | (EventBase & { type: 'delta'; text: string; choice?: number; reasoning?: string; toolCall?: ToolCallDelta; logprobs?: TokenLogprob[] })
+  /** One input's embedding: little-endian float32 values, base64-encoded. */
+  | (EventBase & { type: 'embedding'; index: number; vector: string })
+  /** `finishReasons`: every choice's, when there are several; `finishReason` is choice 0's. */
+  | (EventBase & { type: 'end'; finishReason: FinishReason; finishReasons?: FinishReason[]; usage: TokenUsage })
   | (EventBase & { type: 'error'; status: number; code: string; message: string });
 
 /** An event as the publisher hands it over, before it is numbered. */

@@ -18,6 +18,8 @@ import {
 } from 'class-validator';
 import { ChatMessageDto } from './chat-message.dto.js';
 import { StopSequencesConstraint } from './string-or-strings.validator.js';
+import { LogitBiasConstraint, ToolChoiceConstraint } from './tool-choice.validator.js';
+import { ResponseFormatDto, ToolDto } from './tools.dto.js';
 
 export const MAX_MESSAGES = 4096;
 const MAX_TOKENS_LIMIT = 1 << 20;
@@ -96,14 +98,18 @@ export class ChatCompletionRequestDto {
   @IsOptional() @IsInt() @Min(1) @Max(128)
   n?: number | null;
 
-  @IsOptional() @IsArray()
-  tools?: unknown[] | null;
+  @IsOptional() @IsArray() @ArrayMaxSize(128) @ValidateNested({ each: true }) @Type(() => ToolDto)
+  tools?: ToolDto[] | null;
 
-  @IsOptional()
-  tool_choice?: unknown;
+  @IsOptional() @Validate(ToolChoiceConstraint)
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } } | null;
 
-  @IsOptional() @IsObject()
-  response_format?: { type?: unknown } | null;
+  /** At most one call is made per reply, which both values allow. */
+  @IsOptional() @IsBoolean()
+  parallel_tool_calls?: boolean | null;
+
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => ResponseFormatDto)
+  response_format?: ResponseFormatDto | null;
 
   @IsOptional() @IsBoolean()
   logprobs?: boolean | null;
@@ -111,8 +117,12 @@ export class ChatCompletionRequestDto {
   @IsOptional() @IsInt() @Min(0) @Max(20)
   top_logprobs?: number | null;
 
-  @IsOptional() @IsObject()
+  @IsOptional() @Validate(LogitBiasConstraint)
   logit_bias?: Record<string, number> | null;
+
+  /** vLLM extra: end-of-generation tokens and stop strings are held back until this many tokens. */
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_TOKENS_LIMIT)
+  min_tokens?: number | null;
 
   @IsOptional() @IsString()
   user?: string | null;

@@ -1,18 +1,30 @@
-import { IsIn, IsOptional, IsString, MaxLength, Validate } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength, Validate, ValidateIf, ValidateNested } from 'class-validator';
 import type { ChatRole, ContentPart } from '@conveyor/openai';
 import { MessageContentConstraint } from './message-content.validator.js';
+import { ToolCallDto } from './tools.dto.js';
 
-export const CHAT_ROLES: readonly ChatRole[] = ['system', 'developer', 'user', 'assistant'];
+export const CHAT_ROLES: readonly ChatRole[] = ['system', 'developer', 'user', 'assistant', 'tool'];
 
 export class ChatMessageDto {
   @IsIn(CHAT_ROLES, { message: `role must be one of ${CHAT_ROLES.join(', ')}` })
   role: ChatRole;
 
+  // An assistant turn that only called tools may have no content, as OpenAI clients send it.
+  @ValidateIf((m: ChatMessageDto) => !(m.role === 'assistant' && (m.content === null || m.content === undefined) && !!m.tool_calls?.length))
   @Validate(MessageContentConstraint)
-  content: string | ContentPart[];
+  content: string | ContentPart[] | null;
 
   @IsOptional()
   @IsString()
   @MaxLength(256)
   name?: string | null;
+
+  @ValidateIf((m: ChatMessageDto) => m.role === 'assistant' && m.tool_calls !== null && m.tool_calls !== undefined)
+  @IsArray() @ArrayMaxSize(128) @ValidateNested({ each: true }) @Type(() => ToolCallDto)
+  tool_calls?: ToolCallDto[] | null;
+
+  @ValidateIf((m: ChatMessageDto) => m.role === 'tool')
+  @IsString({ message: 'tool_call_id must be the id of the call a tool message answers' }) @MaxLength(256)
+  tool_call_id?: string | null;
 }

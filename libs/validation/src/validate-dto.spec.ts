@@ -70,9 +70,14 @@ describe('validateDto(ChatCompletionRequestDto)', () => {
   });
 
   it('addresses a bad role', () => {
-    const problem = problemOf({ model: 'm', messages: [{ role: 'tool', content: 'x' }] });
+    const problem = problemOf({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] });
     expect(problem.param).toBe('messages[0].role');
-    expect(problem.message).toMatch(/^messages\[0\]\.role must be one of system, developer, user, assistant/);
+    expect(problem.message).toMatch(/^messages\[0\]\.role must be one of system, developer, user, assistant, tool/);
+  });
+
+  it('asks a tool message for the call it answers', () => {
+    const problem = problemOf({ model: 'm', messages: [{ role: 'tool', content: 'x' }] });
+    expect(problem.param).toBe('messages[0].tool_call_id');
   });
 
   it('accepts every OpenAI role, developer included', () => {

@@ -1,12 +1,11 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import type { BatchError } from '@conveyor/openai';
-import { ChatCompletionRequestDto, validateDto } from '@conveyor/validation';
-import { assertSupported } from '../chat/chat-capabilities.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { BATCH_ENDPOINTS, type ParsedBatchBody } from './batch-endpoints.js';
 
 export interface ParsedLine {
   customId: string;
-  body: ChatCompletionRequestDto;
+  body: ParsedBatchBody;
   deployment: DeploymentConfig;
 }
 
@@ -38,15 +37,19 @@ export function parseBatchLine(
   }
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
   if (raw.url !== endpoint) return fail(`url must be "${endpoint}", the batch's endpoint.`, 'url', 'mismatched_url');
-  const body = validateDto(ChatCompletionRequestDto, raw.body);
-  if (!body.ok) return fail(body.problem.message, body.problem.param ? `body.${body.problem.param}` : 'body');
-  const deployment = findDeployment(body.value.model);
-  if (!deployment) return fail(`the model '${body.value.model}' does not exist or is not deployed here.`, 'body.model', 'model_not_found');
+  const route = BATCH_ENDPOINTS[endpoint];
+  if (!route) return fail(`the batch's endpoint "${endpoint}" cannot be run.`, 'url');
   try {
-    assertSupported(body.value);
+    const body = route.parse(raw.body);
+    const deployment = findDeployment(body.model);
+    if (!deployment) return fail(`the model '${body.model}' does not exist or is not deployed here.`, 'body.model', 'model_not_found');
+    body.check(deployment);
+    return { ok: true, value: { customId: raw.custom_id, body, deployment } };
   } catch (err) {
-    if (err instanceof OpenAiHttpError) return fail(err.message, err.param ? `body.${err.param}` : 'body', err.code ?? 'invalid_request');
+    if (err instanceof OpenAiHttpError) {
+      const code = err.code ?? 'invalid_request';
+      return fail(err.message, err.param ? `body.${err.param}` : 'body', code);
+    }
     throw err;
   }
-  return { ok: true, value: { customId: raw.custom_id, body: body.value, deployment } };
 }

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult } from '@conveyor/queue';
-import { toChatCompletion } from '../chat/chat-response.mapper.js';
+import { BATCH_ENDPOINTS } from './batch-endpoints.js';
 
 const lineId = (): string => `batch_req_${randomBytes(12).toString('hex')}`;
 
 /** A worker's result → the line for the output file (success) or the error file (failure). */
-export function toOutputLine(r: BatchLineResult, now = Date.now()): BatchOutputLine {
+export function toOutputLine(r: BatchLineResult, endpoint: string, now = Date.now()): BatchOutputLine {
   if (r.ok) {
-    const body = toChatCompletion({ id: `chatcmpl-${r.requestId}`, model: r.model, created: Math.floor(now / 1000) }, r.text, r.finishReason, r.usage);
+    const route = BATCH_ENDPOINTS[endpoint] ?? BATCH_ENDPOINTS['/v1/chat/completions']!;
+    const body = route.toResponse({ id: `${route.idPrefix}${r.requestId}`, model: r.model, created: Math.floor(now / 1000) }, r.reply);
     return { id: lineId(), custom_id: r.customId, response: { status_code: 200, request_id: r.requestId, body }, error: null };
   }
   const type = r.status >= 500 ? 'server_error' : 'invalid_request_error';

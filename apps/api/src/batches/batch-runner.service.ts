@@ -10,9 +10,8 @@ import {
   batchLineJobId,
   batchResultsKey,
   type BatchLineResult,
-  type ChatJobData,
+  type QueuedJobData,
 } from '@conveyor/queue';
-import { toChatJob } from '../chat/chat-request.mapper.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
 import { ChatQueue } from '../queue/chat-queue.port.js';
 import { readInputLines, type InputLine } from './batch-input.reader.js';
@@ -172,7 +171,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       if (!parsed.ok) continue; // validated before; a line that changed meaning since is skipped, not run
       const { customId, body, deployment } = parsed.value;
       const requestId = batchLineJobId(batch.id, line);
-      const job: ChatJobData = { ...toChatJob(body, requestId, deployment.id, deployment.defaults), batch: { batchId: batch.id, customId, line } };
+      const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
       const entry: Inflight = { customId, deployment: deployment.id };
       await this.redis.hset(batchInflightKey(this.prefix, batch.id), String(line), JSON.stringify(entry));
       await this.queue.enqueue(job);
@@ -196,8 +195,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         await this.redis.hdel(batchInflightKey(this.prefix, batch.id), String(result.line));
         if (first) (result.ok ? ok : failed).push(result);
       }
-      if (ok.length) await this.store.append(batch.output_file_id as string, toJsonl(ok.map((r) => toOutputLine(r))));
-      if (failed.length) await this.store.append(await this.errorFile(batch), toJsonl(failed.map((r) => toOutputLine(r))));
+      if (ok.length) await this.store.append(batch.output_file_id as string, toJsonl(ok.map((r) => toOutputLine(r, batch.endpoint))));
+      if (failed.length) await this.store.append(await this.errorFile(batch), toJsonl(failed.map((r) => toOutputLine(r, batch.endpoint))));
       await this.repo.count(batch.id, 'completed', ok.length);
       await this.repo.count(batch.id, 'failed', failed.length);
       await this.redis.ltrim(key, items.length, -1);

@@ -1,13 +1,12 @@
 import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
-
-export const BATCH_ENDPOINTS = ['/v1/chat/completions'] as const;
+import { BATCH_ENDPOINT_URLS } from './batch-endpoints.js';
 
 export class CreateBatchDto {
   @IsString()
   input_file_id: string;
 
-  @IsIn(BATCH_ENDPOINTS, { message: `endpoint must be one of: ${BATCH_ENDPOINTS.join(', ')}` })
-  endpoint: (typeof BATCH_ENDPOINTS)[number];
+  @IsIn(BATCH_ENDPOINT_URLS, { message: `endpoint must be one of: ${BATCH_ENDPOINT_URLS.join(', ')}` })
+  endpoint: string;
 
   /** OpenAI accepts "24h"; shorter windows ("90m", "30s") are accepted too, for tests and tight deadlines. */
   @Matches(/^[1-9]\d{0,5}[smh]$/, { message: 'completion_window must be a duration such as "24h"' })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
-import { ReplyFence, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import { ReplyAccumulator, ReplyFence, replyStreamKey, type QueuedJobData, type ReplyEvent, type ReplyResult } from '@conveyor/queue';
 import type { ChatCompletionRequestDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
@@ -49,23 +49,47 @@ export class ChatService {
    * the request to one deployment (an org/app route serves just its own).
    */
   async start(dto: ChatCompletionRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<ChatRun> {
-    const deployment = this.registry.require(dto.model);
-    if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(dto.model);
-    assertSupported(dto);
+    const deployment = this.deploymentFor(dto.model, only);
+    assertSupported(dto, deployment);
+    return this.submit(deployment, (requestId, now) => toChatJob(dto, requestId, deployment.id, deployment.defaults, now), signal, {
+      idPrefix: COMPLETION_ID_PREFIX,
+      stream: dto.stream === true,
+      prompt: dto.messages,
+    });
+  }
+
+  /** The deployment a request names; `only` limits it to one (an org/app route serves just its own). */
+  deploymentFor(model: string, only?: DeploymentConfig): DeploymentConfig {
+    const deployment = this.registry.require(model);
+    if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(model);
+    return deployment;
+  }
+
+  /**
+   * Enqueues the job `build` makes and follows its reply; shared by every route that generates.
+   * Nothing is enqueued when the queue is full or unreachable.
+   */
+  async submit(
+    deployment: DeploymentConfig,
+    build: (requestId: string, now: number) => QueuedJobData,
+    signal: AbortSignal,
+    options: { idPrefix: string; stream: boolean; prompt: unknown },
+  ): Promise<ChatRun> {
     await this.checkCapacity(deployment.id);
     const requestId = randomUUID();
     const now = Date.now();
-    const who: ReplyIdentity = { id: `${COMPLETION_ID_PREFIX}${requestId}`, model: deployment.id, created: Math.floor(now / 1000) };
+    const who: ReplyIdentity = { id: `${options.idPrefix}${requestId}`, model: deployment.id, created: Math.floor(now / 1000) };
+    const job = build(requestId, now);
     const sub = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
     this.logger.log({
       msg: 'chat request queued',
       requestId,
       deployment: deployment.id,
-      stream: dto.stream === true,
-      ...(this.config.logPrompts ? { messages: dto.messages } : {}),
+      stream: options.stream,
+      ...(this.config.logPrompts ? { prompt: options.prompt } : {}),
     });
     try {
-      await this.queue.enqueue(toChatJob(dto, requestId, deployment.id, deployment.defaults, now));
+      await this.queue.enqueue(job);
     } catch (err) {
       sub.close();
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
@@ -176,12 +200,16 @@ export class ChatService {
   /** A non-streamed reply: the same event path, aggregated. */
   async complete(dto: ChatCompletionRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<ChatCompletion> {
     const run = await this.start(dto, signal, only);
-    let text = '';
-    // A retried attempt continues the text (it starts `resumed`), so deltas simply add up.
-    for await (const event of run.events) {
-      if (event.type === 'delta') text += event.text;
-      else if (event.type === 'end') return toChatCompletion(run.who, text, event.finishReason, event.usage);
-    }
-    throw OpenAiHttpError.unavailable('The reply ended before it was complete.');
+    return toChatCompletion(run.who, await collectReply(run));
   }
+}
+
+/** Gathers a run's events into the finished reply; a retry that starts over replaces what came before. */
+export async function collectReply(run: ChatRun): Promise<ReplyResult> {
+  const reply = new ReplyAccumulator();
+  for await (const event of run.events) {
+    const result = reply.apply(event);
+    if (result) return result;
+  }
+  throw OpenAiHttpError.unavailable('The reply ended before it was complete.');
 }

@@ -34,6 +34,10 @@ export class OpenAiHttpError extends Error {
     return new OpenAiHttpError(504, 'server_error', `The request did not complete within ${ms} ms and was cancelled.`, null, 'timeout');
   }
 
+  static serverError(message: string, code: string): OpenAiHttpError {
+    return new OpenAiHttpError(500, 'server_error', message, null, code);
+  }
+
   static unavailable(message: string): OpenAiHttpError {
     return new OpenAiHttpError(503, 'service_unavailable', message, null, 'service_unavailable');
   }

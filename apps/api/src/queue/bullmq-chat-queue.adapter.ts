@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { BATCH_LINE_PRIORITY, CANCEL_TTL_MS, CHAT_JOB, cancelChannel, cancelKey, chatQueueName, type ChatJobData } from '@conveyor/queue';
+import { BATCH_LINE_PRIORITY, CANCEL_TTL_MS, CHAT_JOB, EMBED_JOB, cancelChannel, cancelKey, chatQueueName, isEmbedJob, type ChatJobData, type QueuedJobData } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../platform/redis-connection.factory.js';
 import { ChatQueue } from './chat-queue.port.js';
@@ -35,8 +35,9 @@ export class BullChatQueue extends ChatQueue implements OnApplicationShutdown {
     return this.config.deployments.map((d) => this.queueFor(d.id));
   }
 
-  async enqueue(job: ChatJobData): Promise<void> {
-    await this.queueFor(job.deployment).add(CHAT_JOB, job, {
+  async enqueue(job: QueuedJobData): Promise<void> {
+    // One queue per deployment carries both kinds; the worker routes them by job name.
+    await (this.queueFor(job.deployment) as Queue<QueuedJobData>).add(isEmbedJob(job) ? EMBED_JOB : CHAT_JOB, job, {
       jobId: job.requestId,
       attempts: 2,
       backoff: { type: 'fixed', delay: 100 },

@@ -1,8 +1,8 @@
-import type { ChatJobData } from '@conveyor/queue';
+import type { ChatJobData, QueuedJobData } from '@conveyor/queue';
 
-/** Where chat jobs go; the API depends on this, not on BullMQ. */
+/** Where generation and embedding jobs go; the API depends on this, not on BullMQ. */
 export abstract class ChatQueue {
-  abstract enqueue(job: ChatJobData): Promise<void>;
+  abstract enqueue(job: QueuedJobData): Promise<void>;
   /** Best effort: drop the job if it is still waiting, and tell a worker running it to stop. */
   abstract cancel(deployment: string, requestId: string): Promise<void>;
   /** A request's job if BullMQ still has it (running, or finished within its retention). */

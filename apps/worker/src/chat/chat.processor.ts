@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import { EngineInputError, type ChatEngine } from '@conveyor/engine';
-import { CHAT_JOB, type BatchLineRef, type ChatJobData, type ChatJobResult } from '@conveyor/queue';
+import { EngineInputError, type ChatEngine, type GenerateRequest, type OutputPiece } from '@conveyor/engine';
+import { CHAT_JOB, ReplyAccumulator, type BatchLineRef, type ChatJobData, type ChatJobResult, type ReplyResult } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result.sink.js';
 import { CancellationService, STOP } from '../cancel/cancellation.service.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -35,15 +35,17 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     const signal = this.cancellation.track(requestId, jobSignal);
     this.cancellation.abortIfCancelled(requestId);
     try {
-      // A retried job continues what the client was already sent, so a stream never repeats or contradicts itself.
+      // A retried plain reply continues what the client was already sent, so a stream never repeats or
+      // contradicts itself. Other replies (several choices, a grammar, tool calls) start over.
       const sent = attempt > 1 ? await this.publishers.replay(requestId) : { text: '', ended: false };
       if (sent.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+      const resume = attempt > 1 && engine.continuesReplies && continuable(job.data);
       const result = await engine.generate(
-        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal, continueFrom: sent.text },
-        { onStart: (n) => publisher.start(n, attempt > 1), onText: (t) => publisher.text(t) },
+        { ...generateRequest(job.data), signal, continueFrom: resume ? sent.text : undefined },
+        { onStart: (n) => publisher.start(n, resume), onOutput: (piece) => publisher.output(piece) },
       );
       if (result.aborted) await this.stopped(job, token, signal);
-      await publisher.end(result.finishReason, result.usage);
+      await publisher.end(result.finishReasons, result.usage);
       this.logger.log({ msg: 'job finished', requestId, attempt, finishReason: result.finishReason, ...result.usage, ms: Date.now() - started });
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
@@ -84,14 +86,15 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     const { requestId, deployment: model } = job.data;
     const { batchId, customId, line } = job.data.batch as BatchLineRef;
     const signal = this.cancellation.track(requestId, jobSignal);
-    let text = '';
+    const reply = new ReplyAccumulator();
     try {
       const result = await engine.generate(
-        { messages: job.data.messages, sampling: job.data.sampling, maxTokens: job.data.maxTokens, stop: job.data.stop, signal },
-        { onStart: () => undefined, onText: (t) => (text += t) },
+        { ...generateRequest(job.data), signal },
+        { onStart: () => undefined, onOutput: (piece) => reply.apply(asDelta(piece)) },
       );
       if (result.aborted) await this.stopped(job, token, signal);
-      await this.batchResults.push(batchId, { ok: true, customId, line, requestId, model, text, finishReason: result.finishReason, usage: result.usage });
+      const end = { type: 'end', attempt: 0, seq: 0, finishReason: result.finishReason, finishReasons: result.finishReasons, usage: result.usage } as const;
+      await this.batchResults.push(batchId, { ok: true, customId, line, requestId, model, reply: reply.apply(end) as ReplyResult });
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
       if (err instanceof WaitingError) throw err;
@@ -106,3 +109,15 @@ export class ChatProcessor implements JobHandler<ChatJobData, ChatJobResult> {
     }
   }
 }
+
+/** The engine's request for a job: everything but the signal and what an earlier attempt sent. */
+function generateRequest(data: ChatJobData): Omit<GenerateRequest, 'signal' | 'continueFrom'> {
+  const { messages, prompts, tools, toolChoice, responseFormat, sampling, maxTokens, stop, n, logprobs } = data;
+  return { messages, prompts, tools, toolChoice, responseFormat, sampling, maxTokens, stop, n, logprobs };
+}
+
+/** Only a plain text reply can be continued from its text alone. */
+const continuable = (data: ChatJobData): boolean =>
+  !data.prompts && !data.tools?.length && !data.responseFormat && (data.n ?? 1) === 1 && data.logprobs === undefined;
+
+const asDelta = ({ choice, text, ...rest }: OutputPiece) => ({ type: 'delta', attempt: 0, seq: 0, choice, text: text ?? '', ...rest }) as const;

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { CHAT_JOB, chatQueueName } from '@conveyor/queue';
+import { CHAT_JOB, EMBED_JOB, chatQueueName } from '@conveyor/queue';
 import { Redis } from 'ioredis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationService, STOP } from '../cancel/cancellation.service.js';
@@ -28,7 +28,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly engines: EngineRegistry,
     private readonly cancellation: CancellationService,
   ) {
-    this.router = new JobRouter(handlers, [CHAT_JOB]);
+    this.router = new JobRouter(handlers, [CHAT_JOB, EMBED_JOB]);
     this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-presence' });
     this.presence = new WorkerPresence(this.redis, config.redis.prefix, this.workerId, deployments.map((d) => d.id), config.worker.heartbeatMs);
   }

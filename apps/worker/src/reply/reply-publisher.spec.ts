@@ -28,12 +28,12 @@ describe('ReplyPublisher against real Redis', () => {
   it('writes start, coalesced text and end in order, numbered from 0, with a TTL', async () => {
     const publisher = new ReplyPublisher(redis, key, 2, REPLY_TTL_MS);
     publisher.start(11, false);
-    publisher.text('Hel');
-    publisher.text('lo');
+    publisher.output({ choice: 0, text: 'Hel' });
+    publisher.output({ choice: 0, text: 'lo' });
     await new Promise((r) => setImmediate(r));
-    publisher.text(' world');
+    publisher.output({ choice: 0, text: ' world' });
     // The last text is still pending when the reply ends: it must land before the end event.
-    await publisher.end('length', { promptTokens: 11, completionTokens: 3 });
+    await publisher.end(['length'], { promptTokens: 11, completionTokens: 3 });
 
     const events = await read();
     expect(events).toEqual([
@@ -51,10 +51,31 @@ describe('ReplyPublisher against real Redis', () => {
     await redis.del(key);
     const publisher = new ReplyPublisher(redis, key, 1, REPLY_TTL_MS);
     publisher.start(4, false);
-    publisher.text('partial');
+    publisher.output({ choice: 0, text: 'partial' });
     await publisher.fail(400, 'context_length_exceeded', 'too long');
     const events = await read();
     expect(events.map((e) => e.type)).toEqual(['start', 'delta', 'error']);
     expect(events[2]).toMatchObject({ status: 400, code: 'context_length_exceeded', seq: 2 });
+  });
+
+  it('coalesces each choice on its own, keeping reasoning, text and tool call pieces in reply order', async () => {
+    await redis.del(key);
+    const publisher = new ReplyPublisher(redis, key, 1, REPLY_TTL_MS);
+    publisher.start(4, false);
+    publisher.output({ choice: 1, text: 'b' });
+    publisher.output({ choice: 0, reasoning: 'hm' });
+    publisher.output({ choice: 0, text: 'a' });
+    publisher.output({ choice: 0, toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '' } });
+    publisher.output({ choice: 0, toolCall: { index: 0, arguments: '{"x":' } });
+    publisher.output({ choice: 0, toolCall: { index: 0, arguments: '1}' } });
+    publisher.output({ choice: 1, reasoning: 'late' });
+    await publisher.end(['tool_calls', 'stop'], { promptTokens: 4, completionTokens: 9 });
+    const events = await read();
+    expect(events.slice(1)).toEqual([
+      { type: 'delta', attempt: 1, seq: 1, choice: 1, text: 'b' },
+      { type: 'delta', attempt: 1, seq: 2, text: 'a', reasoning: 'hm', toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '{"x":1}' } },
+      { type: 'delta', attempt: 1, seq: 3, choice: 1, text: '', reasoning: 'late' },
+      { type: 'end', attempt: 1, seq: 4, finishReason: 'tool_calls', finishReasons: ['tool_calls', 'stop'], usage: { promptTokens: 4, completionTokens: 9 } },
+    ]);
   });
 });

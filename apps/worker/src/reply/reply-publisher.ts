@@ -1,14 +1,20 @@
+import type { OutputPiece } from '@conveyor/engine';
 import { REPLY_EVENT_FIELD, type FinishReason, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 
+type Pending = Omit<OutputPiece, 'choice'> & { text: string };
+
+/** Within a reply, reasoning comes before text and text before a tool call; a coalesced event keeps that order. */
+const rank = (piece: Omit<OutputPiece, 'choice'>): number => (piece.toolCall ? 2 : piece.text || piece.logprobs ? 1 : 0);
+
 /**
- * Appends one request attempt's events to its reply stream. Text produced in
- * the same event-loop tick is coalesced into one event, so the Redis cost is
- * per tick, not per token. Writes are not awaited one by one: a single
+ * Appends one request attempt's events to its reply stream. Output produced in
+ * the same event-loop tick is coalesced into one event per choice, so the Redis
+ * cost is per tick, not per token. Writes are not awaited one by one: a single
  * connection keeps them in order, and `end`/`fail` wait for the last.
  */
 export class ReplyPublisher {
-  private pending = '';
+  private pending = new Map<number, Pending>();
   private seq = 0;
   private flushScheduled = false;
   private lastWrite: Promise<unknown> = Promise.resolve();
@@ -25,18 +31,31 @@ export class ReplyPublisher {
     this.append({ type: 'start', attempt: this.attempt, promptTokens, resumed }, true);
   }
 
-  text(text: string): void {
-    if (!text) return;
-    this.pending += text;
+  output({ choice, ...piece }: OutputPiece): void {
+    if (!piece.text && !piece.reasoning && !piece.toolCall && !piece.logprobs?.length) return;
+    let held = this.pending.get(choice);
+    const call = held?.toolCall;
+    // A piece that would land before what is held (or a second call) goes in the next event instead.
+    if (held && (rank(piece) < rank(held) || (piece.toolCall && call && piece.toolCall.index !== call.index))) {
+      this.flushChoice(choice, held);
+      held = undefined;
+    }
+    if (!held) this.pending.set(choice, (held = { text: '' }));
+    if (piece.reasoning) held.reasoning = (held.reasoning ?? '') + piece.reasoning;
+    if (piece.text) held.text += piece.text;
+    if (piece.logprobs?.length) (held.logprobs ??= []).push(...piece.logprobs);
+    if (piece.toolCall) held.toolCall = held.toolCall ? { ...held.toolCall, arguments: held.toolCall.arguments + piece.toolCall.arguments } : { ...piece.toolCall };
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
   }
 
-  async end(finishReason: FinishReason, usage: TokenUsage): Promise<void> {
+  /** `finishReasons`: every choice's, in choice order. */
+  async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
     this.flush();
-    this.append({ type: 'end', attempt: this.attempt, finishReason, usage }, true);
+    const many = finishReasons.length > 1 ? { finishReasons: [...finishReasons] } : {};
+    this.append({ type: 'end', attempt: this.attempt, finishReason: finishReasons[0] ?? 'stop', ...many, usage }, true);
     await this.settled();
   }
 
@@ -48,10 +67,14 @@ export class ReplyPublisher {
 
   private flush(): void {
     this.flushScheduled = false;
-    if (!this.pending) return;
-    const text = this.pending;
-    this.pending = '';
-    this.append({ type: 'delta', attempt: this.attempt, text }, false);
+    const choices = [...this.pending].sort(([a], [b]) => a - b);
+    this.pending.clear();
+    for (const [choice, held] of choices) this.flushChoice(choice, held);
+  }
+
+  private flushChoice(choice: number, held: Pending): void {
+    this.pending.delete(choice);
+    this.append({ type: 'delta', attempt: this.attempt, ...(choice ? { choice } : {}), ...held }, false);
   }
 
   private append(event: UnnumberedReplyEvent, refreshTtl: boolean): void {
@@ -67,5 +90,11 @@ export class ReplyPublisher {
   private async settled(): Promise<void> {
     await this.lastWrite;
     if (this.writeError) throw this.writeError;
+  }
+
+  /** One input's embedding (`vector`: little-endian float32 bytes, base64), written in order after any pending text. */
+  embedding(index: number, vector: string): void {
+    this.flush();
+    this.append({ type: 'embedding', attempt: this.attempt, index, vector }, false);
   }
 }

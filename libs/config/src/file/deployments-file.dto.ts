@@ -48,6 +48,8 @@ export class DeploymentDto {
   @IsOptional() @ValidateNested() @Type(() => SamplingDefaultsDto) defaults?: SamplingDefaultsDto;
   @IsOptional() @ValidateNested() @Type(() => AppAliasDto) alias?: AppAliasDto;
   @IsOptional() @IsIn(['private', 'public']) auth?: 'private' | 'public';
+  @IsOptional() @IsIn(['generate', 'embeddings']) task?: 'generate' | 'embeddings';
+  @IsOptional() @IsIn(['think']) reasoningParser?: 'think';
 }
 
 export class RateLimitDto {

@@ -1,0 +1,20 @@
+import type { BatchLineRef } from './batch.js';
+import type { ChatJobData } from './chat-job.js';
+
+export const EMBED_JOB = 'embed' as const;
+
+/** Payload of one embeddings request: every input is embedded, in order, and published as `embedding` events. */
+export interface EmbedJobData {
+  requestId: string;
+  deployment: string;
+  /** Text, or text already tokenized (token ids). */
+  inputs: Array<string | number[]>;
+  enqueuedAt: number;
+  /** Set when the job is a batch line. */
+  batch?: BatchLineRef;
+}
+
+/** Any job the API puts on a deployment's queue. */
+export type QueuedJobData = ChatJobData | EmbedJobData;
+
+export const isEmbedJob = (job: QueuedJobData): job is EmbedJobData => 'inputs' in job;
