@@ -57,7 +57,7 @@ export class GpuUnavailableError extends Error {
 const runtimes = new Map<boolean, Promise<Llama>>();
 
 /** One llama.cpp runtime per process and backend choice, shared by every model the worker loads. */
-function runtime(gpu: boolean): Promise<Llama> {
+export function runtime(gpu: boolean): Promise<Llama> {
   let llama = runtimes.get(gpu);
   if (!llama) {
     // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.

@@ -1,6 +1,6 @@
-import { getLlama, type Llama, type LlamaEmbeddingContext, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineInputError } from './chat-engine.js';
-import { GpuUnavailableError } from './llama-cpp.engine.js';
+import { GpuUnavailableError, runtime } from './llama-cpp.engine.js';
 
 export interface LlamaEmbeddingEngineOptions {
   modelPath: string;
@@ -16,19 +16,6 @@ export interface EmbedResult {
   vectors: Float32Array[];
   /** Tokens evaluated over all inputs, the model's begin/end tokens included. */
   promptTokens: number;
-}
-
-const runtimes = new Map<boolean, Promise<Llama>>();
-
-/** One llama.cpp runtime per process and backend choice, shared by every embedding model the worker loads. */
-function runtime(gpu: boolean): Promise<Llama> {
-  let llama = runtimes.get(gpu);
-  if (!llama) {
-    // build: 'never' — a failed binary check must not silently compile llama.cpp for minutes.
-    llama = getLlama({ build: 'never', gpu: gpu ? 'auto' : false });
-    runtimes.set(gpu, llama);
-  }
-  return llama;
 }
 
 /**

@@ -22,35 +22,24 @@ export interface ModelPreset {
  * well under a second; `bench` (~42 M parameters, 32k vocabulary) is sized like
  * the models throughput is compared on.
  */
+const TINY = {
+  name: 'conveyor-tiny',
+  vocabSize: 2048,
+  embedding: 128,
+  layers: 4,
+  heads: 4,
+  kvHeads: 2,
+  feedForward: 352,
+  contextLength: 8192,
+  weightType: GgmlType.F16,
+  tiedOutput: false,
+  seed: 1,
+} as const satisfies ModelPreset;
+
 export const MODEL_PRESETS = {
-  tiny: {
-    name: 'conveyor-tiny',
-    vocabSize: 2048,
-    embedding: 128,
-    layers: 4,
-    heads: 4,
-    kvHeads: 2,
-    feedForward: 352,
-    contextLength: 8192,
-    weightType: GgmlType.F16,
-    tiedOutput: false,
-    seed: 1,
-  },
+  tiny: TINY,
   /** `tiny` with a thinking template, for reasoning parsers. */
-  think: {
-    name: 'conveyor-tiny-think',
-    vocabSize: 2048,
-    embedding: 128,
-    layers: 4,
-    heads: 4,
-    kvHeads: 2,
-    feedForward: 352,
-    contextLength: 8192,
-    weightType: GgmlType.F16,
-    tiedOutput: false,
-    seed: 1,
-    thinking: true,
-  },
+  think: { ...TINY, name: 'conveyor-tiny-think', thinking: true },
   bench: {
     name: 'conveyor-bench',
     vocabSize: 32000,
