@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
+import { abortOnDisconnect } from './abort-on-disconnect.js';
 import { toOpenAiError } from '../errors/to-openai-error.js';
 import { DrainService } from '../platform/drain.service.js';
 import { parseChatBody } from './chat-body.parser.js';
@@ -9,15 +10,6 @@ import { ChunkFormatter, finishReasonsOf } from './chat-response.mapper.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ChatService, type ChatRun } from './chat.service.js';
 import { SseWriter } from './sse.writer.js';
-
-/** Aborts when the client goes away before the reply is finished. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
 
 /**
  * The HTTP shape of a chat reply, shared by every route that takes the chat

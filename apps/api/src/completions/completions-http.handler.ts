@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
 import type { CompletionRequestDto } from '@conveyor/validation';
+import { abortOnDisconnect } from '../chat/abort-on-disconnect.js';
 import { finishReasonsOf } from '../chat/chat-response.mapper.js';
 import type { ChatRun } from '../chat/chat.service.js';
 import { SseWriter } from '../chat/sse.writer.js';
@@ -13,15 +14,6 @@ import { parseCompletionBody } from './completion-body.parser.js';
 import { choicesPerPrompt, promptsOf } from './completion-request.mapper.js';
 import { CompletionChunkFormatter } from './completion-response.mapper.js';
 import { completionShape, CompletionsService, TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
-
-/** Aborts when the client goes away before the reply is finished. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
 
 /** The HTTP shape of a legacy completion: a JSON text_completion, or Server-Sent Events when `stream` is true. */
 @Injectable()
