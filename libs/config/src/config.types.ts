@@ -31,6 +31,11 @@ export interface DeploymentConfig {
   parallel: number;
   /** CPU threads for the worker's context. */
   threads: number;
+  /**
+   * llama.cpp's flash attention: `auto` (llama.cpp's own default, as llama-server has it: on where the
+   * device supports it, which every CPU does), `on` or `off`.
+   */
+  flashAttention: FlashAttention;
   defaults: SamplingDefaults;
   alias?: AppAlias;
   auth: AuthMode;
@@ -44,6 +49,7 @@ export interface DeploymentConfig {
 }
 
 export type DeploymentTask = 'generate' | 'embeddings';
+export type FlashAttention = 'auto' | 'on' | 'off';
 /** `think`: the segment between `<think>` and `</think>` (DeepSeek-R1, Qwen3 and similar templates). */
 export type ReasoningParser = 'think';
 

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('log');
     expect(config.modelsDir).toBe(resolve('models'));
     expect(config.deployments).toHaveLength(1);
-    expect(config.deployments[0]).toMatchObject({ id: 'conveyor-tiny', model: 'tiny', contextSize: 4096, threads: 1 });
+    expect(config.deployments[0]).toMatchObject({ id: 'conveyor-tiny', model: 'tiny', contextSize: 4096, threads: 1, flashAttention: 'auto' });
   });
 
   it('treats blank variables as unset and trims values', () => {
@@ -42,16 +42,18 @@ describe('loadConfig', () => {
       CONTEXT_SIZE: '2048',
       PARALLEL: '2',
       THREADS: '8',
+      FLASH_ATTENTION: 'off',
     });
     expect(config.api.port).toBe(9000);
     expect(config.redis).toEqual({ url: 'rediss://cache:6380', prefix: 'test_1', replyTtlMs: 600_000, jobRetentionSeconds: 3600 });
     expect(config.logLevel).toBe('debug');
-    expect(config.deployments[0]).toMatchObject({ contextSize: 2048, parallel: 2, threads: 8 });
+    expect(config.deployments[0]).toMatchObject({ contextSize: 2048, parallel: 2, threads: 8, flashAttention: 'off' });
   });
 
   it('reports every bad variable in one ConfigError', () => {
-    const error = configError({ PORT: 'abc', THREADS: '0', LOG_LEVEL: 'loud' });
-    expect(error.problems).toHaveLength(3);
+    const error = configError({ PORT: 'abc', THREADS: '0', LOG_LEVEL: 'loud', FLASH_ATTENTION: 'yes' });
+    expect(error.problems).toHaveLength(4);
+    expect(error.message).toContain('FLASH_ATTENTION');
     expect(error.message).toContain('PORT');
     expect(error.message).toContain('"abc"');
     expect(error.message).toContain('THREADS');

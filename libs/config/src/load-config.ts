@@ -1,7 +1,7 @@
 import { basename, resolve } from 'node:path';
 import { MODEL_PRESETS, isModelPresetName } from '@conveyor/gguf';
 import { ConfigError } from './config-error.js';
-import type { ApiKeyConfig, DeploymentConfig, LogLevel, PlatformConfig } from './config.types.js';
+import type { ApiKeyConfig, DeploymentConfig, FlashAttention, LogLevel, PlatformConfig } from './config.types.js';
 import { EnvReader } from './env-reader.js';
 import type { DeploymentDto } from './file/deployments-file.dto.js';
 import { readDeploymentsFile } from './file/read-deployments-file.js';
@@ -25,6 +25,7 @@ interface DeploymentDefaults {
   contextSize: number;
   parallel: number;
   threads: number;
+  flashAttention: FlashAttention;
 }
 
 function fromFile(d: DeploymentDto, defaults: DeploymentDefaults): DeploymentConfig {
@@ -35,6 +36,7 @@ function fromFile(d: DeploymentDto, defaults: DeploymentDefaults): DeploymentCon
     contextSize: d.contextSize ?? defaults.contextSize,
     parallel: d.parallel ?? defaults.parallel,
     threads: d.threads ?? defaults.threads,
+    flashAttention: d.flashAttention ?? defaults.flashAttention,
     defaults: { ...(d.defaults ?? {}) },
     alias: d.alias ? { org: d.alias.org, app: d.alias.app } : undefined,
     auth: d.auth ?? 'private',
@@ -80,6 +82,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     contextSize: r.int('CONTEXT_SIZE', 4096, 64, 1 << 20),
     parallel: r.int('PARALLEL', 4, 1, 256),
     threads: r.int('THREADS', 1, 1, 1024),
+    flashAttention: r.oneOf('FLASH_ATTENTION', 'auto', ['auto', 'on', 'off'] as const),
   };
 
   // Keys from the environment are plain text; only their hashes are kept.

@@ -20,11 +20,21 @@ import { ReplyShapes } from './reply-shapes.js';
 import { templateThoughtOpening } from './thought-opening.js';
 import { endOfGenerationTokens, requestBiases } from './token-biases.js';
 
+/**
+ * node-llama-cpp turns flash attention off unless asked; llama.cpp (and llama-server) default to
+ * `auto`, which turns it on for the CPU. On a small CPU model it was ~25% faster per token.
+ */
+export function flashAttention(option: 'auto' | 'on' | 'off' | undefined): 'auto' | boolean {
+  return option === 'on' ? true : option === 'off' ? false : 'auto';
+}
+
 export interface LlamaCppEngineOptions {
   modelPath: string;
   contextSize: number;
   parallel: number;
   threads: number;
+  /** llama.cpp's flash attention; `auto` (the default) turns it on where the device supports it. */
+  flashAttention?: 'auto' | 'on' | 'off';
   /** Use a GPU; refuse to load when none is usable unless `allowCpuFallback`. */
   gpu: boolean;
   allowCpuFallback?: boolean;
@@ -103,7 +113,7 @@ export class LlamaCppEngine implements ChatEngine {
       if (!options.allowCpuFallback) throw new GpuUnavailableError();
       llama = await runtime(false);
     }
-    const model = await llama.loadModel({ modelPath: options.modelPath });
+    const model = await llama.loadModel({ modelPath: options.modelPath, defaultContextFlashAttention: flashAttention(options.flashAttention) });
     // The model's own Jinja template, so prompts match llama.cpp's server byte for byte. Leading
     // whitespace of a reply is kept as llama.cpp keeps it: trimming it only when no stop string is
     // set made the same request's text depend on an unrelated field.

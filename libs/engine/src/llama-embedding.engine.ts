@@ -1,11 +1,12 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineInputError } from './chat-engine.js';
-import { GpuUnavailableError, runtime } from './llama-cpp.engine.js';
+import { flashAttention, GpuUnavailableError, runtime } from './llama-cpp.engine.js';
 
 export interface LlamaEmbeddingEngineOptions {
   modelPath: string;
   contextSize: number;
   threads: number;
+  flashAttention?: 'auto' | 'on' | 'off';
   /** Use a GPU; refuse to load when none is usable unless `allowCpuFallback`. */
   gpu: boolean;
   allowCpuFallback?: boolean;
@@ -37,7 +38,7 @@ export class LlamaEmbeddingEngine {
       if (!options.allowCpuFallback) throw new GpuUnavailableError();
       llama = await runtime(false);
     }
-    const model = await llama.loadModel({ modelPath: options.modelPath });
+    const model = await llama.loadModel({ modelPath: options.modelPath, defaultContextFlashAttention: flashAttention(options.flashAttention) });
     const vocabularySize = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
     if (!vocabularySize) {
       await model.dispose();

@@ -49,6 +49,7 @@ async function loadEngine(deployment: DeploymentConfig, config: PlatformConfig):
     contextSize: deployment.contextSize,
     parallel: deployment.parallel,
     threads: deployment.threads,
+    flashAttention: deployment.flashAttention,
     gpu: deployment.pool === 'gpu',
     allowCpuFallback: config.worker.allowCpuFallback,
     reasoningParser: deployment.reasoningParser,
@@ -59,7 +60,7 @@ async function loadEngine(deployment: DeploymentConfig, config: PlatformConfig):
   );
   logger.log(
     `Loaded ${modelPath} for "${deployment.id}" (${deployment.pool} pool) in ${Date.now() - started} ms ` +
-      `(context ${deployment.contextSize} x ${deployment.parallel} sequences, ${deployment.threads} thread(s))`,
+      `(context ${deployment.contextSize} x ${deployment.parallel} sequences, ${deployment.threads} thread(s), flash attention ${deployment.flashAttention})`,
   );
   return engine;
 }
@@ -72,6 +73,7 @@ async function loadEmbedder(deployment: DeploymentConfig, config: PlatformConfig
     modelPath,
     contextSize: deployment.contextSize,
     threads: deployment.threads,
+    flashAttention: deployment.flashAttention,
     gpu: deployment.pool === 'gpu',
     allowCpuFallback: config.worker.allowCpuFallback,
   });

@@ -44,6 +44,7 @@ export class DeploymentDto {
   @IsOptional() @IsInt() @Min(64) contextSize?: number;
   @IsOptional() @IsInt() @Min(1) @Max(256) parallel?: number;
   @IsOptional() @IsInt() @Min(1) @Max(1024) threads?: number;
+  @IsOptional() @IsIn(['auto', 'on', 'off']) flashAttention?: 'auto' | 'on' | 'off';
 
   @IsOptional() @ValidateNested() @Type(() => SamplingDefaultsDto) defaults?: SamplingDefaultsDto;
   @IsOptional() @ValidateNested() @Type(() => AppAliasDto) alias?: AppAliasDto;
