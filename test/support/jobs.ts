@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { REPLY_EVENT_FIELD, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import { parseReplyEntry, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
 import type { ManagedProcess } from './platform.js';
 
 export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what = 'condition'): Promise<T> {
@@ -31,7 +31,7 @@ export async function replyEvents(redisUrl: string, prefix: string, requestId: s
   const redis = new Redis(redisUrl);
   try {
     const entries = await redis.xrange(replyStreamKey(prefix, requestId), '-', '+');
-    return entries.map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent);
+    return entries.flatMap(([, fields]) => parseReplyEntry(fields));
   } finally {
     redis.disconnect();
   }

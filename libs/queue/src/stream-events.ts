@@ -49,5 +49,20 @@ export type ReplyEvent =
 /** An event as the publisher hands it over, before it is numbered. */
 export type UnnumberedReplyEvent = ReplyEvent extends infer E ? (E extends ReplyEvent ? Omit<E, 'seq'> : never) : never;
 
-/** Stream entry field that holds the JSON-encoded event. */
+/** Stream entry field that holds one JSON-encoded event; an entry repeats it for each event it carries. */
 export const REPLY_EVENT_FIELD = 'e';
+
+/**
+ * The fields of one stream entry. The events a worker produces together (a tick's text and the
+ * end of the reply, say) share an entry, so a reader blocked on the stream wakes once for all of them.
+ */
+export function replyEntryFields(events: readonly ReplyEvent[]): string[] {
+  return events.flatMap((event) => [REPLY_EVENT_FIELD, JSON.stringify(event)]);
+}
+
+/** The events of one stream entry, in order. */
+export function parseReplyEntry(fields: readonly string[]): ReplyEvent[] {
+  const events: ReplyEvent[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === REPLY_EVENT_FIELD) events.push(JSON.parse(fields[i + 1]) as ReplyEvent);
+  return events;
+}

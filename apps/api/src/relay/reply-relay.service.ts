@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { REPLY_EVENT_FIELD, type ReplyEvent } from '@conveyor/queue';
+import { parseReplyEntry } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../platform/redis-connection.factory.js';
 import { ReplySubscription } from './reply-subscription.js';
@@ -133,13 +133,8 @@ export class ReplyRelay implements OnModuleInit, OnApplicationShutdown {
         const sub = this.subs.get(key);
         if (!sub || !entries.length) continue;
         sub.lastId = entries[entries.length - 1][0];
-        sub.push(entries.map(([, fields]) => parseEvent(fields)));
+        sub.push(entries.flatMap(([, fields]) => parseReplyEntry(fields)));
       }
     }
   }
-}
-
-function parseEvent(fields: string[]): ReplyEvent {
-  const at = fields.indexOf(REPLY_EVENT_FIELD);
-  return JSON.parse(fields[at + 1]) as ReplyEvent;
 }

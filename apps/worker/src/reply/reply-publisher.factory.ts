@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { REPLY_EVENT_FIELD, replayReply, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import { parseReplyEntry, replayReply, replyStreamKey } from '@conveyor/queue';
 import { Redis } from 'ioredis';
 import { ReplyPublisher } from './reply-publisher.js';
 
@@ -17,7 +17,7 @@ export class ReplyPublisherFactory implements OnApplicationShutdown {
   /** What the request's client has been sent so far, by the same rule the API relays with. */
   async replay(requestId: string): Promise<{ text: string; ended: boolean }> {
     const entries = await this.redis.xrange(replyStreamKey(this.config.redis.prefix, requestId), '-', '+');
-    return replayReply(entries.map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent));
+    return replayReply(entries.flatMap(([, fields]) => parseReplyEntry(fields)));
   }
 
   open(requestId: string, attempt: number): ReplyPublisher {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { REPLY_EVENT_FIELD, type ReplyEvent } from '@conveyor/queue';
+import { parseReplyEntry, type ReplyEvent } from '@conveyor/queue';
 
 const REPLY_TTL_MS = 10 * 60 * 1000;
 import { ReplyPublisher } from './reply-publisher.js';
@@ -23,7 +23,7 @@ describe('ReplyPublisher against real Redis', () => {
   });
 
   const read = async (): Promise<ReplyEvent[]> =>
-    (await redis.xrange(key, '-', '+')).map(([, fields]) => JSON.parse(fields[fields.indexOf(REPLY_EVENT_FIELD) + 1]) as ReplyEvent);
+    (await redis.xrange(key, '-', '+')).flatMap(([, fields]) => parseReplyEntry(fields));
 
   it('writes start, coalesced text and end in order, numbered from 0, with a TTL', async () => {
     const publisher = new ReplyPublisher(redis, key, 2, REPLY_TTL_MS);
@@ -42,6 +42,9 @@ describe('ReplyPublisher against real Redis', () => {
       { type: 'delta', attempt: 2, seq: 2, text: ' world' },
       { type: 'end', attempt: 2, seq: 3, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
     ]);
+    // The text still pending at the end shares the end's entry, so a blocked reader wakes once for both.
+    const entries = await redis.xrange(key, '-', '+');
+    expect(entries.map(([, fields]) => parseReplyEntry(fields).map((e) => e.type))).toEqual([['start'], ['delta'], ['delta', 'end']]);
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(REPLY_TTL_MS - 60_000);
     expect(ttl).toBeLessThanOrEqual(REPLY_TTL_MS);

@@ -1,5 +1,5 @@
 import type { OutputPiece } from '@conveyor/engine';
-import { REPLY_EVENT_FIELD, type FinishReason, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
+import { replyEntryFields, type FinishReason, type ReplyEvent, type TokenUsage, type UnnumberedReplyEvent } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
 
 type Pending = Omit<OutputPiece, 'choice'> & { text: string };
@@ -9,12 +9,16 @@ const rank = (piece: Omit<OutputPiece, 'choice'>): number => (piece.toolCall ? 2
 
 /**
  * Appends one request attempt's events to its reply stream. Output produced in
- * the same event-loop tick is coalesced into one event per choice, so the Redis
- * cost is per tick, not per token. Writes are not awaited one by one: a single
- * connection keeps them in order, and `end`/`fail` wait for the last.
+ * the same event-loop tick is coalesced into one event per choice, and all the
+ * events of a tick (every choice's text, the end) go in one stream entry, so
+ * the Redis cost is one command per tick, not per token, and a reader wakes
+ * once for them. Writes are not awaited one by one: a single connection keeps
+ * them in order, and `end`/`fail` wait for the last.
  */
 export class ReplyPublisher {
   private pending = new Map<number, Pending>();
+  /** Events of this tick, in order, not yet written. */
+  private outbox: ReplyEvent[] = [];
   private seq = 0;
   private flushScheduled = false;
   private lastWrite: Promise<unknown> = Promise.resolve();
@@ -28,7 +32,8 @@ export class ReplyPublisher {
   ) {}
 
   start(promptTokens: number, resumed: boolean): void {
-    this.append({ type: 'start', attempt: this.attempt, promptTokens, resumed }, true);
+    this.flush();
+    this.write([{ type: 'start', attempt: this.attempt, promptTokens, resumed }], true);
   }
 
   output({ choice, ...piece }: OutputPiece): void {
@@ -53,34 +58,39 @@ export class ReplyPublisher {
 
   /** `finishReasons`: every choice's, in choice order. */
   async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
-    this.flush();
     const many = finishReasons.length > 1 ? { finishReasons: [...finishReasons] } : {};
-    this.append({ type: 'end', attempt: this.attempt, finishReason: finishReasons[0] ?? 'stop', ...many, usage }, true);
+    this.write([{ type: 'end', attempt: this.attempt, finishReason: finishReasons[0] ?? 'stop', ...many, usage }], true);
     await this.settled();
   }
 
   async fail(status: number, code: string, message: string): Promise<void> {
-    this.flush();
-    this.append({ type: 'error', attempt: this.attempt, status, code, message }, true);
+    this.write([{ type: 'error', attempt: this.attempt, status, code, message }], true);
     await this.settled();
   }
 
   private flush(): void {
-    this.flushScheduled = false;
-    const choices = [...this.pending].sort(([a], [b]) => a - b);
-    this.pending.clear();
-    for (const [choice, held] of choices) this.flushChoice(choice, held);
+    this.write([], false);
   }
 
   private flushChoice(choice: number, held: Pending): void {
     this.pending.delete(choice);
-    this.append({ type: 'delta', attempt: this.attempt, ...(choice ? { choice } : {}), ...held }, false);
+    this.outbox.push(this.numbered({ type: 'delta', attempt: this.attempt, ...(choice ? { choice } : {}), ...held }));
   }
 
-  private append(event: UnnumberedReplyEvent, refreshTtl: boolean): void {
+  private numbered(event: UnnumberedReplyEvent): ReplyEvent {
+    return { ...event, seq: this.seq++ } as ReplyEvent;
+  }
+
+  /** Writes what this tick holds, then `last`, as one stream entry. */
+  private write(last: UnnumberedReplyEvent[], refreshTtl: boolean): void {
+    this.flushScheduled = false;
+    for (const [choice, held] of [...this.pending].sort(([a], [b]) => a - b)) this.flushChoice(choice, held);
+    const events = [...this.outbox, ...last.map((e) => this.numbered(e))];
+    this.outbox = [];
+    if (!events.length) return;
     // Plain commands only: with auto-pipelining they share one ordered batch, whereas a MULTI
     // would be sent ahead of it and could overtake the text written before it.
-    const write = this.redis.xadd(this.key, '*', REPLY_EVENT_FIELD, JSON.stringify({ ...event, seq: this.seq++ }));
+    const write = this.redis.xadd(this.key, '*', ...replyEntryFields(events));
     const ttl = refreshTtl ? this.redis.pexpire(this.key, this.ttlMs) : null;
     this.lastWrite = Promise.all([write, ttl]).catch((err: Error) => {
       this.writeError ??= err;
@@ -94,7 +104,6 @@ export class ReplyPublisher {
 
   /** One input's embedding (`vector`: little-endian float32 bytes, base64), written in order after any pending text. */
   embedding(index: number, vector: string): void {
-    this.flush();
-    this.append({ type: 'embedding', attempt: this.attempt, index, vector }, false);
+    this.write([{ type: 'embedding', attempt: this.attempt, index, vector }], false);
   }
 }
