@@ -6,6 +6,7 @@ import { ReplyAccumulator, ReplyFence, replyStreamKey, type QueuedJobData, type 
 import type { ChatCompletionRequestDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { BacklogGauge } from '../queue/backlog-gauge.js';
 import { ChatQueue } from '../queue/chat-queue.port.js';
 import { ReplyRelay } from '../relay/reply-relay.service.js';
 import type { ReplySubscription } from '../relay/reply-subscription.js';
@@ -34,6 +35,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 @Injectable()
 export class ChatService {
   private readonly logger = new Logger(ChatService.name);
+  private readonly backlog: BacklogGauge;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
@@ -42,7 +44,9 @@ export class ChatService {
     private readonly relay: ReplyRelay,
     private readonly workers: LiveWorkers,
     private readonly metrics: PlatformMetrics,
-  ) {}
+  ) {
+    this.backlog = new BacklogGauge((deployment) => this.queue.waiting(deployment));
+  }
 
   /**
    * Enqueues the request; nothing is enqueued when it is refused. `only` binds
@@ -182,14 +186,14 @@ export class ChatService {
 
   /** Refuses at once, rather than queueing without bound, when a deployment's queue is full. */
   private async checkCapacity(deployment: string): Promise<void> {
-    const waiting = await this.queue.waiting(deployment).catch(() => {
+    const depth = await this.backlog.admit(deployment, this.config.api.maxQueueDepth).catch(() => {
       throw OpenAiHttpError.unavailable('The queue is unavailable; try again shortly.');
     });
-    if (waiting >= this.config.api.maxQueueDepth) {
+    if (!depth.admitted) {
       throw new OpenAiHttpError(
         429,
         'rate_limit_error',
-        `The "${deployment}" queue is full (${waiting} requests waiting); retry shortly.`,
+        `The "${deployment}" queue is full (${depth.waiting} requests waiting); retry shortly.`,
         null,
         'queue_full',
         { 'retry-after': '1' },
