@@ -13,7 +13,9 @@ import {
 import type { FinishReason } from '@conveyor/queue';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
 import { toChatHistory, toSamplingOptions } from './llama-options.js';
-import { LlamaGeneration, type GenerationOutcome } from './llama-generation.js';
+import { LlamaGeneration, type GenerationOutcome, type GenerationRuntime } from './llama-generation.js';
+import { NativeBatcher } from './native-batcher.js';
+import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LockstepScheduler } from './lockstep-scheduler.js';
 import { promptOpensThought, ReasoningSplitter } from './reasoning-splitter.js';
 import { ReplyShapes } from './reply-shapes.js';
@@ -91,6 +93,7 @@ export class LlamaCppEngine implements ChatEngine {
   readonly continuesReplies: boolean;
   /** Tokens the template opens each reply's thought with; node-llama-cpp's rendering leaves them out. */
   private readonly thoughtOpening: Token[];
+  private readonly runtime: GenerationRuntime;
 
   private constructor(
     llama: Llama,
@@ -105,6 +108,8 @@ export class LlamaCppEngine implements ChatEngine {
     const opening = templateThoughtOpening(model, chatWrapper);
     this.thoughtOpening = opening ? model.tokenize(opening, true) : [];
     this.continuesReplies = reasoningParser === null && !opening;
+    const native = nativeContext(context);
+    this.runtime = { native, batcher: new NativeBatcher(context, native) };
   }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
@@ -127,6 +132,7 @@ export class LlamaCppEngine implements ChatEngine {
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
     });
+    assertNativeLayer(model, context);
     return new LlamaCppEngine(llama, model, context, chatWrapper, options.reasoningParser ?? null);
   }
 
@@ -186,7 +192,7 @@ export class LlamaCppEngine implements ChatEngine {
           reasoning: chat && this.reasoningParser ? new ReasoningSplitter(prompt.opensThought) : undefined,
           signal: request.signal,
           emit: (piece) => callbacks.onOutput({ choice: index, ...piece }),
-        });
+        }, this.runtime);
         this.scheduler.start(generation);
         return generation.outcome;
       });

@@ -1,8 +1,10 @@
-import { LlamaGrammarEvaluationState, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type SequenceEvaluateOptions, type Token, type TokenBias } from 'node-llama-cpp';
+import { LlamaGrammarEvaluationState, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token, type TokenBias } from 'node-llama-cpp';
 import type { FinishReason, TokenLogprob } from '@conveyor/queue';
 import type { OutputPiece } from './chat-engine.js';
 import type { Stepper } from './lockstep-scheduler.js';
 import { PENALTY_WINDOW } from './llama-options.js';
+import type { NativeBatcher } from './native-batcher.js';
+import { nativeSampler, probabilityMap, samplerConfig, sequenceId, type NativeContext, type NativeSampler, type SamplerOptions } from './native-context.js';
 import type { ReasoningSplitter } from './reasoning-splitter.js';
 import { StopMatcher } from './stop-matcher.js';
 import { TokenText } from './token-text.js';
@@ -33,7 +35,7 @@ export interface GenerationPlan {
   /** Tokens that end the reply besides the model's end-of-generation tokens (the template's end-of-turn). */
   endTokens: ReadonlySet<Token>;
   /** The sampler's options; repetition penalties look at `recent`, the tokens this generation keeps track of. */
-  evaluate(recent: () => Token[]): SequenceEvaluateOptions;
+  evaluate(recent: () => Token[]): SamplerOptions;
   /** `free`: the request's logit_bias; `noEnd`: the same, with every token that ends the reply banned; `none`: empty. */
   bias: { free: TokenBias; noEnd?: TokenBias; none: TokenBias };
   /** Tokens before the reply may end (min_tokens; Infinity for ignore_eos). */
@@ -56,6 +58,12 @@ export interface GenerationOutcome {
 type Phase = { kind: 'text' } | { kind: 'json' } | { kind: 'name'; text: string } | { kind: 'args'; name: string };
 type Step = { token: Token; probabilities?: Map<Token, number> };
 
+/** Where a generation's tokens are decoded and sampled: its context's batcher and native layer. */
+export interface GenerationRuntime {
+  batcher: NativeBatcher;
+  native: NativeContext;
+}
+
 /**
  * One reply generated on one context sequence, a token per step: sampling runs
  * in llama.cpp, while stop strings, end tokens, the token budget, text decoding
@@ -65,7 +73,13 @@ type Step = { token: Token; probabilities?: Map<Token, number> };
 export class LlamaGeneration implements Stepper {
   readonly outcome: Promise<GenerationOutcome>;
   readonly order: number;
-  private readonly iterator: AsyncGenerator<Step | Token, void, Token | Token[] | undefined>;
+  private readonly sampler: NativeSampler;
+  private readonly options: SamplerOptions;
+  /** Where the next evaluated token goes in the sequence. */
+  private position = 0;
+  /** What the next step evaluates: the prompt first, then each sampled token. */
+  private next: Token[];
+  private released = false;
   private readonly text: TokenText<Token>;
   private readonly stopMatcher: StopMatcher;
   private readonly triggerMatcher: StopMatcher | null;
@@ -83,12 +97,14 @@ export class LlamaGeneration implements Stepper {
     private readonly model: LlamaModel,
     sequence: LlamaContextSequence,
     private readonly plan: GenerationPlan,
+    private readonly runtime: GenerationRuntime,
   ) {
     this.outcome = new Promise((resolve, reject) => {
       this.settle = resolve;
       this.reject = reject;
     });
-    this.order = sequenceOrder(sequence);
+    this.order = sequenceId(sequence);
+    this.next = plan.prompt;
     this.recent = plan.prompt.slice(-PENALTY_WINDOW);
     this.text = new TokenText((tokens, lastTokens) => model.detokenize(tokens, false, lastTokens));
     this.stopMatcher = new StopMatcher(plan.stops);
@@ -96,25 +112,43 @@ export class LlamaGeneration implements Stepper {
     this.triggerMatcher = shape.kind === 'tool' && shape.call.triggers.length ? new StopMatcher(shape.call.triggers) : null;
     this.phase = shape.kind === 'json' ? { kind: 'json' } : shape.kind === 'tool' && !this.triggerMatcher ? this.callPhase(shape.call) : { kind: 'text' };
     if (shape.kind === 'json') this.grammar = new LlamaGrammarEvaluationState({ model, grammar: shape.grammar });
-    const options: SequenceEvaluateOptions = {
-      ...plan.evaluate(() => this.recent.slice(-PENALTY_WINDOW)),
-      grammarEvaluationState: () => this.grammar,
-      tokenBias: () => this.currentBias(),
-      // Kept going past end-of-generation tokens: a grammar that is complete ends with one, and the call goes on.
-      yieldEogToken: true,
-    };
-    this.iterator = plan.logprobs !== undefined ? sequence.evaluateWithMetadata(plan.prompt, { probabilities: true }, options) : sequence.evaluate(plan.prompt, options);
+    this.options = plan.evaluate(() => this.recent.slice(-PENALTY_WINDOW));
+    this.sampler = nativeSampler(model);
+  }
+
+  /**
+   * Evaluates the next tokens and samples one. The sampler is configured for each token: the grammar
+   * and the bias change as the reply goes on, and the native side only rebuilds what changed.
+   */
+  private evaluateNext(input: Token[]): Promise<Step> {
+    const tokens = input;
+    const position = this.position;
+    this.position += tokens.length;
+    const probabilities = this.plan.logprobs !== undefined;
+    return this.runtime.batcher.evaluate({
+      sequenceId: this.order,
+      position,
+      tokens,
+      sample: async (logitIndex) => {
+        this.sampler.applyConfig(samplerConfig(this.options, this.grammar, this.currentBias()));
+        const sampled = await this.runtime.native.sampleToken(logitIndex, this.sampler, probabilities, false);
+        if (!Array.isArray(sampled)) return { token: sampled as Token };
+        return { token: sampled[0] as Token, probabilities: probabilityMap(sampled[1]) };
+      },
+    });
   }
 
   async step(): Promise<boolean> {
     try {
       if (!this.opened && !(await this.open())) return false;
       if (this.plan.signal?.aborted) return await this.finish('stop', true);
-      const input = this.input;
+      const input = this.input ?? this.next;
       this.input = undefined;
-      const next = await this.iterator.next(input);
-      if (next.done) return await this.finish('stop');
-      const { token, probabilities } = typeof next.value === 'number' ? { token: next.value, probabilities: undefined } : (next.value as Step);
+      const { token, probabilities } = await this.evaluateNext(input);
+      // Nothing could be sampled (a grammar that allows nothing more): the reply ends here.
+      if (token == null) return await this.finish('stop');
+      if (token === -1) throw new Error('Failed to sample the next token.');
+      this.next = [token];
       this.generated++;
       const ends = this.model.isEogToken(token) || (!this.grammar && this.plan.endTokens.has(token));
       switch (this.phase.kind) {
@@ -132,7 +166,7 @@ export class LlamaGeneration implements Stepper {
           return this.generated < this.plan.budget || (await this.finish('length'));
       }
     } catch (err) {
-      await this.iterator.return().catch(() => undefined);
+      this.release();
       this.reject(err);
       return false;
     }
@@ -269,6 +303,12 @@ export class LlamaGeneration implements Stepper {
     if (this.recent.length > 2 * PENALTY_WINDOW) this.recent.splice(0, this.recent.length - PENALTY_WINDOW);
   }
 
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.sampler.dispose();
+  }
+
   private async finish(reason: FinishReason, aborted = false, stopMatched = false): Promise<false> {
     let finishReason = reason;
     if (!aborted && !stopMatched) {
@@ -277,18 +317,9 @@ export class LlamaGeneration implements Stepper {
       } else if (this.phase.kind === 'json') this.emitText(this.text.flush());
       else if (this.phase.kind === 'args') this.emitArguments(this.text.flush());
     } else if (stopMatched) this.flushReasoning();
-    // Ends the evaluation and frees its sampler before the sequence goes back to the context.
-    await this.iterator.return();
+    // Frees the sampler before the sequence goes back to the context.
+    this.release();
     this.settle({ finishReason, generatedTokens: this.generated, aborted });
     return false;
   }
-}
-
-/**
- * The sequence's id in its context, which orders the batch. node-llama-cpp keeps it private; it is
- * pinned, and a version without it only loses speed (every sequence sorts the same), never output.
- */
-function sequenceOrder(sequence: LlamaContextSequence): number {
-  const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
-  return typeof id === 'number' ? id : 0;
 }

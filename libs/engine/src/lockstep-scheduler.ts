@@ -8,7 +8,7 @@ export interface Stepper {
 
 /**
  * Steps every running generation of one context together. All their next
- * tokens are queued in the same tick, so node-llama-cpp decodes them as one
+ * tokens are queued in the same tick, so the NativeBatcher decodes them as one
  * batch, as llama.cpp's server does; left to themselves, sequences drift apart
  * and most decodes carry one or two tokens. A new generation's first step (its
  * prompt) runs on its own, so a long prompt never holds the others back for
