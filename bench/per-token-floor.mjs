@@ -20,6 +20,9 @@ import { parseCli, positiveInt } from './lib/cli.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { pct, sleep, table } from './lib/stats.mjs';
 import { ensureLlamaServer } from './llama-server-build.mjs';
+import { rerunWithWorkerThreadpool } from './lib/threadpool.mjs';
+
+rerunWithWorkerThreadpool();
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, 'dist');

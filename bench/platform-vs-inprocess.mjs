@@ -22,6 +22,9 @@ import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { fmtMs, fmtSigned, now, pct, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
+import { rerunWithWorkerThreadpool, WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
+
+rerunWithWorkerThreadpool();
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, 'dist');
@@ -171,7 +174,7 @@ async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = as
 
 async function measureInProcess(modelPath) {
   const { LlamaCppEngine } = await importDist('libs/engine/src/index.js');
-  console.log(`\n== In-process: LlamaCppEngine (parallel ${PARALLEL}, threads ${THREADS}, context ${CONTEXT_SIZE})`);
+  console.log(`\n== In-process: LlamaCppEngine (parallel ${PARALLEL}, threads ${THREADS}, context ${CONTEXT_SIZE}, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE})`);
   const tLoad = now();
   const engine = await LlamaCppEngine.load({ modelPath, contextSize: CONTEXT_SIZE, parallel: PARALLEL, threads: THREADS, gpu: false });
   console.log(`  loaded in ${fmtMs(now() - tLoad)}`);
@@ -240,6 +243,7 @@ async function measurePlatform(model, deploymentId, inprocGen) {
     PARALLEL: String(PARALLEL),
     THREADS: String(THREADS),
     CONTEXT_SIZE: String(CONTEXT_SIZE),
+    UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
   };
   console.log(`\n== Platform: API + 1 worker (PARALLEL=${PARALLEL}, THREADS=${THREADS}, CONTEXT_SIZE=${CONTEXT_SIZE}), REDIS_PREFIX=${prefix}`);
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -24,6 +24,7 @@ import { deleteKeys } from './lib/redis.mjs';
 import { fmtMs, now, pct, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from './llama-server-build.mjs';
+import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODELS_DIR = resolve(ROOT, 'models');
@@ -140,6 +141,8 @@ async function startConveyor(children, model, deploymentId, prefix) {
   const env = {
     PORT: String(port), HOST: '127.0.0.1', REDIS_URL, REDIS_PREFIX: prefix, MODEL: model, MODELS_DIR,
     PARALLEL: String(WORKER_PARALLEL), THREADS: String(WORKER_THREADS), CONTEXT_SIZE: String(CONTEXT_SIZE),
+    // As `npm run start:worker` and the worker images set it.
+    UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
   };
   const started = await Promise.all([
     children.launch('api', process.execPath, [resolve(DIST, 'apps/api/src/main.js')], env, /listening on/),
@@ -236,7 +239,7 @@ async function main() {
     `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.arch()}, node ${process.version}`,
     `model: ${opts.model} (${relative(ROOT, model.path)}); ${TOKENS}-token replies, temperature 0, ignore_eos; ${ROUNDS} round(s) per row after a warm-up`,
     `llama-server: ${relative(os.homedir(), binary)} with -t ${THREADS} -np ${PARALLEL} -c ${CONTEXT_SIZE * PARALLEL}`,
-    `Conveyor: API + ${WORKERS} worker process(es), each THREADS=${WORKER_THREADS} PARALLEL=${WORKER_PARALLEL} CONTEXT_SIZE=${CONTEXT_SIZE}; Redis ${REDIS_URL}`,
+    `Conveyor: API + ${WORKERS} worker process(es), each THREADS=${WORKER_THREADS} PARALLEL=${WORKER_PARALLEL} CONTEXT_SIZE=${CONTEXT_SIZE} UV_THREADPOOL_SIZE=${WORKER_THREADPOOL_SIZE}; Redis ${REDIS_URL}`,
   ];
   console.log(`# Conveyor vs llama-server\n${header.join('\n')}`);
   const { llama, conveyor } = await measureBoth(binary, model);

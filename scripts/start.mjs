@@ -45,8 +45,8 @@ async function ensureRedis() {
   await stop(1);
 }
 
-function run(name, script) {
-  const proc = spawn(process.execPath, [resolve(root, script)], { stdio: 'inherit', env: process.env, cwd: root });
+function run(name, script, env = {}) {
+  const proc = spawn(process.execPath, [resolve(root, script)], { stdio: 'inherit', env: { ...env, ...process.env }, cwd: root });
   children.push({ name, proc });
   proc.on('exit', (code, signal) => {
     if (stopping) return;
@@ -80,5 +80,6 @@ process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
 await ensureRedis();
-run('worker', 'dist/apps/worker/src/main.js');
+// One libuv thread: a token's decode and sampling then run on the same thread (see the README).
+run('worker', 'dist/apps/worker/src/main.js', { UV_THREADPOOL_SIZE: '1' });
 run('api', 'dist/apps/api/src/main.js');

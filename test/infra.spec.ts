@@ -60,6 +60,10 @@ describe('infra: container images', () => {
     expect(existsSync(join(ROOT, entry))).toBe(true);
   });
 
+  it('the cpu worker gives libuv one thread, so a token is decoded and sampled on the same one', () => {
+    expect(read('docker/worker-cpu.Dockerfile')).toMatch(/^ENV .*\bUV_THREADPOOL_SIZE=1\b/m);
+  });
+
   it('the gpu worker runs on a CUDA base and asks for the gpu pool', () => {
     const text = read('docker/worker-gpu.Dockerfile');
     expect(text).toMatch(/^FROM nvidia\/cuda:\S+-runtime/m);

@@ -7,7 +7,8 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production MODELS_DIR=/models WORKER_POOL=cpu
+# One libuv thread per deployment served: a token's decode and sampling then share a thread.
+ENV NODE_ENV=production MODELS_DIR=/models WORKER_POOL=cpu UV_THREADPOOL_SIZE=1
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -94,7 +94,8 @@ export class TestPlatform {
   }
 
   async startWorker(env: Record<string, string> = {}, args: string[] = []): Promise<ManagedProcess> {
-    const worker = await launch('dist/apps/worker/src/main.js', { ...this.env, ...env }, /Worker ready/, args);
+    // As the launchers start a worker (npm run start:worker, the worker images).
+    const worker = await launch('dist/apps/worker/src/main.js', { UV_THREADPOOL_SIZE: '1', ...this.env, ...env }, /Worker ready/, args);
     this.workers.push(worker);
     return worker;
   }

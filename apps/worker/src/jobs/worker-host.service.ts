@@ -56,6 +56,13 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       this.workers.push(worker);
     }
     await this.presence.start();
+    if (!process.env.UV_THREADPOOL_SIZE) {
+      // libuv reads it when its pool starts, before any of this code runs, so only the launcher can set it.
+      this.logger.warn(
+        'UV_THREADPOOL_SIZE is not set (libuv defaults to 4 threads): a token\'s decode and sampling may run on different threads. ' +
+          'Set it to the number of deployments this worker serves (npm run start:worker and the worker images set 1).',
+      );
+    }
     this.logger.log(`Worker ready: ${this.workerId} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`);
   }
 
