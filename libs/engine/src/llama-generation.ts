@@ -120,8 +120,7 @@ export class LlamaGeneration implements Stepper {
    * Evaluates the next tokens and samples one. The sampler is configured for each token: the grammar
    * and the bias change as the reply goes on, and the native side only rebuilds what changed.
    */
-  private evaluateNext(input: Token[]): Promise<Step> {
-    const tokens = input;
+  private evaluateNext(tokens: Token[]): Promise<Step> {
     const position = this.position;
     this.position += tokens.length;
     const probabilities = this.plan.logprobs !== undefined;
