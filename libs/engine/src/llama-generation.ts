@@ -2,9 +2,9 @@ import { LlamaGrammarEvaluationState, type LlamaContextSequence, type LlamaGramm
 import type { FinishReason, TokenLogprob } from '@conveyor/queue';
 import type { OutputPiece } from './chat-engine.js';
 import type { Stepper } from './lockstep-scheduler.js';
-import { PENALTY_WINDOW } from './llama-options.js';
+import { PENALTY_WINDOW, type SamplingOptions } from './llama-options.js';
 import type { NativeBatcher } from './native-batcher.js';
-import { nativeSampler, probabilityMap, samplerConfig, sequenceId, type NativeContext, type NativeSampler, type SamplerOptions } from './native-context.js';
+import { nativeSampler, probabilityMap, samplerConfig, sequenceId, type NativeContext, type NativeSampler } from './native-context.js';
 import type { ReasoningSplitter } from './reasoning-splitter.js';
 import { StopMatcher } from './stop-matcher.js';
 import { TokenText } from './token-text.js';
@@ -35,7 +35,7 @@ export interface GenerationPlan {
   /** Tokens that end the reply besides the model's end-of-generation tokens (the template's end-of-turn). */
   endTokens: ReadonlySet<Token>;
   /** The sampler's options; repetition penalties look at `recent`, the tokens this generation keeps track of. */
-  evaluate(recent: () => Token[]): SamplerOptions;
+  evaluate(recent: () => Token[]): SamplingOptions;
   /** `free`: the request's logit_bias; `noEnd`: the same, with every token that ends the reply banned; `none`: empty. */
   bias: { free: TokenBias; noEnd?: TokenBias; none: TokenBias };
   /** Tokens before the reply may end (min_tokens; Infinity for ignore_eos). */
@@ -74,7 +74,7 @@ export class LlamaGeneration implements Stepper {
   readonly outcome: Promise<GenerationOutcome>;
   readonly order: number;
   private readonly sampler: NativeSampler;
-  private readonly options: SamplerOptions;
+  private readonly options: SamplingOptions;
   /** Where the next evaluated token goes in the sequence. */
   private position = 0;
   /** What the next step evaluates: the prompt first, then each sampled token. */

@@ -1,4 +1,5 @@
-import type { LlamaContext, LlamaContextSequence, LlamaGrammarEvaluationState, LlamaModel, SequenceEvaluateOptions, Token, TokenBias } from 'node-llama-cpp';
+import type { LlamaContext, LlamaContextSequence, LlamaGrammarEvaluationState, LlamaModel, Token, TokenBias } from 'node-llama-cpp';
+import type { SamplingOptions } from './llama-options.js';
 
 /**
  * The layer of node-llama-cpp below `LlamaContextSequence.evaluate`: its native context and
@@ -56,15 +57,14 @@ export function sequenceId(sequence: LlamaContextSequence): number {
   return id;
 }
 
-export type SamplerOptions = Pick<SequenceEvaluateOptions, 'temperature' | 'minP' | 'topK' | 'topP' | 'seed' | 'repeatPenalty'>;
-
+/** node-llama-cpp's default when a request sets no penalty window. */
 const MAX_PUNISH_TOKENS = 64;
 
 /**
  * The native sampler's configuration for one token, as node-llama-cpp builds it for `evaluate`
  * (same defaults, same fields), so replies do not depend on which layer drove the sampler.
  */
-export function samplerConfig(options: SamplerOptions, grammar: LlamaGrammarEvaluationState | undefined, bias: TokenBias | undefined): Record<string, unknown> {
+export function samplerConfig(options: SamplingOptions, grammar: LlamaGrammarEvaluationState | undefined, bias: TokenBias | undefined): Record<string, unknown> {
   const { temperature = 0, minP = 0, topK = 40, topP = 0.95, seed, repeatPenalty } = options;
   const penalty = repeatPenalty || undefined;
   const punish = penalty ? (typeof penalty.punishTokens === 'function' ? penalty.punishTokens() : penalty.punishTokens) : undefined;
