@@ -22,13 +22,31 @@ const shared = {
   testEnvironment: 'node',
 };
 
+// Three tiers, each its own project (npm run test:small, test:medium, test:e2e):
+// - small:  *.spec.ts, pure: no Redis, no model, no processes, no network, no disk beyond reading source;
+// - medium: *.medium-spec.ts, real Redis, the generated model loaded in process (or in a llama-server child), or scratch files;
+// - e2e:    test/**/*.e2e-spec.ts, the built API and workers started as processes (npm run build first).
 export default {
   // End-to-end files each start an API and workers; on two cores they run one file at a time.
   maxWorkers: 1,
-  // End-to-end hooks start and stop processes; unit tests finish far inside this.
+  // End-to-end hooks start and stop processes; small and medium tests finish far inside this.
+  // Jest reads the timeout from the top level only, so it is one for every project.
   testTimeout: 60_000,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'small',
+      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'medium',
+      testMatch: [
+        '<rootDir>/apps/**/*.medium-spec.ts',
+        '<rootDir>/libs/**/*.medium-spec.ts',
+        '<rootDir>/test/**/*.medium-spec.ts',
+      ],
+    },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };

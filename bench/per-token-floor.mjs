@@ -19,8 +19,22 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { pct, sleep, table } from './lib/stats.mjs';
-import { ensureLlamaServer } from './llama-server-build.mjs';
+import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { rerunWithWorkerThreadpool } from './lib/threadpool.mjs';
+
+/** @import { LlamaContext } from 'node-llama-cpp' */
+/** @import { GenerateRequest } from '../libs/engine/src/index.js' */
+/** @import { NativeContext, NativeSampler } from '../libs/engine/src/native-context.js' */
+/** @import { DistModules } from './lib/dist.mjs' */
+/**
+ * The node-llama-cpp internals the addon loop drives (the pinned version has them; the engine's
+ * native-context.ts describes and checks the same layer).
+ * @typedef {NativeContext & { setThreads(threads: number): void, disposeSequence(sequenceId: number): void }} AddonContext
+ * @typedef {{ _ctx: AddonContext }} ContextInternals
+ * @typedef {{ _sequenceId: number }} SequenceInternals
+ * @typedef {{ _bindings: { AddonSampler: new (model: unknown) => NativeSampler } }} LlamaInternals
+ * @typedef {{ _model: unknown }} ModelInternals
+ */
 
 rerunWithWorkerThreadpool();
 
@@ -38,68 +52,123 @@ const ROUNDS = positiveInt('--rounds', opts.rounds);
 const CONTEXT_SIZE = 1024;
 const PARALLEL = 8;
 
+/**
+ * @template {keyof DistModules} P
+ * @param {P} path
+ * @returns {Promise<DistModules[P]>}
+ */
 const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
+/** @param {number[]} values */
 const median = (values) => pct(values, 50);
 
 async function modelPath() {
   const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
   if (isModelPresetName(opts.model)) return ensurePresetModel(opts.model, resolve(ROOT, 'models'));
   const path = resolve(opts.model);
-  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path)) throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
+  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path))
+    throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
   return path;
 }
 
-/** Mean ms between consecutive token timestamps (the prompt's evaluation is left out). */
-const perToken = (stamps) => (stamps.at(-1) - stamps[0]) / (stamps.length - 1);
+/**
+ * Mean ms between consecutive token timestamps (the prompt's evaluation is left out).
+ * @param {number[]} stamps
+ */
+const perToken = (stamps) => (stamps[stamps.length - 1] - stamps[0]) / (stamps.length - 1);
 
-/** The native context's own methods, timed: what a promise took from call to settlement. */
+/**
+ * The native context's own methods, timed: what a promise took from call to settlement.
+ * @param {LlamaContext} context
+ */
 function timeNativeCalls(context) {
-  const native = context._ctx;
+  const native = /** @type {ContextInternals} */ (/** @type {unknown} */ (context))._ctx;
+  /** @type {{ decode: number[], sample: number[] }} */
   const times = { decode: [], sample: [] };
-  const timed = (fn, into) => (...args) => {
-    const started = performance.now();
-    return fn.apply(native, args).then((value) => {
-      into.push(performance.now() - started);
-      return value;
-    });
+  const timed =
+    /**
+     * @template {unknown[]} A
+     * @template R
+     * @param {(...args: A) => Promise<R>} fn
+     * @param {number[]} into
+     * @returns {(...args: A) => Promise<R>}
+     */
+    (fn, into) =>
+      (...args) => {
+        const started = performance.now();
+        return fn.apply(native, args).then((value) => {
+          into.push(performance.now() - started);
+          return value;
+        });
+      };
+  /** @type {Partial<Record<string | symbol, unknown>>} */
+  const wrapped = {
+    decodeBatch: timed(native.decodeBatch, times.decode),
+    sampleToken: timed(native.sampleToken, times.sample),
   };
-  const wrapped = { decodeBatch: timed(native.decodeBatch, times.decode), sampleToken: timed(native.sampleToken, times.sample) };
-  return { native: new Proxy(native, { get: (target, key) => wrapped[key] ?? (typeof target[key] === 'function' ? target[key].bind(target) : target[key]) }), times };
+  return {
+    native: new Proxy(native, {
+      get: (target, key) => {
+        const members = /** @type {Record<string | symbol, unknown>} */ (/** @type {unknown} */ (target));
+        return wrapped[key] ?? (typeof members[key] === 'function' ? members[key].bind(target) : members[key]);
+      },
+    }),
+    times,
+  };
 }
 
 async function main() {
   const path = await modelPath();
   const { LlamaCppEngine } = await importDist('libs/engine/src/index.js');
-  const engine = await LlamaCppEngine.load({ modelPath: path, contextSize: CONTEXT_SIZE, parallel: PARALLEL, threads: 1, gpu: false });
-  const request = { messages: [{ role: 'user', content: PROMPT }], sampling: { temperature: 0, ignoreEos: true }, maxTokens: TOKENS, stop: [] };
+  const engine = await LlamaCppEngine.load({
+    modelPath: path,
+    contextSize: CONTEXT_SIZE,
+    parallel: PARALLEL,
+    threads: 1,
+    gpu: false,
+  });
+  /** @type {GenerateRequest} */
+  const request = {
+    messages: [{ role: 'user', content: PROMPT }],
+    sampling: { temperature: 0, ignoreEos: true },
+    maxTokens: TOKENS,
+    stop: [],
+  };
 
   // The addon loop runs on a context of its own, so it never shares a batch with the engine's.
   const { getLlama } = await import('node-llama-cpp');
   const llama = await getLlama({ build: 'never', gpu: false });
   const model = await llama.loadModel({ modelPath: path, defaultContextFlashAttention: 'auto' });
   const context = await model.createContext({ contextSize: CONTEXT_SIZE, sequences: PARALLEL, threads: 1 });
-  const sequenceId = context.getSequence()._sequenceId;
+  const sequenceId = /** @type {SequenceInternals} */ (/** @type {unknown} */ (context.getSequence()))._sequenceId;
   const { native, times } = timeNativeCalls(context);
   native.setThreads(1);
   const promptTokens = model.tokenize(`<|im_start|>user\n${PROMPT}<|im_end|>\n<|im_start|>assistant\n`, true);
 
   async function addonLoop() {
-    const sampler = new llama._bindings.AddonSampler(model._model);
+    const { AddonSampler } = /** @type {LlamaInternals} */ (/** @type {unknown} */ (llama))._bindings;
+    const sampler = new AddonSampler(/** @type {ModelInternals} */ (/** @type {unknown} */ (model))._model);
     sampler.applyConfig({ temperature: 0, minP: 0, topK: 0, topP: 1, seed: 1 });
+    /** @type {number[]} */
     const stamps = [];
     const split = { decode: 0, sample: 0 };
     let position = 0;
+    /** @type {number[]} */
     let input = promptTokens;
     for (let n = 0; n < TOKENS; n++) {
       native.initBatch(input.length);
-      const [logitIndex] = native.addToBatch(sequenceId, position, Uint32Array.from(input), Uint32Array.of(input.length - 1));
+      const [logitIndex] = native.addToBatch(
+        sequenceId,
+        position,
+        Uint32Array.from(input),
+        Uint32Array.of(input.length - 1),
+      );
       await native.decodeBatch();
       position += input.length;
       const sampled = await native.sampleToken(logitIndex, sampler);
       stamps.push(performance.now());
       if (n > 0) {
-        split.decode += times.decode.at(-1);
-        split.sample += times.sample.at(-1);
+        split.decode += times.decode[times.decode.length - 1];
+        split.sample += times.sample[times.sample.length - 1];
       }
       input = [Array.isArray(sampled) ? sampled[0] : sampled];
     }
@@ -110,6 +179,7 @@ async function main() {
   }
 
   async function conveyorEngine() {
+    /** @type {number[]} */
     const stamps = [];
     await engine.generate(request, { onStart: () => undefined, onOutput: () => stamps.push(performance.now()) });
     return perToken(stamps);
@@ -119,18 +189,47 @@ async function main() {
   stopChildrenOnSignal();
   const port = await freePort();
   const binary = ensureLlamaServer();
-  const args = ['-m', path, '--host', '127.0.0.1', '--port', String(port), '-t', '1', '-tb', '1', '-np', String(PARALLEL), '-c', String(CONTEXT_SIZE * PARALLEL), '-ngl', '0', '--jinja', '--no-webui'];
+  const args = [
+    '-m',
+    path,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '-t',
+    '1',
+    '-tb',
+    '1',
+    '-np',
+    String(PARALLEL),
+    '-c',
+    String(CONTEXT_SIZE * PARALLEL),
+    '-ngl',
+    '0',
+    '--jinja',
+    '--no-webui',
+  ];
   await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
   async function llamaServer() {
     const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', connection: 'close' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: PROMPT }], max_tokens: TOKENS, temperature: 0, ignore_eos: true, cache_prompt: false }),
+      body: JSON.stringify({
+        messages: [{ role: 'user', content: PROMPT }],
+        max_tokens: TOKENS,
+        temperature: 0,
+        ignore_eos: true,
+        cache_prompt: false,
+      }),
     });
-    return (await res.json()).timings.predicted_per_token_ms;
+    const reply = /** @type {{ timings: { predicted_per_token_ms: number } }} */ (await res.json());
+    return reply.timings.predicted_per_token_ms;
   }
 
-  console.log(`# Per-token floor, one stream, 1 thread: ${path}, ${TOKENS} tokens, ${ROUNDS} rounds after a warm-up, taking turns\n`);
+  console.log(
+    `# Per-token floor, one stream, 1 thread: ${path}, ${TOKENS} tokens, ${ROUNDS} rounds after a warm-up, taking turns\n`,
+  );
+  /** @type {Record<'server' | 'engine' | 'addon' | 'decode' | 'sample', number[]>} */
   const rows = { server: [], engine: [], addon: [], decode: [], sample: [] };
   for (let round = 0; round <= ROUNDS; round++) {
     const server = await llamaServer();
@@ -145,8 +244,11 @@ async function main() {
     rows.addon.push(addon.ms);
     rows.decode.push(addon.decode);
     rows.sample.push(addon.sample);
-    console.log(`  round ${round}: llama-server ${server.toFixed(3)} ms, Conveyor engine ${ours.toFixed(3)} ms, addon loop ${addon.ms.toFixed(3)} ms per token`);
+    console.log(
+      `  round ${round}: llama-server ${server.toFixed(3)} ms, Conveyor engine ${ours.toFixed(3)} ms, addon loop ${addon.ms.toFixed(3)} ms per token`,
+    );
   }
+  /** @param {number[]} mine */
   const ratio = (mine) => median(rows.server.map((s, i) => s / mine[i]));
   console.log(
     `\n${table(

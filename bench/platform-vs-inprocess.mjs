@@ -24,6 +24,42 @@ import { fmtMs, fmtSigned, now, pct, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { rerunWithWorkerThreadpool, WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 
+/** @import { DistModules } from './lib/dist.mjs' */
+/** @import { StreamResult } from './lib/http.mjs' */
+/**
+ * CPU ms a process used: all its threads, and its main (JavaScript) thread alone.
+ * @typedef {{ total: number, main: number }} CpuMs
+ */
+/** @typedef {Record<string, CpuMs | null>} CpuByName CPU ms by process name; null where unreadable */
+/**
+ * @typedef {object} CpuSnapshot
+ * @property {CpuByName} at
+ * @property {(old: CpuSnapshot) => CpuByName} since
+ */
+/**
+ * One reply, in process or through the platform.
+ * @typedef {Pick<StreamResult, 'ttft' | 'tokens' | 'promptTokens'> & { finishReason: string | null }} Reply
+ */
+/** @typedef {(content: string, maxTokens: number) => Promise<Reply>} InProcessGen */
+/**
+ * @typedef {object} Throughput
+ * @property {number} tps
+ * @property {number} ttftP50
+ * @property {number} tokens
+ * @property {number} wall
+ * @property {CpuByName} cpu
+ */
+/** @typedef {{ usage?: { prompt_tokens: number, completion_tokens: number } }} ChatReply */
+/**
+ * Machine-wide busy CPU, this bench's own and its children's, and Redis's (null if unknown), at `t`.
+ * @typedef {{ busy: number, own: number, redis: number | null, t: number }} LoadMark
+ */
+/** @typedef {{ cpu: number, wall: number, share: number, redis: number | null }} OtherLoad */
+/**
+ * A row of the CPU table: its label, the in-process and the platform CPU, and what each is divided by.
+ * @typedef {[string, CpuByName, CpuByName, number, number]} CpuRow
+ */
+
 rerunWithWorkerThreadpool();
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,13 +71,13 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 // ---------------------------------------------------------------- options
 
-const USAGE = 'Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]';
+const USAGE =
+  'Usage: node bench/platform-vs-inprocess.mjs [--model tiny|bench|/path.gguf] [--threads N] [--context-size N] [--quick]';
 const opts = parseCli(USAGE, {
   model: { type: 'string', default: 'bench' },
   threads: { type: 'string', default: '1' },
   'context-size': { type: 'string', default: '1024' },
   quick: { type: 'boolean', default: false },
-
 });
 const THREADS = positiveInt('--threads', opts.threads);
 const CONTEXT_SIZE = positiveInt('--context-size', opts['context-size']);
@@ -58,12 +94,21 @@ const STREAM_PROMPT = 'Write a long story about a lighthouse keeper and a storm.
 
 // ---------------------------------------------------------------- helpers
 
+/**
+ * @template {keyof DistModules} P
+ * @param {P} path
+ * @returns {Promise<DistModules[P]>}
+ */
 const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
 
 // ---------------------------------------------------------------- CPU accounting (Linux /proc; null elsewhere)
 
 const CLK_TCK = 100;
 
+/**
+ * @param {string} path
+ * @returns {number}
+ */
 function statTicks(path) {
   // Fields after "(comm)": state is field 3, utime 14, stime 15 (1-based, counting pid as 1).
   const text = readFileSync(path, 'utf8');
@@ -71,7 +116,11 @@ function statTicks(path) {
   return Number(f[11]) + Number(f[12]);
 }
 
-/** CPU ms used so far by a process: all threads, and its main (JavaScript) thread alone. */
+/**
+ * CPU ms used so far by a process: all threads, and its main (JavaScript) thread alone.
+ * @param {number | undefined} pid
+ * @returns {CpuMs | null}
+ */
 function cpuOf(pid) {
   try {
     const total = (statTicks(`/proc/${pid}/stat`) * 1000) / CLK_TCK;
@@ -82,12 +131,17 @@ function cpuOf(pid) {
   }
 }
 
-/** Snapshot of named pids; `since(old)` gives the ms each used in between. */
+/**
+ * Snapshot of named pids; `since(old)` gives the ms each used in between.
+ * @param {Record<string, number | undefined>} pids
+ * @returns {CpuSnapshot}
+ */
 function cpuSnapshot(pids) {
   const at = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuOf(pid)]));
   return {
     at,
     since(old) {
+      /** @type {CpuByName} */
       const out = {};
       for (const name of Object.keys(pids)) {
         const a = old.at[name];
@@ -100,12 +154,21 @@ function cpuSnapshot(pids) {
   };
 }
 
+/**
+ * @param {CpuMs | null | undefined} c
+ * @param {number} per
+ */
 const fmtCpu = (c, per) => (c ? `${(c.total / per).toFixed(2)} (JS main thread ${(c.main / per).toFixed(2)})` : 'n/a');
 
 // ---------------------------------------------------------------- Redis
 
+/** @type {string | null} */
 let currentPrefix = null;
 
+/**
+ * @param {number} n
+ * @returns {Promise<number[]>}
+ */
 async function redisPingMs(n) {
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -128,24 +191,55 @@ async function redisPingMs(n) {
 const children = new Children(ROOT);
 const client = new HttpClient();
 
+/**
+ * @param {string} baseUrl
+ * @param {string} model
+ * @param {number} maxTokens
+ */
 function streamChat(baseUrl, model, maxTokens) {
   const body = { model, messages: [{ role: 'user', content: STREAM_PROMPT }], max_tokens: maxTokens, temperature: 0 };
   return client.streamChat(`${baseUrl}/v1/chat/completions`, body);
 }
 
+/**
+ * @param {string} baseUrl
+ * @param {string} model
+ * @param {number} maxTokens
+ * @returns {Promise<ChatReply>}
+ */
 function chatOnce(baseUrl, model, maxTokens) {
-  return client.call(`${baseUrl}/v1/chat/completions`, {
-    method: 'POST',
-    body: { model, messages: [{ role: 'user', content: LATENCY_PROMPT }], max_tokens: maxTokens, temperature: 0, stream: false },
-  }).then((text) => JSON.parse(text));
+  return client
+    .call(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      body: {
+        model,
+        messages: [{ role: 'user', content: LATENCY_PROMPT }],
+        max_tokens: maxTokens,
+        temperature: 0,
+        stream: false,
+      },
+    })
+    .then((text) => /** @type {ChatReply} */ (JSON.parse(text)));
 }
 
 // ---------------------------------------------------------------- measurements
 
+/**
+ * @param {string} label
+ * @param {number} k concurrent replies per round
+ * @param {number} rounds
+ * @param {() => Promise<Reply>} runOne
+ * @param {Record<string, number | undefined>} pids
+ * @param {(k: number) => Promise<unknown>} [beforeRound]
+ * @returns {Promise<Throughput>}
+ */
 async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = async () => {}) {
   const cpu0 = cpuSnapshot(pids);
+  /** @type {{ wall: number, tokens: number }[]} */
   const perRound = [];
+  /** @type {number[]} */
   const ttfts = [];
+  /** @type {Record<string, number>} */
   const finish = {};
   for (let r = 0; r < rounds; r++) {
     await beforeRound(k);
@@ -155,7 +249,8 @@ async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = as
     const tokens = results.reduce((s, x) => s + x.tokens, 0);
     for (const x of results) {
       ttfts.push(x.ttft);
-      finish[x.finishReason] = (finish[x.finishReason] ?? 0) + 1;
+      const reason = String(x.finishReason);
+      finish[reason] = (finish[reason] ?? 0) + 1;
     }
     perRound.push({ wall, tokens });
   }
@@ -164,7 +259,9 @@ async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = as
   const wall = perRound.reduce((s, x) => s + x.wall, 0);
   const tps = (tokens / wall) * 1000;
   const spread = perRound.map((x) => ((x.tokens / x.wall) * 1000).toFixed(0)).join(', ');
-  const finishText = Object.entries(finish).map(([k2, v]) => `${k2}:${v}`).join(' ');
+  const finishText = Object.entries(finish)
+    .map(([k2, v]) => `${k2}:${v}`)
+    .join(' ');
   console.log(
     `  ${label} k=${k}: ${tokens} tokens in ${(wall / 1000).toFixed(2)} s over ${rounds} round(s) = ${tps.toFixed(1)} tok/s ` +
       `(rounds: ${spread}; TTFT p50 ${fmtMs(pct(ttfts, 50))}; finish ${finishText})`,
@@ -172,28 +269,46 @@ async function throughputRounds(label, k, rounds, runOne, pids, beforeRound = as
   return { tps, ttftP50: pct(ttfts, 50), tokens, wall, cpu };
 }
 
+/** @param {string} modelPath */
 async function measureInProcess(modelPath) {
   const { LlamaCppEngine } = await importDist('libs/engine/src/index.js');
-  console.log(`\n== In-process: LlamaCppEngine (parallel ${PARALLEL}, threads ${THREADS}, context ${CONTEXT_SIZE}, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE})`);
+  console.log(
+    `\n== In-process: LlamaCppEngine (parallel ${PARALLEL}, threads ${THREADS}, context ${CONTEXT_SIZE}, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE})`,
+  );
   const tLoad = now();
-  const engine = await LlamaCppEngine.load({ modelPath, contextSize: CONTEXT_SIZE, parallel: PARALLEL, threads: THREADS, gpu: false });
+  const engine = await LlamaCppEngine.load({
+    modelPath,
+    contextSize: CONTEXT_SIZE,
+    parallel: PARALLEL,
+    threads: THREADS,
+    gpu: false,
+  });
   console.log(`  loaded in ${fmtMs(now() - tLoad)}`);
   try {
+    /** @type {InProcessGen} */
     const gen = async (content, maxTokens) => {
       const t0 = now();
-      let ttft = null;
+      // Set by onOutput: typed by a cast, so the checker does not narrow it to its initial value.
+      let ttft = /** @type {number | null} */ (null);
       const result = await engine.generate(
         { messages: [{ role: 'user', content }], sampling: { temperature: 0 }, maxTokens, stop: [] },
         { onStart() {}, onOutput: (p) => void (ttft === null && p.text && (ttft = now() - t0)) },
       );
-      return { ttft: ttft ?? now() - t0, tokens: result.usage.completionTokens, finishReason: result.finishReason, promptTokens: result.usage.promptTokens };
+      return {
+        ttft: ttft ?? now() - t0,
+        tokens: result.usage.completionTokens,
+        finishReason: result.finishReason,
+        promptTokens: result.usage.promptTokens,
+      };
     };
 
     // node-llama-cpp hands a disposed sequence back asynchronously (under the context lock), so
     // right after a round ends fewer than `parallel` may be free; engines built before the
     // engine waited for one themselves threw "No sequences left". Wait outside the timed region.
+    /** @param {number} k */
     const waitForSequences = async (k) => {
-      const context = engine.context;
+      // The engine's own context (private to it): read only where it has the count.
+      const { context } = /** @type {{ context?: { sequencesLeft?: unknown } }} */ (/** @type {unknown} */ (engine));
       if (typeof context?.sequencesLeft !== 'number') return sleep(20);
       const t0 = now();
       while (context.sequencesLeft < k && now() - t0 < 5000) await sleep(1);
@@ -204,6 +319,7 @@ async function measureInProcess(modelPath) {
     for (let i = 0; i < PLAN.latencyWarmup; i++) promptTokens = (await gen(LATENCY_PROMPT, 1)).promptTokens;
     const pids = { inproc: process.pid };
     const cpu0 = cpuSnapshot(pids);
+    /** @type {number[]} */
     const latency = [];
     for (let i = 0; i < PLAN.latencyRuns; i++) {
       const t0 = now();
@@ -211,16 +327,26 @@ async function measureInProcess(modelPath) {
       latency.push(now() - t0);
     }
     const latencyCpu = cpuSnapshot(pids).since(cpu0);
-    console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential calls: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
+    console.log(
+      `  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential calls: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`,
+    );
 
     // 2. throughput
     for (let i = 0; i < PLAN.tputWarmupRounds; i++) {
       await waitForSequences(PARALLEL);
       await Promise.all(Array.from({ length: PARALLEL }, () => gen(STREAM_PROMPT, STREAM_TOKENS)));
     }
+    /** @type {Record<number, Throughput>} */
     const tput = {};
     for (const k of CONCURRENCIES) {
-      tput[k] = await throughputRounds('in-process', k, PLAN.tputRounds, () => gen(STREAM_PROMPT, STREAM_TOKENS), pids, waitForSequences);
+      tput[k] = await throughputRounds(
+        'in-process',
+        k,
+        PLAN.tputRounds,
+        () => gen(STREAM_PROMPT, STREAM_TOKENS),
+        pids,
+        waitForSequences,
+      );
     }
     // The engine stays loaded (idle) for the paired latency measurement beside the platform.
     return { latency, latencyCpu, tput, gen, dispose: () => engine.dispose() };
@@ -230,6 +356,11 @@ async function measureInProcess(modelPath) {
   }
 }
 
+/**
+ * @param {string} model
+ * @param {string} deploymentId
+ * @param {InProcessGen} inprocGen
+ */
 async function measurePlatform(model, deploymentId, inprocGen) {
   const port = await freePort();
   const prefix = `bench-${randomBytes(6).toString('hex')}`;
@@ -245,7 +376,9 @@ async function measurePlatform(model, deploymentId, inprocGen) {
     CONTEXT_SIZE: String(CONTEXT_SIZE),
     UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
   };
-  console.log(`\n== Platform: API + 1 worker (PARALLEL=${PARALLEL}, THREADS=${THREADS}, CONTEXT_SIZE=${CONTEXT_SIZE}), REDIS_PREFIX=${prefix}`);
+  console.log(
+    `\n== Platform: API + 1 worker (PARALLEL=${PARALLEL}, THREADS=${THREADS}, CONTEXT_SIZE=${CONTEXT_SIZE}), REDIS_PREFIX=${prefix}`,
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   currentPrefix = prefix;
   try {
@@ -254,21 +387,36 @@ async function measurePlatform(model, deploymentId, inprocGen) {
     client.destroy();
     for (const c of children.list) childrenCpuMs += cpuOf(c.proc.pid)?.total ?? 0;
     await children.stopAll();
-    const deleted = await deleteKeys(REDIS_URL, prefix).catch((err) => (console.error(`  could not delete ${prefix}:* keys: ${err.message}`), 0));
+    const deleted = await deleteKeys(REDIS_URL, prefix).catch(
+      /** @param {unknown} err */
+      (err) => (
+        console.error(`  could not delete ${prefix}:* keys: ${err instanceof Error ? err.message : String(err)}`),
+        0
+      ),
+    );
     currentPrefix = null;
     console.log(`  stopped api and worker; deleted ${deleted} Redis key(s) under ${prefix}:*`);
   }
 }
 
+/**
+ * @param {Record<string, string>} env
+ * @param {string} baseUrl
+ * @param {string} deploymentId
+ * @param {InProcessGen} inprocGen
+ */
 async function runPlatform(env, baseUrl, deploymentId, inprocGen) {
   const [api, worker] = await Promise.all([
     children.launch('api', process.execPath, [API_MAIN], env, /listening on/),
     children.launch('worker', process.execPath, [WORKER_MAIN], env, /Worker ready/),
   ]);
-  console.log(`  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`);
+  console.log(
+    `  api ready in ${fmtMs(api.readyMs)}, worker ready in ${fmtMs(worker.readyMs)} (pids ${api.proc.pid}, ${worker.proc.pid})`,
+  );
 
   // Context for the latency numbers: what HTTP alone and one Redis round trip cost here.
   for (let i = 0; i < 20; i++) await client.call(`${baseUrl}/health`);
+  /** @type {number[]} */
   const health = [];
   for (let i = 0; i < PLAN.latencyRuns; i++) {
     const t0 = now();
@@ -285,20 +433,27 @@ async function runPlatform(env, baseUrl, deploymentId, inprocGen) {
   }
   const pids = { api: api.proc.pid, worker: worker.proc.pid, client: process.pid };
   const cpu0 = cpuSnapshot(pids);
+  /** @type {number[]} */
   const latency = [];
   for (let i = 0; i < PLAN.latencyRuns; i++) {
     const t0 = now();
     const reply = await chatOnce(baseUrl, deploymentId, 1);
     latency.push(now() - t0);
-    if (reply.usage?.completion_tokens !== 1) throw new Error(`expected 1 completion token, got ${JSON.stringify(reply.usage)}`);
+    if (reply.usage?.completion_tokens !== 1)
+      throw new Error(`expected 1 completion token, got ${JSON.stringify(reply.usage)}`);
   }
   const latencyCpu = cpuSnapshot(pids).since(cpu0);
-  console.log(`  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`);
-  console.log(`  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`);
+  console.log(
+    `  1-token reply (${promptTokens} prompt tokens), ${latency.length} sequential requests: p50 ${fmtMs(pct(latency, 50))}, p99 ${fmtMs(pct(latency, 99))}`,
+  );
+  console.log(
+    `  for reference: GET /health p50 ${fmtMs(pct(health, 50))}, p99 ${fmtMs(pct(health, 99))}; Redis PING p50 ${fmtMs(pct(ping, 50))}, p99 ${fmtMs(pct(ping, 99))}`,
+  );
 
   // 1b. the same, paired: each platform request right after an in-process call, so both see the
   // machine at the same moment. The per-pair difference is the queue path's own cost, free of the
   // drift between two phases measured a minute apart.
+  /** @type {{ inproc: number[], platform: number[], added: number[] }} */
   const paired = { inproc: [], platform: [], added: [] };
   for (let i = 0; i < PLAN.latencyRuns; i++) {
     const t0 = now();
@@ -316,18 +471,31 @@ async function runPlatform(env, baseUrl, deploymentId, inprocGen) {
   );
 
   // 2. throughput
-  for (let i = 0; i < PLAN.tputWarmupRounds; i++) await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
+  for (let i = 0; i < PLAN.tputWarmupRounds; i++)
+    await Promise.all(Array.from({ length: PARALLEL }, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS)));
+  /** @type {Record<number, Throughput>} */
   const tput = {};
-  for (const k of CONCURRENCIES) tput[k] = await throughputRounds('platform', k, PLAN.tputRounds, () => streamChat(baseUrl, deploymentId, STREAM_TOKENS), pids);
+  for (const k of CONCURRENCIES)
+    tput[k] = await throughputRounds(
+      'platform',
+      k,
+      PLAN.tputRounds,
+      () => streamChat(baseUrl, deploymentId, STREAM_TOKENS),
+      pids,
+    );
   // Anything the platform logged as a warning or error (a failed and retried job, say) is worth seeing.
   const problems = children.problems();
-  if (problems.length) console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
+  if (problems.length)
+    console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
   return { latency, latencyCpu, tput, health, ping, paired };
 }
 
 // ---------------------------------------------------------------- main
 
-/** Busy CPU ms of the whole machine so far (Linux), or null. */
+/**
+ * Busy CPU ms of the whole machine so far (Linux), or null.
+ * @returns {number | null}
+ */
 function machineBusyMs() {
   try {
     const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -339,12 +507,16 @@ function machineBusyMs() {
 }
 let childrenCpuMs = 0;
 
-/** CPU ms the Redis server has used (INFO cpu), or null. */
+/**
+ * CPU ms the Redis server has used (INFO cpu), or null.
+ * @returns {Promise<number | null>}
+ */
 async function redisCpuMs() {
   const { Redis } = await import('ioredis');
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   try {
     const info = await redis.info('cpu');
+    /** @param {string} name */
     const get = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1]);
     const total = (get('used_cpu_sys') + get('used_cpu_user')) * 1000;
     return Number.isFinite(total) ? total : null;
@@ -355,7 +527,10 @@ async function redisCpuMs() {
   }
 }
 
-/** Machine-wide busy CPU, this bench's and its (finished) children's CPU, and Redis's, at one moment. */
+/**
+ * Machine-wide busy CPU, this bench's and its (finished) children's CPU, and Redis's, at one moment.
+ * @returns {Promise<LoadMark | null>}
+ */
 async function loadMark() {
   const redis = await redisCpuMs();
   const busy = machineBusyMs();
@@ -363,7 +538,12 @@ async function loadMark() {
   return busy === null || !own ? null : { busy, own: own.total + childrenCpuMs, redis, t: now() };
 }
 
-/** CPU that processes other than this bench and its children used between two marks. */
+/**
+ * CPU that processes other than this bench and its children used between two marks.
+ * @param {LoadMark | null} from
+ * @param {LoadMark | null} to
+ * @returns {OtherLoad | null}
+ */
 function otherLoad(from, to) {
   if (!from || !to) return null;
   const cpu = to.busy - from.busy - (to.own - from.own);
@@ -372,6 +552,7 @@ function otherLoad(from, to) {
   return { cpu, wall, share: cpu / wall, redis };
 }
 
+/** @param {OtherLoad | null} o */
 const fmtOther = (o) =>
   o
     ? `${(o.cpu / 1000).toFixed(1)} CPU-s in ${(o.wall / 1000).toFixed(1)} s (${(o.share * 100).toFixed(0)}% of one core` +
@@ -380,14 +561,23 @@ const fmtOther = (o) =>
       (o.share > 0.2 ? '  <-- WARNING: the machine was not idle; these numbers are noisy' : '')
     : 'n/a (needs Linux /proc)';
 
-/** Load average at the start; the per-phase "other processes" lines say what actually ran alongside. */
+/**
+ * Load average at the start; the per-phase "other processes" lines say what actually ran alongside.
+ * @param {string} when
+ */
 function reportLoad(when) {
   const [one, five] = os.loadavg();
-  console.log(`load average ${when}: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} core(s)`);
+  console.log(
+    `load average ${when}: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} core(s)`,
+  );
 }
 
 async function main() {
-  const command = ['node', relative(process.cwd(), fileURLToPath(import.meta.url)) || 'bench/platform-vs-inprocess.mjs', ...process.argv.slice(2)].join(' ');
+  const command = [
+    'node',
+    relative(process.cwd(), fileURLToPath(import.meta.url)) || 'bench/platform-vs-inprocess.mjs',
+    ...process.argv.slice(2),
+  ].join(' ');
   const cpus = os.cpus();
   console.log('# Conveyor: platform vs in-process');
   console.log(`command: ${command}   (cwd ${process.cwd()})`);
@@ -398,7 +588,12 @@ async function main() {
   console.log(`date: ${new Date().toISOString()}   redis: ${REDIS_URL}`);
   reportLoad('at start');
 
-  for (const f of [API_MAIN, WORKER_MAIN, resolve(DIST, 'libs/engine/src/index.js'), resolve(DIST, 'libs/gguf/src/index.js')]) {
+  for (const f of [
+    API_MAIN,
+    WORKER_MAIN,
+    resolve(DIST, 'libs/engine/src/index.js'),
+    resolve(DIST, 'libs/gguf/src/index.js'),
+  ]) {
     if (!existsSync(f)) throw new Error(`${relative(ROOT, f)} is missing: run \`npm run build\` first`);
   }
 
@@ -412,7 +607,8 @@ async function main() {
     const ms = now() - t0;
     if (ms > 1000) console.log(`(generated preset "${model}" in ${(ms / 1000).toFixed(1)} s)`);
   } else {
-    if (!model.toLowerCase().endsWith('.gguf')) throw new Error(`--model must be tiny, bench or a .gguf path (got "${model}")`);
+    if (!model.toLowerCase().endsWith('.gguf'))
+      throw new Error(`--model must be tiny, bench or a .gguf path (got "${model}")`);
     modelPath = resolve(model);
     if (!existsSync(modelPath)) throw new Error(`Model file not found: ${modelPath}`);
     model = modelPath;
@@ -458,7 +654,9 @@ async function main() {
   );
   console.log('(paired: each platform request follows an in-process call; p50/p99 of the per-pair difference)');
 
-  console.log(`\nAggregate throughput, ${STREAM_TOKENS}-token replies (completion tokens / wall time from first request to last reply):`);
+  console.log(
+    `\nAggregate throughput, ${STREAM_TOKENS}-token replies (completion tokens / wall time from first request to last reply):`,
+  );
   console.log(
     table(
       ['concurrency', 'in-process tok/s', 'platform tok/s', 'ratio', 'in-process TTFT p50', 'platform TTFT p50'],
@@ -475,20 +673,40 @@ async function main() {
   console.log('(ratio = platform / in-process; TTFT = time from sending the request to the first content text)');
 
   if (inproc.latencyCpu.inproc && platform.latencyCpu.worker) {
-    console.log('\nWhere the CPU goes (CPU ms from /proc; "JS main thread" is the part spent on the event loop, the rest is llama.cpp and V8 helper threads):');
+    console.log(
+      '\nWhere the CPU goes (CPU ms from /proc; "JS main thread" is the part spent on the event loop, the rest is llama.cpp and V8 helper threads):',
+    );
     const n = PLAN.latencyRuns;
+    /** @type {CpuRow[]} */
     const rows = [
       ['1-token reply, per request', inproc.latencyCpu, platform.latencyCpu, n, n],
-      ...CONCURRENCIES.map((k) => [`${STREAM_TOKENS}-token replies k=${k}, per token`, inproc.tput[k].cpu, platform.tput[k].cpu, inproc.tput[k].tokens, platform.tput[k].tokens]),
+      ...CONCURRENCIES.map(
+        /** @returns {CpuRow} */
+        (k) => [
+          `${STREAM_TOKENS}-token replies k=${k}, per token`,
+          inproc.tput[k].cpu,
+          platform.tput[k].cpu,
+          inproc.tput[k].tokens,
+          platform.tput[k].tokens,
+        ],
+      ),
     ];
     console.log(
       table(
         ['', 'in-process', 'platform worker', 'platform API', 'bench client'],
-        rows.map(([label, a, b, na, nb]) => [label, fmtCpu(a.inproc, na), fmtCpu(b.worker, nb), fmtCpu(b.api, nb), fmtCpu(b.client, nb)]),
+        rows.map(([label, a, b, na, nb]) => [
+          label,
+          fmtCpu(a.inproc, na),
+          fmtCpu(b.worker, nb),
+          fmtCpu(b.api, nb),
+          fmtCpu(b.client, nb),
+        ]),
       ),
     );
   }
-  console.log('\nOther load on the machine while measuring (Redis counts here too, also the share the platform itself causes):');
+  console.log(
+    '\nOther load on the machine while measuring (Redis counts here too, also the share the platform itself causes):',
+  );
   console.log(`  in-process phase: ${fmtOther(otherInproc)}`);
   console.log(`  platform phase:   ${fmtOther(otherPlatform)}`);
   console.log(`\ntotal bench time ${((now() - started) / 1000).toFixed(1)} s`);
@@ -499,7 +717,7 @@ stopChildrenOnSignal(async () => currentPrefix && deleteKeys(REDIS_URL, currentP
 try {
   await main();
 } catch (err) {
-  console.error(`\nbench failed: ${err?.stack ?? err}`);
+  console.error(`\nbench failed: ${(err instanceof Error ? err.stack : undefined) ?? err}`);
   exitCode = 1;
 } finally {
   await children.stopAll();

@@ -2,7 +2,7 @@
 // Conveyor against llama.cpp's own server, on the same model, threads and machine, in one run.
 //
 // Builds llama-server from the llama.cpp source inside node-llama-cpp (cached; see
-// llama-server-build.mjs) and starts it on loopback with -np PARALLEL; starts the Conveyor API
+// scripts/llama-server-build.mjs) and starts it on loopback with -np PARALLEL; starts the Conveyor API
 // and worker(s) from dist/, measured through the whole platform (HTTP -> BullMQ/Redis -> worker
 // -> Redis stream -> API -> HTTP). The two take turns, round by round, and never generate at
 // the same time. A round is k concurrent streamed chat completions (k = 1, 2, 4, 8), greedy,
@@ -23,8 +23,21 @@ import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { fmtMs, now, pct, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
-import { ensureLlamaServer } from './llama-server-build.mjs';
+import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
+
+/** @import { DistModules } from './lib/dist.mjs' */
+/** @import { StreamResult } from './lib/http.mjs' */
+/**
+ * One server under test: `runOne` streams one reply from it.
+ * @typedef {{ name: string, client: HttpClient, runOne: () => Promise<StreamResult> }} Side
+ */
+/**
+ * A side's figures at one concurrency.
+ * @typedef {{ tps: number, ttftP50: number, ttftP99: number, tokens: number }} Row
+ */
+/** @typedef {Record<number, Row>} RowsByConcurrency */
+/** @typedef {{ model: string, path: string, deploymentId: string }} Model */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODELS_DIR = resolve(ROOT, 'models');
@@ -47,7 +60,6 @@ const opts = parseCli(USAGE, {
   dist: { type: 'string', default: resolve(ROOT, 'dist') },
   out: { type: 'string', default: 'vs-llama-server' },
   quick: { type: 'boolean', default: false },
-
 });
 const THREADS = positiveInt('--threads', opts.threads);
 const WORKERS = positiveInt('--workers', opts.workers);
@@ -62,12 +74,19 @@ if (!/^[\w.-]+$/.test(opts.out)) {
 }
 // Conveyor's workers share the threads and sequences llama-server gets, so both use the same CPU.
 if (THREADS % WORKERS !== 0) {
-  console.error(`--threads (${THREADS}) must be a multiple of --workers (${WORKERS}), so both sides use the same threads`);
+  console.error(
+    `--threads (${THREADS}) must be a multiple of --workers (${WORKERS}), so both sides use the same threads`,
+  );
   process.exit(2);
 }
 const WORKER_THREADS = THREADS / WORKERS;
 const WORKER_PARALLEL = Math.max(1, Math.ceil(PARALLEL / WORKERS));
 
+/**
+ * @template {keyof DistModules} P
+ * @param {P} path
+ * @returns {Promise<DistModules[P]>}
+ */
 const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
 
 /** A pause between the two sides' rounds, so one side's threads have gone idle before the other starts. */
@@ -77,15 +96,27 @@ const SETTLE_MS = 300;
  * Both servers stay up, idle but for the side being measured: for each concurrency k, the two take
  * turns, round by round, each round k concurrent streams. Taking turns spreads any drift of the
  * machine's speed over both sides alike, where one side after the other would not.
+ * @param {Side[]} sides
+ * @returns {Promise<Record<string, RowsByConcurrency>>}
  */
 async function measureInTurns(sides) {
   for (const side of sides) {
     await Promise.all(Array.from({ length: PARALLEL }, side.runOne));
     await sleep(SETTLE_MS);
   }
+  /** @type {Record<string, RowsByConcurrency>} */
   const rows = Object.fromEntries(sides.map((side) => [side.name, {}]));
   for (const k of CONCURRENCIES) {
-    const acc = sides.map(() => ({ tokens: 0, wall: 0, ttfts: [], finish: {}, promptTokens: new Set() }));
+    const acc = sides.map(() => ({
+      tokens: 0,
+      wall: 0,
+      /** @type {number[]} */
+      ttfts: [],
+      /** @type {Record<string, number>} */
+      finish: {},
+      /** @type {Set<number>} */
+      promptTokens: new Set(),
+    }));
     for (let r = 0; r < ROUNDS; r++) {
       for (const [i, side] of sides.entries()) {
         const t0 = now();
@@ -95,7 +126,8 @@ async function measureInTurns(sides) {
           acc[i].tokens += x.tokens;
           acc[i].ttfts.push(x.ttft);
           acc[i].promptTokens.add(x.promptTokens);
-          acc[i].finish[x.finishReason] = (acc[i].finish[x.finishReason] ?? 0) + 1;
+          const reason = String(x.finishReason);
+          acc[i].finish[reason] = (acc[i].finish[reason] ?? 0) + 1;
         }
         await sleep(SETTLE_MS);
       }
@@ -104,7 +136,9 @@ async function measureInTurns(sides) {
       const { tokens, wall, ttfts, finish, promptTokens } = acc[i];
       const row = { tps: (tokens / wall) * 1000, ttftP50: pct(ttfts, 50), ttftP99: pct(ttfts, 99), tokens };
       rows[side.name][k] = row;
-      const finishText = Object.entries(finish).map(([reason, n]) => `${reason}:${n}`).join(' ');
+      const finishText = Object.entries(finish)
+        .map(([reason, n]) => `${reason}:${n}`)
+        .join(' ');
       console.log(
         `  ${side.name.padEnd(12)} k=${k}: ${tokens} tokens in ${(wall / 1000).toFixed(2)} s = ${row.tps.toFixed(1)} tok/s; ` +
           `TTFT p50 ${fmtMs(row.ttftP50)}, p99 ${fmtMs(row.ttftP99)}; prompt ${[...promptTokens].join('/')} tokens; finish ${finishText}`,
@@ -114,18 +148,40 @@ async function measureInTurns(sides) {
   return rows;
 }
 
+/** @param {string} model */
 function sameBody(model) {
   return { model, messages: [{ role: 'user', content: PROMPT }], max_tokens: TOKENS, temperature: 0, ignore_eos: true };
 }
 
+/**
+ * @param {Children} children
+ * @param {string} binary
+ * @param {string} modelPath
+ * @returns {Promise<Side>}
+ */
 async function startLlamaServer(children, binary, modelPath) {
   // llama-server closes a connection after a streamed reply, so a kept-alive socket fails on reuse.
   const client = new HttpClient({ keepAlive: false });
   const port = await freePort();
   const args = [
-    '-m', modelPath, '--host', '127.0.0.1', '--port', String(port),
-    '-t', String(THREADS), '-tb', String(THREADS), '-np', String(PARALLEL), '-c', String(CONTEXT_SIZE * PARALLEL),
-    '-ngl', '0', '--jinja', '--no-webui',
+    '-m',
+    modelPath,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '-t',
+    String(THREADS),
+    '-tb',
+    String(THREADS),
+    '-np',
+    String(PARALLEL),
+    '-c',
+    String(CONTEXT_SIZE * PARALLEL),
+    '-ngl',
+    '0',
+    '--jinja',
+    '--no-webui',
   ];
   const server = await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
   console.log(`  llama-server ${args.slice(4).join(' ')}: ready in ${fmtMs(server.readyMs)}`);
@@ -135,19 +191,39 @@ async function startLlamaServer(children, binary, modelPath) {
   return { name: 'llama-server', client, runOne: () => client.streamChat(url, body) };
 }
 
+/**
+ * @param {Children} children
+ * @param {string} model
+ * @param {string} deploymentId
+ * @param {string} prefix
+ * @returns {Promise<Side>}
+ */
 async function startConveyor(children, model, deploymentId, prefix) {
   const client = new HttpClient();
   const port = await freePort();
   const env = {
-    PORT: String(port), HOST: '127.0.0.1', REDIS_URL, REDIS_PREFIX: prefix, MODEL: model, MODELS_DIR,
-    PARALLEL: String(WORKER_PARALLEL), THREADS: String(WORKER_THREADS), CONTEXT_SIZE: String(CONTEXT_SIZE),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    MODEL: model,
+    MODELS_DIR,
+    PARALLEL: String(WORKER_PARALLEL),
+    THREADS: String(WORKER_THREADS),
+    CONTEXT_SIZE: String(CONTEXT_SIZE),
     // As `npm run start:worker` and the worker images set it.
     UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
   };
   const started = await Promise.all([
     children.launch('api', process.execPath, [resolve(DIST, 'apps/api/src/main.js')], env, /listening on/),
     ...Array.from({ length: WORKERS }, (_, i) =>
-      children.launch(`worker${i + 1}`, process.execPath, [resolve(DIST, 'apps/worker/src/main.js')], env, /Worker ready/),
+      children.launch(
+        `worker${i + 1}`,
+        process.execPath,
+        [resolve(DIST, 'apps/worker/src/main.js')],
+        env,
+        /Worker ready/,
+      ),
     ),
   ]);
   console.log(
@@ -158,10 +234,15 @@ async function startConveyor(children, model, deploymentId, prefix) {
   return { name: 'Conveyor', client, runOne: () => client.streamChat(url, sameBody(deploymentId)) };
 }
 
+/**
+ * @param {string} binary
+ * @param {Model} model
+ */
 async function measureBoth(binary, model) {
   const children = new Children(ROOT);
   const prefix = `bench-${randomBytes(6).toString('hex')}`;
   currentPrefix = prefix;
+  /** @type {Side[]} */
   const sides = [];
   console.log('\n== Starting both servers');
   try {
@@ -170,16 +251,22 @@ async function measureBoth(binary, model) {
     console.log(`\n== Measuring, ${ROUNDS} round(s) per side and concurrency, taking turns`);
     const rows = await children.watch(measureInTurns(sides));
     const problems = children.problems();
-    if (problems.length) console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
+    if (problems.length)
+      console.log(`  !! ${problems.length} warning/error line(s), e.g.:\n     ${problems.slice(0, 5).join('\n     ')}`);
     return { llama: rows['llama-server'], conveyor: rows.Conveyor };
   } finally {
     for (const side of sides) side.client.destroy();
     await children.stopAll();
-    await deleteKeys(REDIS_URL, prefix).catch((err) => console.error(`  could not delete ${prefix}:* keys: ${err.message}`));
+    await deleteKeys(REDIS_URL, prefix).catch(
+      /** @param {unknown} err */
+      (err) =>
+        console.error(`  could not delete ${prefix}:* keys: ${err instanceof Error ? err.message : String(err)}`),
+    );
     currentPrefix = null;
   }
 }
 
+/** @returns {Promise<Model>} */
 async function resolveModel() {
   const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
   const { deriveDeploymentId } = await importDist('libs/config/src/index.js');
@@ -188,10 +275,17 @@ async function resolveModel() {
     return { model: opts.model, path, deploymentId: deriveDeploymentId(opts.model) };
   }
   const path = resolve(opts.model);
-  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path)) throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
+  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path))
+    throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
   return { model: path, path, deploymentId: deriveDeploymentId(path) };
 }
 
+/**
+ * Prints the results and writes them as Markdown, JSON and an SVG chart under bench/results/.
+ * @param {string[]} header
+ * @param {RowsByConcurrency} llama
+ * @param {RowsByConcurrency} conveyor
+ */
 function report(header, llama, conveyor) {
   const rows = CONCURRENCIES.map((k) => [
     String(k),
@@ -202,14 +296,24 @@ function report(header, llama, conveyor) {
     `${conveyor[k].ttftP50.toFixed(1)} / ${conveyor[k].ttftP99.toFixed(1)}`,
   ]);
   const text = table(
-    ['streams', 'llama-server tok/s', 'Conveyor tok/s', 'Conveyor / llama-server', 'llama-server TTFT p50 / p99 ms', 'Conveyor TTFT p50 / p99 ms'],
+    [
+      'streams',
+      'llama-server tok/s',
+      'Conveyor tok/s',
+      'Conveyor / llama-server',
+      'llama-server TTFT p50 / p99 ms',
+      'Conveyor TTFT p50 / p99 ms',
+    ],
     rows,
   );
   console.log(`\n== Results\n\n${text}\n`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const md = `# Conveyor vs llama-server\n\n${header.map((l) => `- ${l}`).join('\n')}\n\n${text}\n\n![tokens/s against concurrent streams](${opts.out}.svg)\n`;
   writeFileSync(resolve(RESULTS_DIR, `${opts.out}.md`), md);
-  writeFileSync(resolve(RESULTS_DIR, `${opts.out}.json`), JSON.stringify({ header, llamaServer: llama, conveyor }, null, 2) + '\n');
+  writeFileSync(
+    resolve(RESULTS_DIR, `${opts.out}.json`),
+    JSON.stringify({ header, llamaServer: llama, conveyor }, null, 2) + '\n',
+  );
   const svg = lineChartSvg({
     title: 'Aggregate tokens/s, Conveyor beside llama-server',
     subtitle: `${opts.model} model, ${THREADS} thread(s), ${TOKENS}-token greedy replies, ${os.cpus().length}-core ${os.cpus()[0]?.model?.trim() ?? ''}`,
@@ -222,7 +326,9 @@ function report(header, llama, conveyor) {
     ],
   });
   writeFileSync(resolve(RESULTS_DIR, `${opts.out}.svg`), svg);
-  console.log(`wrote ${['md', 'json', 'svg'].map((e) => relative(process.cwd(), resolve(RESULTS_DIR, `${opts.out}.${e}`))).join(', ')}`);
+  console.log(
+    `wrote ${['md', 'json', 'svg'].map((e) => relative(process.cwd(), resolve(RESULTS_DIR, `${opts.out}.${e}`))).join(', ')}`,
+  );
 }
 
 async function main() {
@@ -246,12 +352,13 @@ async function main() {
   report(header, llama, conveyor);
 }
 
+/** @type {string | null} */
 let currentPrefix = null;
 stopChildrenOnSignal(async () => currentPrefix && deleteKeys(REDIS_URL, currentPrefix));
 try {
   await main();
   process.exit(0);
 } catch (err) {
-  console.error(`\nbench failed: ${err?.stack ?? err}`);
+  console.error(`\nbench failed: ${(err instanceof Error ? err.stack : undefined) ?? err}`);
   process.exit(1);
 }

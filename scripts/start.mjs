@@ -8,13 +8,23 @@ import { redisAnswers } from './redis-answers.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 
+/** @import { ChildProcess } from 'node:child_process' */
+/** @typedef {{ name: string, proc: ChildProcess, last?: boolean }} Child `last`: stopped after the others */
+
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+/** @type {Child[]} */
 const children = [];
 let stopping = false;
 
+/** @param {string} msg */
 const log = (msg) => console.log(`[conveyor] ${msg}`);
 
 async function ensureRedis() {
+  // The sentinels name the primary: REDIS_URL's host is not used, and there is nothing to start here.
+  if (process.env.REDIS_SENTINELS) {
+    log(`Using Redis through the sentinels at ${process.env.REDIS_SENTINELS}`);
+    return;
+  }
   if (await redisAnswers(redisUrl)) {
     log(`Using Redis at ${redisUrl}`);
     return;
@@ -25,18 +35,26 @@ async function ensureRedis() {
   if (!local || !hasServer) {
     console.error(
       `[conveyor] Nothing answers at REDIS_URL=${redisUrl}` +
-        (local ? ' and redis-server is not on the PATH. Install Redis (e.g. apt-get install -y redis-server) or point REDIS_URL at one.' : '.'),
+        (local
+          ? ' and redis-server is not on the PATH. Install Redis (e.g. apt-get install -y redis-server) or point REDIS_URL at one.'
+          : '.'),
     );
     process.exit(1);
   }
   const port = url.port || '6379';
-  const redis = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const redis = spawn(
+    'redis-server',
+    ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   children.push({ name: 'redis', proc: redis, last: true });
   for (let i = 0; i < 50; i++) {
     if (await redisAnswers(redisUrl)) {
-      log(`No Redis answered at ${redisUrl}: started a private redis-server (pid ${redis.pid}) on port ${port}; it stops with this process.`);
+      log(
+        `No Redis answered at ${redisUrl}: started a private redis-server (pid ${redis.pid}) on port ${port}; it stops with this process.`,
+      );
       return;
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -45,8 +63,18 @@ async function ensureRedis() {
   await stop(1);
 }
 
+/**
+ * Starts `node script` from the repository root, and stops the platform when it exits.
+ * @param {string} name
+ * @param {string} script
+ * @param {Record<string, string>} [env] defaults the environment can override
+ */
 function run(name, script, env = {}) {
-  const proc = spawn(process.execPath, [resolve(root, script)], { stdio: 'inherit', env: { ...env, ...process.env }, cwd: root });
+  const proc = spawn(process.execPath, [resolve(root, script)], {
+    stdio: 'inherit',
+    env: { ...env, ...process.env },
+    cwd: root,
+  });
   children.push({ name, proc });
   proc.on('exit', (code, signal) => {
     if (stopping) return;
@@ -55,13 +83,21 @@ function run(name, script, env = {}) {
   });
 }
 
+/**
+ * Stops every child this script started, then exits with `code`.
+ * @param {number} code
+ * @returns {Promise<void>}
+ */
 async function stop(code) {
   if (stopping) return;
   stopping = true;
+  /** @param {Child} c */
   const alive = (c) => c.proc.exitCode === null && c.proc.signalCode === null;
+  /** @param {Child[]} group */
   const waitFor = (group) =>
     Promise.all(
       group.filter(alive).map(
+        /** @returns {Promise<void>} */
         (c) =>
           new Promise((resolve) => {
             const kill = setTimeout(() => c.proc.kill('SIGKILL'), 15000);

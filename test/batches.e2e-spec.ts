@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { Queue } from 'bullmq';
-import { chatQueueName } from '@conveyor/queue';
+import type { OpenAiErrorBody } from '@conveyor/openai';
+import { deploymentQueueName } from '@conveyor/queue';
 import { chatLine, fileLines, jsonl, submitBatch, waitForBatch } from './support/batches.js';
+import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -23,10 +21,16 @@ describe('batches: Files + Batches API through the queue', () => {
   beforeAll(async () => {
     platform = await TestPlatform.start({
       workers: 2,
-      env: { PARALLEL: '2', BATCH_INFLIGHT: String(INFLIGHT), WORKER_LOCK_MS: '1500', WORKER_STALLED_INTERVAL_MS: '500', DATA_DIR: `/tmp/conveyor-test-data-${process.pid}` },
+      env: {
+        PARALLEL: '2',
+        BATCH_INFLIGHT: String(INFLIGHT),
+        WORKER_LOCK_MS: '1500',
+        WORKER_STALLED_INTERVAL_MS: '500',
+        DATA_DIR: `/tmp/conveyor-test-data-${process.pid}`,
+      },
     });
     client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused' });
-    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+    queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
   });
 
   afterAll(async () => {
@@ -37,7 +41,12 @@ describe('batches: Files + Batches API through the queue', () => {
   it('runs a 200-line batch to completion with exactly one output line per custom_id, never holding more than its window in Redis', async () => {
     const ids = Array.from({ length: 200 }, (_, i) => `req-${i}`);
     const created = await submitBatch(client, jsonl(ids.map((id) => chatLine(id))));
-    expect(created).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'validating',
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
 
     let maxQueued = 0;
     const batch = await waitForBatch(client, created.id, (b) => {
@@ -46,14 +55,19 @@ describe('batches: Files + Batches API through the queue', () => {
     });
     expect(batch.request_counts).toEqual({ total: 200, completed: 200, failed: 0 });
     expect(batch.error_file_id).toBeNull();
-    for (const field of ['in_progress_at', 'finalizing_at', 'completed_at'] as const) expect(batch[field]).toEqual(expect.any(Number));
+    for (const field of ['in_progress_at', 'finalizing_at', 'completed_at'] as const)
+      expect(batch[field]).toEqual(expect.any(Number));
     expect(maxQueued).toBeLessThanOrEqual(INFLIGHT);
 
     const out = await fileLines(client, batch.output_file_id);
     expect(out.map((l) => l.custom_id).sort()).toEqual([...ids].sort());
     expect(out[0]).toMatchObject({
       id: expect.stringMatching(/^batch_req_/),
-      response: { status_code: 200, request_id: expect.any(String), body: { object: 'chat.completion', model: MODEL, usage: { completion_tokens: 4 } } },
+      response: {
+        status_code: 200,
+        request_id: expect.any(String),
+        body: { object: 'chat.completion', model: MODEL, usage: { completion_tokens: 4 } },
+      },
       error: null,
     });
     expect((await client.batches.list({ limit: 5 })).data.map((b) => b.id)).toContain(batch.id);
@@ -86,10 +100,24 @@ describe('batches: Files + Batches API through the queue', () => {
     expect(await queued()).toBe(before);
   });
 
+  it('runs a file that starts with a UTF-8 byte-order mark, as Windows editors save one', async () => {
+    const created = await submitBatch(client, '\uFEFF' + jsonl([chatLine('bom-1'), chatLine('bom-2')]));
+    const batch = await waitForBatch(client, created.id);
+    expect(batch.errors?.data ?? []).toEqual([]);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const out = await fileLines(client, batch.output_file_id);
+    expect(out.map((l) => l.custom_id).sort()).toEqual(['bom-1', 'bom-2']);
+  });
+
   it('serves partial output while in progress, and a cancel lets in-flight lines finish and the rest end as batch_cancelled', async () => {
     const ids = Array.from({ length: 120 }, (_, i) => `c-${i}`);
     const created = await submitBatch(client, jsonl(ids.map((id) => chatLine(id, { max_tokens: 48 }))));
-    const running = await waitForBatch(client, created.id, (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 10);
+    const running = await waitForBatch(
+      client,
+      created.id,
+      (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 10,
+    );
     const partial = await fileLines(client, running.output_file_id);
     expect(partial.length).toBeGreaterThanOrEqual(10);
 
@@ -116,25 +144,39 @@ describe('batches: Files + Batches API through the queue', () => {
     const out = await fileLines(client, batch.output_file_id);
     const errs = await fileLines(client, batch.error_file_id);
     expect(out.length).toBeGreaterThan(0);
-    expect(errs.every((e) => e.error.code === 'batch_expired')).toBe(true);
+    expect(errs.every((e) => e.error!.code === 'batch_expired')).toBe(true);
     expect([...out, ...errs].map((l) => l.custom_id).sort()).toEqual([...ids].sort());
   });
 
   it('answers a sync request promptly while a batch saturates every worker', async () => {
     const long = { max_tokens: 96 };
     const t0 = Date.now();
-    await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'baseline' }], temperature: 0, ...long });
+    await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'baseline' }],
+      temperature: 0,
+      ...long,
+    });
     const slot = Date.now() - t0;
 
     const created = await submitBatch(client, jsonl(Array.from({ length: 80 }, (_, i) => chatLine(`p-${i}`, long))));
-    await waitForBatch(client, created.id, (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 4);
+    await waitForBatch(
+      client,
+      created.id,
+      (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 4,
+    );
     // Saturated: every slot busy and batch lines waiting behind them.
     for (let i = 0; (await queue.getPrioritizedCount()) === 0; i++) {
       if (i > 100) throw new Error('the batch never had lines waiting');
       await new Promise((r) => setTimeout(r, 10));
     }
     const t1 = Date.now();
-    const reply = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'urgent' }], max_tokens: 2, temperature: 0 });
+    const reply = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'urgent' }],
+      max_tokens: 2,
+      temperature: 0,
+    });
     const waited = Date.now() - t1;
     expect(reply.usage?.completion_tokens).toBe(2);
     // Behind the batch it would wait for several slots; with priority, at most one running line.
@@ -144,7 +186,8 @@ describe('batches: Files + Batches API through the queue', () => {
   });
 
   it('shares the workers between batches: a later batch progresses while an earlier one still runs', async () => {
-    const lines = (tag: string) => jsonl(Array.from({ length: 60 }, (_, i) => chatLine(`${tag}-${i}`, { max_tokens: 48 })));
+    const lines = (tag: string) =>
+      jsonl(Array.from({ length: 60 }, (_, i) => chatLine(`${tag}-${i}`, { max_tokens: 48 })));
     const first = await submitBatch(client, lines('a'));
     await waitForBatch(client, first.id, (b) => b.status === 'in_progress');
     const second = await submitBatch(client, lines('b'));
@@ -159,7 +202,11 @@ describe('batches: Files + Batches API through the queue', () => {
   it('completes with no duplicate custom_id when a worker is killed mid-batch', async () => {
     const ids = Array.from({ length: 60 }, (_, i) => `k-${i}`);
     const created = await submitBatch(client, jsonl(ids.map((id) => chatLine(id, { max_tokens: 96 }))));
-    await waitForBatch(client, created.id, (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 3);
+    await waitForBatch(
+      client,
+      created.id,
+      (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 3,
+    );
     const victim = platform.workers[0];
     victim.proc.kill('SIGKILL');
     const batch = await waitForBatch(client, created.id, undefined, 60_000);
@@ -170,33 +217,38 @@ describe('batches: Files + Batches API through the queue', () => {
     expect(new Set(out.map((l) => l.custom_id)).size).toBe(60);
   });
 
-  it('the batch CLI submits a file, reports progress and writes the output file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'conveyor-cli-'));
-    const input = join(dir, 'requests.jsonl');
-    writeFileSync(input, jsonl(Array.from({ length: 5 }, (_, i) => chatLine(`cli-${i}`))));
-    const cli = spawn(process.execPath, ['scripts/batch.mjs', input, '--base-url', `${platform.baseUrl}/v1`, '--out', dir, '--interval', '100'], {
-      cwd: resolve(import.meta.dirname, '..'),
-    });
-    let stdout = '';
-    let stderr = '';
-    cli.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    cli.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    expect(await new Promise((r) => cli.on('exit', r))).toBe(0);
-    expect(stderr).toMatch(/\[#+\] 5\/5 \(5 ok, 0 failed\) [\d.]+\/s ETA/);
-    const outputPath = stdout.trim().split('\n')[0];
-    const lines = readFileSync(outputPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.custom_id).sort()).toEqual(['cli-0', 'cli-1', 'cli-2', 'cli-3', 'cli-4']);
-  });
-
   describe('files', () => {
     it('lists, retrieves and deletes uploaded files', async () => {
       const { toFile } = await import('openai');
-      const file = await client.files.create({ file: await toFile(Buffer.from(jsonl([chatLine('f')])), 'f.jsonl'), purpose: 'batch' });
+      const file = await client.files.create({
+        file: await toFile(Buffer.from(jsonl([chatLine('f')])), 'f.jsonl'),
+        purpose: 'batch',
+      });
       expect(file).toMatchObject({ object: 'file', purpose: 'batch', filename: 'f.jsonl', bytes: expect.any(Number) });
       expect((await client.files.retrieve(file.id)).id).toBe(file.id);
       expect((await client.files.list()).data.map((f) => f.id)).toContain(file.id);
       expect(await client.files.delete(file.id)).toMatchObject({ id: file.id, deleted: true });
       await expect(client.files.retrieve(file.id)).rejects.toMatchObject({ status: 404 });
+    });
+
+    it('cancels a batch and deletes a file sent with a JSON content type and an empty body, as the Python client does', async () => {
+      // The Python openai client sends `content-type: application/json` and no body on bodyless POSTs and DELETEs.
+      const bodyless = (method: string, path: string) =>
+        fetch(`${platform.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '' });
+      const created = await submitBatch(
+        client,
+        jsonl(Array.from({ length: 100 }, (_, i) => chatLine(`e-${i}`, { max_tokens: 48 }))),
+      );
+      await waitForBatch(client, created.id, (b) => b.status === 'in_progress');
+      const cancel = await bodyless('POST', `/v1/batches/${created.id}/cancel`);
+      expect(cancel.status).toBe(200);
+      expect(await cancel.json()).toMatchObject({ id: created.id, status: 'cancelling' });
+      expect((await waitForBatch(client, created.id)).status).toBe('cancelled');
+
+      const removed = await bodyless('DELETE', `/v1/files/${created.input_file_id}`);
+      expect(removed.status).toBe(200);
+      expect(await removed.json()).toEqual({ id: created.input_file_id, object: 'file', deleted: true });
+      await expect(client.files.retrieve(created.input_file_id)).rejects.toMatchObject({ status: 404 });
     });
 
     it.each([
@@ -205,7 +257,7 @@ describe('batches: Files + Batches API through the queue', () => {
     ])('refuses %s with 400 before touching the store', async (_name, id) => {
       const res = await fetch(`${platform.baseUrl}/v1/files/${id}/content`);
       expect(res.status).toBe(400);
-      expect((await res.json()).error.code).toBe('invalid_file_id');
+      expect((await readJson<OpenAiErrorBody>(res)).error.code).toBe('invalid_file_id');
     });
 
     it('refuses a malformed batch id with 400 and an unknown one with 404', async () => {

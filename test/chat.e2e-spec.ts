@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
 import { Queue } from 'bullmq';
-import { chatQueueName } from '@conveyor/queue';
+import type { ChatCompletion, ModelList, OpenAiErrorBody } from '@conveyor/openai';
+import { deploymentQueueName } from '@conveyor/queue';
+import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import { postOversized } from './support/post-oversized.js';
 import { readSse } from './support/sse.js';
@@ -13,12 +15,16 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
   let client: OpenAI;
 
   const post = (body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-    fetch(`${platform.baseUrl}/v1/chat/completions`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   const greedy = async (extra: Record<string, unknown> = {}) => {
     const res = await post({ model: MODEL, messages: hello, temperature: 0, max_tokens: 24, ...extra });
     expect(res.status).toBe(200);
-    return (await res.json()) as OpenAI.ChatCompletion;
+    return readJson<ChatCompletion>(res);
   };
 
   beforeAll(async () => {
@@ -32,13 +38,27 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
 
   it('lists the deployed model in OpenAI list shape', async () => {
     const list = await client.models.list();
-    expect(list.data).toEqual([{ id: MODEL, object: 'model', created: expect.any(Number), owned_by: 'conveyor', status: 'ready', live_workers: 1 }]);
-    const raw = await (await fetch(`${platform.baseUrl}/v1/models`)).json();
+    expect(list.data).toEqual([
+      {
+        id: MODEL,
+        object: 'model',
+        created: expect.any(Number),
+        owned_by: 'conveyor',
+        status: 'ready',
+        live_workers: 1,
+      },
+    ]);
+    const raw = await readJson<ModelList>(await fetch(`${platform.baseUrl}/v1/models`));
     expect(raw.object).toBe('list');
   });
 
   it('answers a sync request with a complete chat.completion', async () => {
-    const completion = await client.chat.completions.create({ model: MODEL, messages: hello, max_tokens: 12, temperature: 0 });
+    const completion = await client.chat.completions.create({
+      model: MODEL,
+      messages: hello,
+      max_tokens: 12,
+      temperature: 0,
+    });
     expect(completion).toMatchObject({
       id: expect.stringMatching(/^chatcmpl-/),
       object: 'chat.completion',
@@ -80,7 +100,14 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
   });
 
   it('adds a usage chunk with empty choices when stream_options.include_usage is set', async () => {
-    const res = await post({ model: MODEL, messages: hello, temperature: 0, max_tokens: 7, stream: true, stream_options: { include_usage: true } });
+    const res = await post({
+      model: MODEL,
+      messages: hello,
+      temperature: 0,
+      max_tokens: 7,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const { payloads } = await readSse(res);
     expect(payloads.at(-1)).toBe('[DONE]');
     const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as OpenAI.ChatCompletionChunk);
@@ -135,7 +162,8 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     expect(a).toBe(b);
     expect(a).not.toBe(base);
 
-    const seeded = async (seed: number) => (await greedy({ temperature: 1, seed, max_tokens: 32 })).choices[0].message.content;
+    const seeded = async (seed: number) =>
+      (await greedy({ temperature: 1, seed, max_tokens: 32 })).choices[0].message.content;
     expect(await seeded(11)).toBe(await seeded(11));
     const others = await Promise.all([12, 13, 14].map(seeded));
     expect(others.some((t) => t !== base)).toBe(true);
@@ -146,7 +174,13 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       model: MODEL,
       messages: [
         { role: 'system', content: 'You are terse.' },
-        { role: 'user', content: [{ type: 'text', text: 'part one' }, { type: 'text', text: 'part two' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'part one' },
+            { type: 'text', text: 'part two' },
+          ],
+        },
       ],
       max_tokens: 4,
       temperature: null,
@@ -163,7 +197,7 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       some_future_field: { nested: true },
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).usage.completion_tokens).toBe(4);
+    expect((await readJson<ChatCompletion>(res)).usage.completion_tokens).toBe(4);
   });
 
   describe('bad input: OpenAI-style errors, nothing enqueued', () => {
@@ -171,7 +205,7 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     const jobCount = async () => Object.values(await queue.getJobCounts()).reduce((a, b) => a + b, 0);
 
     beforeAll(() => {
-      queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+      queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
     });
     afterAll(async () => {
       await queue.close();
@@ -185,8 +219,20 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       ['empty messages', { model: MODEL, messages: [] }, 400, 'messages', null],
       ['messages not an array', { model: MODEL, messages: 'hi' }, 400, 'messages', null],
       ['a bad role', { model: MODEL, messages: [{ role: 'wizard', content: 'x' }] }, 400, 'messages[0].role', null],
-      ['content of the wrong type', { model: MODEL, messages: [{ role: 'user', content: 42 }] }, 400, 'messages[0].content', null],
-      ['a malformed content part', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 400, 'messages[0].content', null],
+      [
+        'content of the wrong type',
+        { model: MODEL, messages: [{ role: 'user', content: 42 }] },
+        400,
+        'messages[0].content',
+        null,
+      ],
+      [
+        'a malformed content part',
+        { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+        400,
+        'messages[0].content',
+        null,
+      ],
       ['temperature out of range', { model: MODEL, messages: hello, temperature: 2.5 }, 400, 'temperature', null],
       ['top_p out of range', { model: MODEL, messages: hello, top_p: -0.1 }, 400, 'top_p', null],
       ['a fractional max_tokens', { model: MODEL, messages: hello, max_tokens: 1.5 }, 400, 'max_tokens', null],
@@ -195,23 +241,73 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
       ['stop of the wrong type', { model: MODEL, messages: hello, stop: 5 }, 400, 'stop', null],
       ['stream not a boolean', { model: MODEL, messages: hello, stream: 'yes' }, 400, 'stream', null],
       ['an unknown model', { model: 'no-such-model', messages: hello }, 404, 'model', 'model_not_found'],
-      ['an image part (not yet supported)', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }, 400, 'messages[0].content[0]', 'unsupported_parameter'],
-      ['a tool with an invalid name', { model: MODEL, messages: hello, tools: [{ type: 'function', function: { name: 'no spaces allowed' } }] }, 400, 'tools[0].function.name', null],
-      ['a tool_choice of the wrong shape', { model: MODEL, messages: hello, tool_choice: 'sometimes' }, 400, 'tool_choice', null],
-      ['a logit_bias out of range', { model: MODEL, messages: hello, logit_bias: { '5': 101 } }, 400, 'logit_bias', null],
+      [
+        'an image part, for a deployment whose model reads text only',
+        {
+          model: MODEL,
+          messages: [
+            { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+          ],
+        },
+        400,
+        'messages[0].content[0].type',
+        'model_not_supported',
+      ],
+      [
+        'a tool with an invalid name',
+        { model: MODEL, messages: hello, tools: [{ type: 'function', function: { name: 'no spaces allowed' } }] },
+        400,
+        'tools[0].function.name',
+        null,
+      ],
+      [
+        'a tool_choice of the wrong shape',
+        { model: MODEL, messages: hello, tool_choice: 'sometimes' },
+        400,
+        'tool_choice',
+        null,
+      ],
+      [
+        'a logit_bias out of range',
+        { model: MODEL, messages: hello, logit_bias: { '5': 101 } },
+        400,
+        'logit_bias',
+        null,
+      ],
       ['top_logprobs without logprobs', { model: MODEL, messages: hello, top_logprobs: 2 }, 400, 'top_logprobs', null],
-      ['a prototype-poisoning key', '{"model":"conveyor-tiny","messages":[],"__proto__":{"x":1}}', 400, null, 'invalid_json'],
+      [
+        'a prototype-poisoning key',
+        '{"model":"conveyor-tiny","messages":[],"__proto__":{"x":1}}',
+        400,
+        null,
+        'invalid_json',
+      ],
     ];
 
     it.each(cases)('refuses %s', async (_name, body, status, param, code) => {
       const before = await jobCount();
       const res = await post(body);
       expect(res.status).toBe(status);
-      const json = await res.json();
+      const json = await readJson<OpenAiErrorBody>(res);
       expect(json).toEqual({
         error: { message: expect.any(String), type: 'invalid_request_error', param, code },
       });
       expect(json.error.message.length).toBeGreaterThan(10);
+      expect(await jobCount()).toBe(before);
+    });
+
+    it('refuses an empty body sent with a JSON content type as no body at all, not as malformed JSON', async () => {
+      const before = await jobCount();
+      const res = await post('');
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: {
+          message: 'The request body must be a JSON object.',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      });
       expect(await jobCount()).toBe(before);
     });
 
@@ -231,13 +327,13 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     it('answers unknown routes with a 404 in the same shape', async () => {
       const res = await fetch(`${platform.baseUrl}/v1/nothing-here`);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.type).toBe('not_found_error');
+      expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('not_found_error');
     });
 
     it('has no queue dashboard when no admin key is configured', async () => {
       const res = await fetch(`${platform.baseUrl}/admin/queues`, { headers: { authorization: 'Bearer anything' } });
       expect(res.status).toBe(404);
-      expect((await res.json()).error.type).toBe('not_found_error');
+      expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('not_found_error');
     });
   });
 
@@ -246,17 +342,28 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     const res = await post({ model: MODEL, messages: [{ role: 'user', content: secret }], max_tokens: 3 });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id');
-    expect((await res.json()).id).toBe(`chatcmpl-${requestId}`);
+    expect((await readJson<ChatCompletion>(res)).id).toBe(`chatcmpl-${requestId}`);
     const linesOf = (p: { output: string[] }) =>
-      p.output.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      p.output
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     let api: Record<string, unknown>[] = [];
     let worker: Record<string, unknown>[] = [];
     for (let i = 0; i < 50 && !worker.some((l) => l.requestId === requestId && l.msg === 'job finished'); i++) {
       await new Promise((r) => setTimeout(r, 20));
       [api, worker] = [linesOf(platform.api!), linesOf(platform.workers[0])];
     }
-    expect(api.find((l) => l.requestId === requestId && l.msg === 'chat request ended')).toMatchObject({ service: 'api', outcome: 'length', completionTokens: 3 });
-    expect(worker.find((l) => l.requestId === requestId && l.msg === 'job finished')).toMatchObject({ service: 'worker', attempt: 1 });
+    expect(api.find((l) => l.requestId === requestId && l.msg === 'request ended')).toMatchObject({
+      service: 'api',
+      outcome: 'length',
+      completionTokens: 3,
+    });
+    expect(worker.find((l) => l.requestId === requestId && l.msg === 'job finished')).toMatchObject({
+      service: 'worker',
+      attempt: 1,
+    });
     expect(JSON.stringify([...api, ...worker])).not.toContain(secret);
   });
 
@@ -266,8 +373,12 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
     const value = (pattern: RegExp) => Number(text.match(pattern)?.[1] ?? NaN);
-    expect(value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} (\d+)/)).toBeGreaterThan(5);
-    expect(value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="400"\} (\d+)/)).toBeGreaterThan(5);
+    expect(
+      value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} (\d+)/),
+    ).toBeGreaterThan(5);
+    expect(
+      value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="400"\} (\d+)/),
+    ).toBeGreaterThan(5);
     expect(value(/conveyor_queue_wait_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
     expect(value(/conveyor_time_to_first_token_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
     expect(value(/conveyor_generated_tokens_total\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(50);
@@ -277,9 +388,13 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     expect(text).toMatch(/conveyor_batch_lines\{state="pending"\} 0/);
   });
 
-  it('accepts a JSON body sent without a JSON content type, as hosted clients do', async () => {
-    const res = await post(JSON.stringify({ model: MODEL, messages: hello, max_tokens: 2 }), {});
+  it('accepts a JSON body sent without a Content-Type, as hosted clients do', async () => {
+    // Bytes, not a string: fetch would label a string text/plain, which is refused (415).
+    const res = await fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      body: Buffer.from(JSON.stringify({ model: MODEL, messages: hello, max_tokens: 2 })),
+    });
     expect(res.status).toBe(200);
-    expect((await res.json()).usage.completion_tokens).toBe(2);
+    expect((await readJson<ChatCompletion>(res)).usage.completion_tokens).toBe(2);
   });
 });

@@ -1,8 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { hashKey } from '@conveyor/config';
-import { chatQueueName } from '@conveyor/queue';
+import type { Batch, ChatCompletion, FileObject, ListPage, ModelList, OpenAiErrorBody } from '@conveyor/openai';
+import { deploymentQueueName } from '@conveyor/queue';
 import { writeDeploymentsFile } from './support/deployments-file.js';
+import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import { readSse } from './support/sse.js';
 
@@ -14,7 +16,14 @@ const hello = [{ role: 'user', content: 'Hello deployments.' }];
 /** Deployment alpha: a private app with presets; beta: a public app. Each gets its own worker. */
 const config = writeDeploymentsFile({
   deployments: [
-    { id: 'alpha', model: 'tiny', parallel: 1, defaults: { temperature: 0, max_tokens: 5 }, alias: { org: 'acme', app: 'private-chat' }, auth: 'private' },
+    {
+      id: 'alpha',
+      model: 'tiny',
+      parallel: 1,
+      defaults: { temperature: 0, max_tokens: 5 },
+      alias: { org: 'acme', app: 'private-chat' },
+      auth: 'private',
+    },
     { id: 'beta', model: 'tiny', parallel: 1, alias: { org: 'acme', app: 'open-chat' }, auth: 'public' },
   ],
   apiKeys: [
@@ -32,10 +41,14 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
     body: JSON.stringify(body),
   });
-  const get = (path: string, authorization?: string) => fetch(url(path), { headers: authorization ? { authorization } : {} });
+  const get = (path: string, authorization?: string) =>
+    fetch(url(path), { headers: authorization ? { authorization } : {} });
 
   beforeAll(async () => {
-    platform = await TestPlatform.start({ workers: 0, env: { CONVEYOR_CONFIG: config, QUEUE_TIMEOUT_MS: '8000', HEARTBEAT_MS: '300' } });
+    platform = await TestPlatform.start({
+      workers: 0,
+      env: { CONVEYOR_CONFIG: config, QUEUE_TIMEOUT_MS: '8000', HEARTBEAT_MS: '300' },
+    });
   });
 
   afterAll(async () => {
@@ -47,9 +60,12 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
       expect((await get('/health')).status).toBe(200);
       const ready = await get('/ready');
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ status: 'not_ready', deployments: { alpha: { live_workers: 0 }, beta: { live_workers: 0 } } });
-      const models = await (await get('/v1/models', `Bearer ${MAIN_KEY}`)).json();
-      expect(models.data.map((m: { id: string; status: string }) => [m.id, m.status])).toEqual([
+      expect(await ready.json()).toEqual({
+        status: 'not_ready',
+        deployments: { alpha: { live_workers: 0 }, beta: { live_workers: 0 } },
+      });
+      const models = await readJson<ModelList>(await get('/v1/models', `Bearer ${MAIN_KEY}`));
+      expect(models.data.map((m) => [m.id, m.status])).toEqual([
         ['alpha', 'no_workers'],
         ['beta', 'no_workers'],
       ]);
@@ -57,30 +73,39 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
 
     it('fails a request with 503 when no worker takes it within the queue timeout, and withdraws it', async () => {
       const started = Date.now();
-      const res = await fetch(url('/v1/chat/completions'), json({ model: 'beta', messages: hello, max_tokens: 2 }, `Bearer ${MAIN_KEY}`));
+      const res = await fetch(
+        url('/v1/chat/completions'),
+        json({ model: 'beta', messages: hello, max_tokens: 2 }, `Bearer ${MAIN_KEY}`),
+      );
       expect(res.status).toBe(503);
       expect(Date.now() - started).toBeGreaterThanOrEqual(7900);
-      const body = await res.json();
+      const body = await readJson<OpenAiErrorBody>(res);
       expect(body.error).toMatchObject({ type: 'service_unavailable', code: 'service_unavailable' });
       expect(body.error.message).toMatch(/No worker took the request for "beta" within 8000 ms \(0 live workers\)/);
-      const queue = new Queue(chatQueueName('beta'), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+      const queue = new Queue(deploymentQueueName('beta'), { connection: { url: REDIS_URL }, prefix: platform.prefix });
       expect(await queue.count()).toBe(0);
       await queue.close();
     });
 
     it('serves a queued request once a late worker starts, then turns ready when every deployment has one', async () => {
-      const pending = fetch(url('/v1/chat/completions'), json({ model: 'alpha', messages: hello }, `Bearer ${MAIN_KEY}`));
+      const pending = fetch(
+        url('/v1/chat/completions'),
+        json({ model: 'alpha', messages: hello }, `Bearer ${MAIN_KEY}`),
+      );
       await new Promise((r) => setTimeout(r, 300));
       await platform.startWorker({}, ['--deployments', 'alpha']);
       const res = await pending;
       expect(res.status).toBe(200);
-      expect((await res.json()).usage.completion_tokens).toBe(5);
+      expect((await readJson<ChatCompletion>(res)).usage.completion_tokens).toBe(5);
 
       expect((await get('/ready')).status).toBe(503);
       await platform.startWorker({}, ['--deployments', 'beta']);
       const ready = await get('/ready');
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', deployments: { alpha: { live_workers: 1 }, beta: { live_workers: 1 } } });
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        deployments: { alpha: { live_workers: 1 }, beta: { live_workers: 1 } },
+      });
     });
   });
 
@@ -95,11 +120,15 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     ])('GET /v1/models with %s → %d', async (_name, authorization, status) => {
       const res = await get('/v1/models', authorization);
       expect(res.status).toBe(status);
-      if (status === 401) expect((await res.json()).error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+      if (status === 401)
+        expect((await readJson<OpenAiErrorBody>(res)).error).toMatchObject({
+          type: 'authentication_error',
+          code: 'invalid_api_key',
+        });
     });
 
     it('marks live deployments as ready in the model list', async () => {
-      const models = await (await get('/v1/models', `Bearer ${MAIN_KEY}`)).json();
+      const models = await readJson<ModelList>(await get('/v1/models', `Bearer ${MAIN_KEY}`));
       expect(models.data).toEqual([
         expect.objectContaining({ id: 'alpha', object: 'model', status: 'ready', live_workers: 1 }),
         expect.objectContaining({ id: 'beta', object: 'model', status: 'ready', live_workers: 1 }),
@@ -113,16 +142,24 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
   });
 
   describe('hosted predict route (Api-Key)', () => {
-    const predict = (body: object, authorization?: string) => fetch(url('/environments/production/predict'), json(body, authorization));
+    const predict = (body: object, authorization?: string) =>
+      fetch(url('/environments/production/predict'), json(body, authorization));
 
     it('answers the chat body with a chat.completion for the right key', async () => {
       const res = await predict({ model: 'alpha', messages: hello, max_tokens: 3 }, `Api-Key ${MAIN_KEY}`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ object: 'chat.completion', model: 'alpha', usage: { completion_tokens: 3 } });
+      expect(await res.json()).toMatchObject({
+        object: 'chat.completion',
+        model: 'alpha',
+        usage: { completion_tokens: 3 },
+      });
     });
 
     it('streams SSE when stream is true', async () => {
-      const res = await predict({ model: 'alpha', messages: hello, max_tokens: 3, stream: true }, `Api-Key ${MAIN_KEY}`);
+      const res = await predict(
+        { model: 'alpha', messages: hello, max_tokens: 3, stream: true },
+        `Api-Key ${MAIN_KEY}`,
+      );
       expect(res.status).toBe(200);
       const { payloads } = await readSse(res);
       expect(payloads.at(-1)).toBe('[DONE]');
@@ -133,7 +170,8 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
       const res = await fetch(url('/environments/production/predict'), {
         method: 'POST',
         headers: { authorization: `Api-Key ${MAIN_KEY}` },
-        body: JSON.stringify({ model: 'alpha', messages: hello, max_tokens: 2 }),
+        // Bytes, not a string: fetch would label a string text/plain, which is refused (415).
+        body: Buffer.from(JSON.stringify({ model: 'alpha', messages: hello, max_tokens: 2 })),
       });
       expect(res.status).toBe(200);
     });
@@ -146,7 +184,7 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     ])('refuses %s with 401', async (_name, authorization) => {
       const res = await predict({ model: 'alpha', messages: hello, max_tokens: 2 }, authorization);
       expect(res.status).toBe(401);
-      expect((await res.json()).error.type).toBe('authentication_error');
+      expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('authentication_error');
     });
   });
 
@@ -154,28 +192,54 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     it('serves a private app to the right key only, and only its own deployment', async () => {
       const list = await get('/acme/private-chat/v1/models', `Key ${MAIN_KEY}`);
       expect(list.status).toBe(200);
-      expect((await list.json()).data.map((m: { id: string }) => m.id)).toEqual(['alpha']);
+      expect((await readJson<ModelList>(list)).data.map((m) => m.id)).toEqual(['alpha']);
       for (const authorization of [undefined, `Bearer ${MAIN_KEY}`, `Api-Key ${MAIN_KEY}`, 'Key sk-nope']) {
         expect((await get('/acme/private-chat/v1/models', authorization)).status).toBe(401);
       }
-      const chat = await fetch(url('/acme/private-chat/v1/chat/completions'), json({ model: 'alpha', messages: hello, max_tokens: 2 }, `Key ${MAIN_KEY}`));
+      const chat = await fetch(
+        url('/acme/private-chat/v1/chat/completions'),
+        json({ model: 'alpha', messages: hello, max_tokens: 2 }, `Key ${MAIN_KEY}`),
+      );
       expect(chat.status).toBe(200);
-      const other = await fetch(url('/acme/private-chat/v1/chat/completions'), json({ model: 'beta', messages: hello, max_tokens: 2 }, `Key ${MAIN_KEY}`));
+      const other = await fetch(
+        url('/acme/private-chat/v1/chat/completions'),
+        json({ model: 'beta', messages: hello, max_tokens: 2 }, `Key ${MAIN_KEY}`),
+      );
       expect(other.status).toBe(404);
-      expect((await other.json()).error.code).toBe('model_not_found');
+      expect((await readJson<OpenAiErrorBody>(other)).error.code).toBe('model_not_found');
     });
 
     it('serves a public app without credentials', async () => {
       expect((await get('/acme/open-chat/v1/models')).status).toBe(200);
-      const chat = await fetch(url('/acme/open-chat/v1/chat/completions'), json({ model: 'beta', messages: hello, max_tokens: 2 }));
+      const chat = await fetch(
+        url('/acme/open-chat/v1/chat/completions'),
+        json({ model: 'beta', messages: hello, max_tokens: 2 }),
+      );
       expect(chat.status).toBe(200);
-      expect((await chat.json()).model).toBe('beta');
+      expect((await readJson<ChatCompletion>(chat)).model).toBe('beta');
     });
 
-    it('answers an unknown app with 404', async () => {
+    it('answers an unknown app exactly as a private one without a valid key, so app names cannot be probed', async () => {
+      const answer = async (res: Response) => ({ status: res.status, body: await readJson<OpenAiErrorBody>(res) });
+      for (const authorization of [undefined, 'Key sk-nope', `Bearer ${MAIN_KEY}`]) {
+        const unknown = await answer(await get('/acme/nothing/v1/models', authorization));
+        const unknownOrg = await answer(
+          await fetch(
+            url('/nobody/nothing/v1/chat/completions'),
+            json({ model: 'alpha', messages: hello }, authorization),
+          ),
+        );
+        const private_ = await answer(await get('/acme/private-chat/v1/models', authorization));
+        expect(private_.status).toBe(401);
+        expect(unknown).toEqual(private_);
+        expect(unknownOrg).toEqual(private_);
+      }
+    });
+
+    it('answers an unknown app with 404 to a valid key', async () => {
       const res = await get('/acme/nothing/v1/models', `Key ${MAIN_KEY}`);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.code).toBe('app_not_found');
+      expect((await readJson<OpenAiErrorBody>(res)).error.code).toBe('app_not_found');
     });
   });
 
@@ -196,41 +260,106 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(over.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     expect(over.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);
-    expect((await over.json()).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    expect((await readJson<OpenAiErrorBody>(over)).error).toMatchObject({
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+    });
     // Another key has its own budget.
     expect((await get('/v1/models', `Bearer ${MAIN_KEY}`)).status).toBe(200);
+  });
+
+  it("keeps each key's replies to itself: another key resuming a stream gets the 404 of an unknown id", async () => {
+    const streamed = await fetch(
+      url('/v1/chat/completions'),
+      json({ model: 'alpha', messages: hello, max_tokens: 4, stream: true }, `Bearer ${MAIN_KEY}`),
+    );
+    expect(streamed.status).toBe(200);
+    const { payloads } = await readSse(streamed);
+    const id = (JSON.parse(payloads[0]) as { id: string }).id;
+    const unknownId = 'chatcmpl-00000000-0000-4000-8000-000000000000';
+    const resume = (completionId: string, authorization: string) =>
+      get(`/v1/chat/completions/${completionId}/stream`, authorization);
+
+    const stolen = await resume(id, `Bearer ${OTHER_KEY}`);
+    const unknown = await resume(unknownId, `Bearer ${OTHER_KEY}`);
+    expect(stolen.status).toBe(404);
+    expect(unknown.status).toBe(404);
+    const [stolenError, unknownError] = [
+      (await readJson<OpenAiErrorBody>(stolen)).error,
+      (await readJson<OpenAiErrorBody>(unknown)).error,
+    ];
+    expect({ ...stolenError, message: stolenError.message.replace(id, '<id>') }).toEqual({
+      ...unknownError,
+      message: unknownError.message.replace(unknownId, '<id>'),
+    });
+
+    // The key that made it still resumes it, from the first chunk.
+    const own = await resume(id, `Bearer ${MAIN_KEY}`);
+    expect(own.status).toBe(200);
+    expect((await readSse(own)).payloads).toEqual(payloads);
   });
 
   it("keeps each key's files and batches to itself: another key gets 404, a malformed id 400", async () => {
     const form = new FormData();
     form.append('purpose', 'batch');
-    form.append('file', new Blob([JSON.stringify({ custom_id: 'x', method: 'POST', url: '/v1/chat/completions', body: { model: 'alpha', messages: hello } }) + '\n']), 'in.jsonl');
-    const upload = await fetch(url('/v1/files'), { method: 'POST', headers: { authorization: `Bearer ${MAIN_KEY}` }, body: form });
+    form.append(
+      'file',
+      new Blob([
+        JSON.stringify({
+          custom_id: 'x',
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: { model: 'alpha', messages: hello },
+        }) + '\n',
+      ]),
+      'in.jsonl',
+    );
+    const upload = await fetch(url('/v1/files'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MAIN_KEY}` },
+      body: form,
+    });
     expect(upload.status).toBe(200);
-    const file = await upload.json();
-    const batch = await (await fetch(url('/v1/batches'), json({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }, `Bearer ${MAIN_KEY}`))).json();
+    const file = await readJson<FileObject>(upload);
+    const batch = await readJson<Batch>(
+      await fetch(
+        url('/v1/batches'),
+        json(
+          { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+          `Bearer ${MAIN_KEY}`,
+        ),
+      ),
+    );
     expect(batch.id).toMatch(/^batch_/);
 
     const other = `Bearer ${OTHER_KEY}`;
     for (const path of [`/v1/files/${file.id}`, `/v1/files/${file.id}/content`, `/v1/batches/${batch.id}`]) {
       const res = await get(path, other);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.type).toBe('not_found_error');
+      expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('not_found_error');
       expect((await get(path, `Bearer ${MAIN_KEY}`)).status).toBe(200);
     }
-    expect((await fetch(url(`/v1/batches/${batch.id}/cancel`), { method: 'POST', headers: { authorization: other } })).status).toBe(404);
-    expect((await fetch(url(`/v1/files/${file.id}`), { method: 'DELETE', headers: { authorization: other } })).status).toBe(404);
-    expect((await (await get('/v1/files', other)).json()).data).toEqual([]);
-    expect((await (await get('/v1/batches', other)).json()).data).toEqual([]);
+    expect(
+      (await fetch(url(`/v1/batches/${batch.id}/cancel`), { method: 'POST', headers: { authorization: other } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await fetch(url(`/v1/files/${file.id}`), { method: 'DELETE', headers: { authorization: other } })).status,
+    ).toBe(404);
+    expect((await readJson<ListPage<FileObject>>(await get('/v1/files', other))).data).toEqual([]);
+    expect((await readJson<ListPage<Batch>>(await get('/v1/batches', other))).data).toEqual([]);
     expect((await get('/v1/files/file-..%2F..%2Fsecrets', other)).status).toBe(400);
     expect((await get('/v1/batches/batch_..%2Fx', other)).status).toBe(400);
   });
 
   it("applies a deployment's presets to unset fields, and the request's own values win", async () => {
     const ask = async (extra: object) => {
-      const res = await fetch(url('/v1/chat/completions'), json({ model: 'alpha', messages: hello, ...extra }, `Bearer ${MAIN_KEY}`));
+      const res = await fetch(
+        url('/v1/chat/completions'),
+        json({ model: 'alpha', messages: hello, ...extra }, `Bearer ${MAIN_KEY}`),
+      );
       expect(res.status).toBe(200);
-      return res.json();
+      return readJson<ChatCompletion>(res);
     };
     const a = await ask({});
     const b = await ask({ temperature: null, max_tokens: null });
@@ -249,7 +378,7 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
     expect(logs).not.toContain(LIMITED_KEY);
     const prefix = platform.prefix;
     const owners = async (id: string) => {
-      const queue = new Queue(chatQueueName(id), { connection: { url: REDIS_URL }, prefix });
+      const queue = new Queue(deploymentQueueName(id), { connection: { url: REDIS_URL }, prefix });
       const jobs = await queue.getCompleted();
       await queue.close();
       return new Set(jobs.map((j) => j.processedBy));
@@ -265,7 +394,12 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
       expect(keys.length).toBeGreaterThan(0);
       for (const key of keys) {
         const type = await redis.type(key);
-        const dump = type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'string' ? String(await redis.get(key)) : '';
+        const dump =
+          type === 'hash'
+            ? JSON.stringify(await redis.hgetall(key))
+            : type === 'string'
+              ? String(await redis.get(key))
+              : '';
         expect(dump).not.toContain(MAIN_KEY);
         expect(dump).not.toContain(LIMITED_KEY);
       }

@@ -1,6 +1,8 @@
 import { Queue } from 'bullmq';
-import { chatQueueName, replayReply } from '@conveyor/queue';
+import type { ChatCompletion, ChatCompletionChunk, OpenAiErrorBody } from '@conveyor/openai';
+import { deploymentQueueName, replayReply } from '@conveyor/queue';
 import { SseReader, holderOf, replyEvents, waitFor } from './support/jobs.js';
+import { readJson, type Readiness } from './support/json.js';
 import { REDIS_URL, TestPlatform, exited } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -14,7 +16,14 @@ const postTo = (platform: TestPlatform, body: object) =>
     body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
   });
 // Short locks so a dead worker's job is taken over in about a second.
-const FAST_FAILOVER = { PARALLEL: '1', API_SHUTDOWN_GRACE_MS: '300', WORKER_LOCK_MS: '1000', WORKER_STALLED_INTERVAL_MS: '300', WORKER_MAX_STALLS: '1', WORKER_SHUTDOWN_GRACE_MS: '300' };
+const FAST_FAILOVER = {
+  PARALLEL: '1',
+  API_SHUTDOWN_GRACE_MS: '300',
+  WORKER_LOCK_MS: '1000',
+  WORKER_STALLED_INTERVAL_MS: '300',
+  WORKER_MAX_STALLS: '1',
+  WORKER_SHUTDOWN_GRACE_MS: '300',
+};
 
 describe('faults: workers and the API die, and nothing is lost', () => {
   let platform: TestPlatform;
@@ -27,7 +36,7 @@ describe('faults: workers and the API die, and nothing is lost', () => {
 
   beforeAll(async () => {
     platform = await TestPlatform.start({ workers: 2, env: FAST_FAILOVER });
-    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+    queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
   });
 
   afterAll(async () => {
@@ -57,16 +66,46 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     expect(text).toBe(replayReply(events).text);
   });
 
+  it('kills at different points of a stream: each resumed reply counts what was generated, exactly max_tokens', async () => {
+    for (const afterChunks of [2, 15, 60, 150]) {
+      await ensureWorkers(2);
+      const res = await post({ max_tokens: 400, stream: true, stream_options: { include_usage: true } });
+      const sse = new SseReader(res.body!.getReader());
+      await sse.next(afterChunks);
+      const requestId = (JSON.parse(sse.payloads[0]!).id as string).slice('chatcmpl-'.length);
+      (await holderOf(queue, live(), requestId)).proc.kill('SIGKILL');
+
+      const payloads = await sse.rest();
+      expect(payloads.at(-1)).toBe('[DONE]');
+      const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as ChatCompletionChunk);
+      expect(chunks.at(-1)!.usage?.completion_tokens).toBe(400);
+      const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
+      const resumedAt = events.findIndex((e) => e.type === 'start' && e.attempt === 2 && e.resumed);
+      expect(resumedAt).toBeGreaterThan(0);
+      // The second attempt's count runs on from the first's: it generated just what was left.
+      const counts = (attempt: number) =>
+        events.flatMap((e) =>
+          e.type === 'delta' && e.attempt === attempt && e.tokens !== undefined ? [e.tokens] : [],
+        );
+      const sentBefore = replayReply(events.slice(0, resumedAt)).tokens;
+      expect(counts(2)[0]).toBeGreaterThan(sentBefore);
+      expect(counts(2).at(-1)).toBe(400);
+      expect(replayReply(events).tokens).toBe(400);
+      const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+      expect(text).toBe(replayReply(events).text);
+    }
+  });
+
   it('a worker killed mid-reply: the sync client still gets one complete answer', async () => {
     await ensureWorkers(2);
     const pending = post({ max_tokens: 1500 });
     (await holderOf(queue, live())).proc.kill('SIGKILL');
     const res = await pending;
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await readJson<ChatCompletion>(res);
     expect(body.choices[0].finish_reason).toBe('length');
     expect(body.usage.completion_tokens).toBe(1500);
-    expect(body.choices[0].message.content.length).toBeGreaterThan(100);
+    expect(body.choices[0].message.content!.length).toBeGreaterThan(100);
   });
 
   it('a worker frozen past its lock loses the job; its late chunks are fenced off when it wakes', async () => {
@@ -78,10 +117,14 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     const frozen = await holderOf(queue, live(), requestId);
     frozen.proc.kill('SIGSTOP');
     // Another worker takes the job over once the frozen one's lock lapses.
-    await waitFor(async () => {
-      const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
-      return events.some((e) => e.type === 'start' && e.attempt === 2) ? true : undefined;
-    }, 10_000, 'attempt 2 to start');
+    await waitFor(
+      async () => {
+        const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
+        return events.some((e) => e.type === 'start' && e.attempt === 2) ? true : undefined;
+      },
+      10_000,
+      'attempt 2 to start',
+    );
     frozen.proc.kill('SIGCONT');
 
     const payloads = await sse.rest();
@@ -116,7 +159,7 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     })();
     const res = await pending;
     expect(res.status).toBe(500);
-    const body = await res.json();
+    const body = await readJson<OpenAiErrorBody>(res);
     expect(body.error).toMatchObject({ type: 'server_error', code: 'generation_failed' });
     expect(body.error.message).toMatch(/stalled/);
     // WORKER_MAX_STALLS=1: one stall is recovered, the next fails the job. A kill that lands before BullMQ
@@ -135,7 +178,7 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     expect(await exited(holder)).toBe(0);
     const res = await pending;
     expect(res.status).toBe(200);
-    expect((await res.json()).usage.completion_tokens).toBe(2000);
+    expect((await readJson<ChatCompletion>(res)).usage.completion_tokens).toBe(2000);
   });
 
   it('SIGTERM to the API: not ready at once, open streams end with an error event, exit 0; the stream resumes on a new API', async () => {
@@ -146,12 +189,16 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     const api = platform.api!;
     const signalled = Date.now();
     api.proc.kill('SIGTERM');
-    const ready = await waitFor(async () => {
-      const r = await fetch(`${platform.baseUrl}/ready`);
-      return r.status === 503 ? r : undefined;
-    }, 1000, 'readiness to turn 503');
+    const ready = await waitFor(
+      async () => {
+        const r = await fetch(`${platform.baseUrl}/ready`);
+        return r.status === 503 ? r : undefined;
+      },
+      1000,
+      'readiness to turn 503',
+    );
     expect(Date.now() - signalled).toBeLessThan(250);
-    expect((await ready.json()).status).toBe('draining');
+    expect((await readJson<Readiness>(ready)).status).toBe('draining');
     const before = await sse.rest();
     const last = JSON.parse(before.at(-1)!);
     expect(last.error).toMatchObject({ code: 'server_shutting_down', type: 'service_unavailable' });
@@ -177,7 +224,9 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     const requestId = completionId.slice('chatcmpl-'.length);
     expect(text).toBe(replayReply(await replyEvents(REDIS_URL, platform.prefix, requestId)).text);
 
-    const unknown = await fetch(`${platform.baseUrl}/v1/chat/completions/chatcmpl-00000000-0000-4000-8000-000000000000/stream`);
+    const unknown = await fetch(
+      `${platform.baseUrl}/v1/chat/completions/chatcmpl-00000000-0000-4000-8000-000000000000/stream`,
+    );
     expect(unknown.status).toBe(404);
   });
 });
@@ -188,8 +237,11 @@ describe('limits: queue depth and deadlines', () => {
   const post = (body: object) => postTo(platform, body);
 
   beforeAll(async () => {
-    platform = await TestPlatform.start({ workers: 1, env: { PARALLEL: '1', MAX_QUEUE_DEPTH: '2', REQUEST_TIMEOUT_MS: '1500' } });
-    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+    platform = await TestPlatform.start({
+      workers: 1,
+      env: { PARALLEL: '1', MAX_QUEUE_DEPTH: '2', REQUEST_TIMEOUT_MS: '1500' },
+    });
+    queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
   });
 
   afterAll(async () => {
@@ -201,7 +253,7 @@ describe('limits: queue depth and deadlines', () => {
     const started = Date.now();
     const res = await post({ max_tokens: 4000 });
     expect(res.status).toBe(504);
-    expect((await res.json()).error).toMatchObject({ code: 'timeout', type: 'server_error' });
+    expect((await readJson<OpenAiErrorBody>(res)).error).toMatchObject({ code: 'timeout', type: 'server_error' });
     expect(Date.now() - started).toBeLessThan(3000);
     const job = await waitFor(async () => (await queue.getFailed())[0], 3000, 'the job to fail');
     expect(job.failedReason).toMatch(/cancelled/);
@@ -218,7 +270,10 @@ describe('limits: queue depth and deadlines', () => {
     expect(Date.now() - t0).toBeLessThan(500);
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBe('1');
-    expect((await over.json()).error).toMatchObject({ type: 'rate_limit_error', code: 'queue_full' });
+    expect((await readJson<OpenAiErrorBody>(over)).error).toMatchObject({
+      type: 'rate_limit_error',
+      code: 'queue_full',
+    });
     await Promise.all([busy, ...waiting]);
   });
 });

@@ -67,23 +67,32 @@ describeInBrowser('queue dashboard behind the admin key, in headless Chromium', 
       const page = await context.newPage();
       const answer = await page.goto(`${platform.baseUrl}/admin/queues`);
       expect(answer?.status()).toBe(200);
-      await page.getByText('chat.alpha').first().waitFor({ timeout: 15_000 });
-      await page.getByText('chat.beta').first().waitFor({ timeout: 15_000 });
+      await page.getByText('jobs.alpha').first().waitFor({ timeout: 15_000 });
+      await page.getByText('jobs.beta').first().waitFor({ timeout: 15_000 });
 
-      await page.goto(`${platform.baseUrl}/admin/queues/queue/chat.alpha?status=completed`);
-      await page.getByText(finishedId).first().waitFor({ timeout: 15_000 }).catch(async (err: unknown) => {
-        throw new Error(`job ${finishedId} not on the page: ${(await page.locator('body').innerText()).slice(0, 2000)}`, { cause: err });
-      });
+      await page.goto(`${platform.baseUrl}/admin/queues/queue/jobs.alpha?status=completed`);
+      await page
+        .getByText(finishedId)
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .catch(async (err: unknown) => {
+          throw new Error(
+            `job ${finishedId} not on the page: ${(await page.locator('body').innerText()).slice(0, 2000)}`,
+            { cause: err },
+          );
+        });
     } finally {
       await context.close();
     }
   });
 
   it('serves the board API to a script with the key as a Bearer token', async () => {
-    const res = await fetch(`${platform.baseUrl}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const res = await fetch(`${platform.baseUrl}/admin/queues/api/queues`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { queues: { name: string; counts: Record<string, number> }[] };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['chat.alpha', 'chat.beta']);
-    expect(body.queues.find((q) => q.name === 'chat.alpha')?.counts.completed).toBe(1);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['jobs.alpha', 'jobs.beta']);
+    expect(body.queues.find((q) => q.name === 'jobs.alpha')?.counts.completed).toBe(1);
   });
 });

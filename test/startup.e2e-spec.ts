@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { ChatCompletion } from '@conveyor/openai';
 import { freePort } from './support/free-port.js';
 import { redisAnswers } from '../scripts/redis-answers.mjs';
+import { readJson } from './support/json.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
-import { MODELS_DIR, REDIS_URL } from './support/platform.js';
+import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -92,10 +95,11 @@ describe('start-up', () => {
 
       const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'conveyor-tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }),
       });
       expect(res.status).toBe(200);
-      expect((await res.json()).usage.completion_tokens).toBe(3);
+      expect((await readJson<ChatCompletion>(res)).usage.completion_tokens).toBe(3);
 
       proc.kill('SIGINT');
       const code = await new Promise<number | null>((r) => proc.on('exit', r));
@@ -105,5 +109,33 @@ describe('start-up', () => {
     } finally {
       if (proc.exitCode === null) proc.kill('SIGKILL');
     }
+  });
+});
+
+describe('start-up beside other API replicas', () => {
+  const dirs = [`/tmp/conveyor-test-store-a-${process.pid}`, `/tmp/conveyor-test-store-b-${process.pid}`];
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    platform = await TestPlatform.start({ workers: 0, env: { DATA_DIR: dirs[0]! } });
+  });
+
+  afterAll(async () => {
+    await platform?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an API whose file store is not the one its peers on the Redis prefix share refuses to start, saying why', async () => {
+    const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, ...platform.env, PORT: String(await freePort()), DATA_DIR: dirs[1]! },
+    });
+    const out = collect(proc);
+    const code = await new Promise<number | null>((r) => proc.on('exit', r));
+    expect(code).toBe(1);
+    expect(out.text()).toMatch(/Another file store is recorded for the Redis prefix/);
+    // One sharing the store starts as usual.
+    const peer = await platform.startExtraApi({ DATA_DIR: dirs[0]! });
+    expect((await fetch(`${peer.baseUrl}/health`)).status).toBe(200);
   });
 });

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Queue, type Job } from 'bullmq';
-import { chatQueueName } from '@conveyor/queue';
+import { deploymentQueueName } from '@conveyor/queue';
 import { SseReader } from './support/jobs.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 
@@ -34,7 +34,7 @@ describe('several workers, and clients that leave', () => {
   beforeAll(async () => {
     // One sequence per worker: a cancelled job that kept its sequence would block the next request.
     platform = await TestPlatform.start({ workers: 2, env: { PARALLEL: '1' } });
-    queue = new Queue(chatQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+    queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
   });
 
   afterAll(async () => {
@@ -103,8 +103,14 @@ describe('several workers, and clients that leave', () => {
   it('stops generating when a sync client disconnects', async () => {
     const controller = new AbortController();
     const marker = `sync-cancel-${Date.now()}`;
-    const pending = post({ max_tokens: 3000, ignore_eos: true, messages: [{ role: 'user', content: marker }] }, controller.signal).catch((err: Error) => err);
-    const job = await waitFor(async () => (await queue.getActive()).find((j) => j.data.messages[0].content === marker), 5000);
+    const pending = post(
+      { max_tokens: 3000, ignore_eos: true, messages: [{ role: 'user', content: marker }] },
+      controller.signal,
+    ).catch((err: Error) => err);
+    const job = await waitFor(
+      async () => (await queue.getActive()).find((j) => j.data.messages[0].content === marker),
+      5000,
+    );
     controller.abort();
     expect(await pending).toMatchObject({ name: 'AbortError' });
     await waitFor(async () => ((await stateOf(job.id!)) === 'failed' ? true : undefined), 5000);

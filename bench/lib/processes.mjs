@@ -3,13 +3,33 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { now } from './stats.mjs';
 
+/** @import { ChildProcessByStdio } from 'node:child_process' */
+/** @import { AddressInfo } from 'node:net' */
+/** @import { Readable } from 'node:stream' */
+
+/**
+ * A child process and what it printed so far (the last 100-200 kB of stdout and stderr together).
+ * @typedef {object} Child
+ * @property {string} name
+ * @property {ChildProcessByStdio<null, Readable, Readable>} proc
+ * @property {string} output
+ * @property {boolean} [stopped] stopped on purpose, so its exit is no failure
+ */
+
+/** @typedef {Child & { readyMs: number }} ReadyChild a child that printed its ready line, `readyMs` after its start */
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago.
+ * @returns {Promise<number>}
+ */
 export function freePort() {
   return new Promise((ok, fail) => {
     const server = createServer();
     server.unref();
     server.on('error', fail);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      // A TCP server's address is an AddressInfo (a string only for a pipe or socket path).
+      const { port } = /** @type {AddressInfo} */ (server.address());
       server.close(() => ok(port));
     });
   });
@@ -20,34 +40,57 @@ export function freePort() {
  * ready, so requests to it fail at once instead of hanging until their timeout.
  */
 export class Children {
+  /** @type {Set<Children>} */
   static all = new Set();
+  /** @type {Child[]} */
   list = [];
   stopping = false;
+  /** @type {(err: Error) => void} rejects `death`; set by the constructor */
+  died;
 
+  /** @param {string} cwd */
   constructor(cwd) {
     this.cwd = cwd;
     Children.all.add(this);
+    /** @type {Promise<never>} */
     this.death = new Promise((_, reject) => (this.died = reject));
     this.death.catch(() => undefined);
   }
 
-  /** Spawns `command args` and resolves once `readyLine` appears in its output. */
+  /**
+   * Spawns `command args` and resolves once `readyLine` appears in its output.
+   * @param {string} name
+   * @param {string} command
+   * @param {string[]} args
+   * @param {Record<string, string>} env added to this process's environment
+   * @param {RegExp} readyLine
+   * @param {number} [timeoutMs]
+   * @returns {Promise<ReadyChild>}
+   */
   launch(name, command, args, env, readyLine, timeoutMs = 300_000) {
     const started = now();
-    const proc = spawn(command, args, { cwd: this.cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(command, args, {
+      cwd: this.cwd,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    /** @type {Child} */
     const child = { name, proc, output: '' };
     this.list.push(child);
     return new Promise((ok, fail) => {
       let ready = false;
-      const timer = setTimeout(() => fail(new Error(`${name} not ready in ${timeoutMs} ms:\n${child.output.slice(-4000)}`)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new Error(`${name} not ready in ${timeoutMs} ms:\n${child.output.slice(-4000)}`)),
+        timeoutMs,
+      );
+      /** @param {Buffer} chunk */
       const onData = (chunk) => {
         child.output += chunk.toString();
         if (child.output.length > 200_000) child.output = child.output.slice(-100_000);
         if (!ready && readyLine.test(child.output)) {
           ready = true;
           clearTimeout(timer);
-          child.readyMs = now() - started;
-          ok(child);
+          ok(Object.assign(child, { readyMs: now() - started }));
         }
       };
       proc.stdout.on('data', onData);
@@ -55,37 +98,63 @@ export class Children {
       proc.on('error', (err) => fail(err));
       proc.on('exit', (code, signal) => {
         clearTimeout(timer);
-        if (!ready) fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${child.output.slice(-4000)}`));
-        else if (!this.stopping) this.died(new Error(`${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-4000)}`));
+        if (!ready)
+          fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${child.output.slice(-4000)}`));
+        else if (!this.stopping && !child.stopped)
+          this.died(
+            new Error(`${name} exited unexpectedly (${signal ?? code}); last output:\n${child.output.slice(-4000)}`),
+          );
       });
     });
   }
 
-  /** Runs `work` and fails as soon as a child dies, whichever comes first. */
+  /**
+   * Runs `work` and fails as soon as a child dies, whichever comes first.
+   * @template T
+   * @param {Promise<T>} work
+   * @returns {Promise<T>}
+   */
   async watch(work) {
     work.catch(() => undefined);
     return Promise.race([this.death, work]);
   }
 
-  /** SIGTERM to every child still running, SIGKILL after 10 s. */
+  /**
+   * SIGTERM to every child still running, SIGKILL after 10 s.
+   * @returns {Promise<void>}
+   */
   async stopAll() {
     this.stopping = true;
-    await Promise.all(
-      this.list.map(
-        ({ proc }) =>
-          new Promise((done) => {
-            if (proc.exitCode !== null || proc.signalCode !== null) return done();
-            const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-            proc.once('exit', () => (clearTimeout(kill), done()));
-            proc.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(this.list.map((child) => this.stop(child)));
   }
 
-  /** Warning and error lines the children logged, worth seeing next to their figures. */
+  /**
+   * SIGTERM to one child, SIGKILL after 10 s; its exit is then no failure. The others keep running.
+   * @param {Child} child
+   * @returns {Promise<void>}
+   */
+  stop(child) {
+    child.stopped = true;
+    const { proc } = child;
+    return new Promise((done) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return done();
+      const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      proc.once('exit', () => (clearTimeout(kill), done()));
+      proc.kill('SIGTERM');
+    });
+  }
+
+  /**
+   * Warning and error lines the children logged, worth seeing next to their figures.
+   * @returns {string[]}
+   */
   problems() {
-    return this.list.flatMap((c) => c.output.split('\n').filter((l) => /\b(WARN|ERROR)\b/.test(l)).map((l) => `${c.name}: ${l}`));
+    return this.list.flatMap((c) =>
+      c.output
+        .split('\n')
+        .filter((l) => /\b(WARN|ERROR)\b/.test(l))
+        .map((l) => `${c.name}: ${l}`),
+    );
   }
 }
 
@@ -93,9 +162,11 @@ export class Children {
  * On SIGINT/SIGTERM: stop every child of every Children, run `cleanup`, exit 130. `on`, not `once`:
  * signal-exit (loaded by node-llama-cpp's dependencies) re-raises a signal it sees no other listener for,
  * which would kill the bench before its children are stopped.
+ * @param {() => Promise<unknown>} [cleanup]
  */
 export function stopChildrenOnSignal(cleanup = async () => {}) {
   let signalled = false;
+  /** @param {NodeJS.Signals} sig */
   const onSignal = (sig) => {
     if (signalled) return;
     signalled = true;

@@ -1,4 +1,10 @@
 // Redis chores of a bench run: its own key prefix is removed afterwards.
+/**
+ * Deletes every key under `prefix:`; resolves with how many there were.
+ * @param {string} redisUrl
+ * @param {string} prefix
+ * @returns {Promise<number>}
+ */
 export async function deleteKeys(redisUrl, prefix) {
   const { Redis } = await import('ioredis');
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
+import type { BatchOutputLine } from '@conveyor/openai';
 
 export interface LineSpec {
   custom_id: string;
@@ -10,37 +11,61 @@ export interface LineSpec {
 
 export const chatLine = (customId: string, body: Record<string, unknown> = {}): LineSpec => ({
   custom_id: customId,
-  body: { model: 'conveyor-tiny', messages: [{ role: 'user', content: `Request ${customId}` }], max_tokens: 4, temperature: 0, ...body },
+  body: {
+    model: 'conveyor-tiny',
+    messages: [{ role: 'user', content: `Request ${customId}` }],
+    max_tokens: 4,
+    temperature: 0,
+    ...body,
+  },
 });
 
 export const jsonl = (lines: Array<LineSpec | string>): string =>
-  lines.map((l) => (typeof l === 'string' ? l : JSON.stringify({ method: 'POST', url: '/v1/chat/completions', ...l }))).join('\n') + '\n';
+  lines
+    .map((l) => (typeof l === 'string' ? l : JSON.stringify({ method: 'POST', url: '/v1/chat/completions', ...l })))
+    .join('\n') + '\n';
 
 export async function submitBatch(client: OpenAI, content: string, window = '24h'): Promise<OpenAI.Batches.Batch> {
   const file = await client.files.create({ file: await toFile(Buffer.from(content), 'input.jsonl'), purpose: 'batch' });
-  return client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: window as '24h' });
+  return client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: window as '24h',
+  });
 }
 
 export async function waitForBatch(
   client: OpenAI,
   id: string,
-  done: (b: OpenAI.Batches.Batch) => boolean = (b) => ['completed', 'failed', 'expired', 'cancelled'].includes(b.status),
+  done: (b: OpenAI.Batches.Batch) => boolean = (b) =>
+    ['completed', 'failed', 'expired', 'cancelled'].includes(b.status),
   timeoutMs = 45_000,
 ): Promise<OpenAI.Batches.Batch> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const batch = await client.batches.retrieve(id);
     if (done(batch)) return batch;
-    if (Date.now() > until) throw new Error(`batch ${id} still ${batch.status} after ${timeoutMs} ms: ${JSON.stringify(batch.request_counts)}`);
+    if (Date.now() > until)
+      throw new Error(
+        `batch ${id} still ${batch.status} after ${timeoutMs} ms: ${JSON.stringify(batch.request_counts)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-export async function fileLines(client: OpenAI, id: string | null | undefined): Promise<Array<Record<string, any>>> {
+/** A line of a batch output or error file, its response body typed as the reply the endpoint gives. */
+export type OutputLine<Body = unknown> = Omit<BatchOutputLine, 'response'> & {
+  response: (Omit<NonNullable<BatchOutputLine['response']>, 'body'> & { body: Body }) | null;
+};
+
+export async function fileLines<Body = unknown>(
+  client: OpenAI,
+  id: string | null | undefined,
+): Promise<Array<OutputLine<Body>>> {
   if (!id) return [];
   const text = await (await client.files.content(id)).text();
   return text
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as OutputLine<Body>);
 }

@@ -3,7 +3,11 @@ import { Redis } from 'ioredis';
 import { parseReplyEntry, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
 import type { ManagedProcess } from './platform.js';
 
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what = 'condition',
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

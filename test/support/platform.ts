@@ -13,7 +13,13 @@ export interface ManagedProcess {
   output: string[];
 }
 
-function launch(script: string, env: Record<string, string>, readyLine: RegExp, args: string[] = [], timeoutMs = 30_000): Promise<ManagedProcess> {
+function launch(
+  script: string,
+  env: Record<string, string>,
+  readyLine: RegExp,
+  args: string[] = [],
+  timeoutMs = 30_000,
+): Promise<ManagedProcess> {
   const proc = spawn(process.execPath, [resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
@@ -21,7 +27,10 @@ function launch(script: string, env: Record<string, string>, readyLine: RegExp, 
   });
   const output: string[] = [];
   return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${script} not ready in ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`${script} not ready in ${timeoutMs} ms:\n${output.join('')}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       output.push(chunk.toString());
       if (readyLine.test(chunk.toString())) {
@@ -50,6 +59,7 @@ export function exited(p: ManagedProcess): Promise<number | null> {
  */
 export class TestPlatform {
   readonly workers: ManagedProcess[] = [];
+  readonly extraApis: ManagedProcess[] = [];
   api: ManagedProcess | null = null;
 
   private constructor(
@@ -93,15 +103,28 @@ export class TestPlatform {
     return this.api;
   }
 
+  /** Another API replica on its own port, with the same settings (same Redis prefix, same store). */
+  async startExtraApi(env: Record<string, string> = {}): Promise<{ api: ManagedProcess; baseUrl: string }> {
+    const port = await freePort();
+    const api = await launch('dist/apps/api/src/main.js', { ...this.env, ...env, PORT: String(port) }, /listening on/);
+    this.extraApis.push(api);
+    return { api, baseUrl: `http://127.0.0.1:${port}` };
+  }
+
   async startWorker(env: Record<string, string> = {}, args: string[] = []): Promise<ManagedProcess> {
     // As the launchers start a worker (npm run start:worker, the worker images).
-    const worker = await launch('dist/apps/worker/src/main.js', { UV_THREADPOOL_SIZE: '1', ...this.env, ...env }, /Worker ready/, args);
+    const worker = await launch(
+      'dist/apps/worker/src/main.js',
+      { UV_THREADPOOL_SIZE: '1', ...this.env, ...env },
+      /Worker ready/,
+      args,
+    );
     this.workers.push(worker);
     return worker;
   }
 
   async stop(): Promise<void> {
-    const all = [this.api, ...this.workers].filter((p): p is ManagedProcess => p !== null);
+    const all = [this.api, ...this.extraApis, ...this.workers].filter((p): p is ManagedProcess => p !== null);
     await Promise.all(
       all.map(async (p) => {
         if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;

@@ -1,75 +1,142 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { join } from 'node:path';
-import { FileStore, LocalFileStore } from '@conveyor/batch-store';
+import { FileStore, createFileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { BatchRunner } from './batches/batch-runner.service.js';
-import { BatchRepository } from './batches/batch.repository.js';
-import { BatchesController } from './batches/batches.controller.js';
-import { BatchesService } from './batches/batches.service.js';
-import { FilesController } from './files/files.controller.js';
-import { FilesService } from './files/files.service.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
+import { BatchRunner } from './batches/batch-runner.service.js';
+import { BatchesController } from './batches/batches.controller.js';
+import { BatchesService } from './batches/batches.service.js';
+import { chatBatchEndpoint } from './chat/chat.batch-endpoint.js';
 import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatService } from './chat/chat.service.js';
-import { EmbeddingsController } from './embeddings/embeddings.controller.js';
-import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
-import { EmbeddingsService } from './embeddings/embeddings.service.js';
+import { completionsBatchEndpoint } from './completions/completions.batch-endpoint.js';
 import { CompletionsController } from './completions/completions.controller.js';
 import { CompletionsHttpHandler } from './completions/completions-http.handler.js';
 import { CompletionsService } from './completions/completions.service.js';
+import { DocsController } from './docs/docs.controller.js';
+import { OpenApiDocument } from './docs/openapi.document.js';
+import { embeddingsBatchEndpoint } from './embeddings/embeddings.batch-endpoint.js';
+import { EmbeddingsController } from './embeddings/embeddings.controller.js';
+import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
+import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
+import { FilesController } from './files/files.controller.js';
+import { FilesService } from './files/files.service.js';
 import { OrgAppController } from './forms/org-app.controller.js';
 import { PredictController } from './forms/predict.controller.js';
+import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
+import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
+import { GenerationService } from './generation/generation.service.js';
+import { JobRouting } from './generation/job-routing.service.js';
+import { JobFailureWatcher } from './generation/job-failure.watcher.js';
+import { JobQueue } from './generation/job-queue.port.js';
+import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
+import { ReplyRelay } from './generation/reply-relay.port.js';
 import { HealthController } from './health/health.controller.js';
-import { DeploymentRegistry } from './models/deployment-registry.service.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { PlatformMetrics } from './metrics/platform-metrics.service.js';
+import { DeploymentRegistry } from './deployments/deployment-registry.service.js';
 import { ModelListService } from './models/model-list.service.js';
 import { ModelsController } from './models/models.controller.js';
-import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
-import { ChatQueue } from './queue/chat-queue.port.js';
-import { JobFailureWatcher } from './queue/job-failure.watcher.js';
-import { MetricsController } from './metrics/metrics.controller.js';
-import { DocsController } from './docs/docs.controller.js';
-import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { DrainService } from './platform/drain.service.js';
-import { ReplyRelay } from './relay/reply-relay.service.js';
-import { LiveWorkers } from './workers/live-workers.service.js';
+import { FileStoreCheck } from './platform/file-store.check.js';
+import { AdmissionRepository } from './repositories/admission.repository.js';
+import { QueueAdmission } from './repositories/queue-admission.port.js';
+import { BatchLineRepository } from './repositories/batch-line.repository.js';
+import { BatchLines } from './repositories/batch-lines.port.js';
+import { BatchRecords } from './repositories/batch-records.port.js';
+import { BatchRepository } from './repositories/batch.repository.js';
+import { ImageRepository } from './repositories/image.repository.js';
+import { ImageStore } from './repositories/image-store.port.js';
+import { LiveWorkers } from './repositories/live-workers.port.js';
+import { LiveWorkersRepository } from './repositories/live-workers.repository.js';
+import { RateLimitRepository } from './repositories/rate-limit.repository.js';
+import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
+import { WorkerRoutesRepository } from './repositories/worker-routes.repository.js';
+import { WorkerRoutes } from './repositories/worker-routes.port.js';
+import { StoreIdentities } from './repositories/store-identities.port.js';
 
+/** The routes batches may run, each implemented by its own feature. */
+const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
+  '/v1/chat/completions': chatBatchEndpoint(config.api.images),
+  '/v1/completions': completionsBatchEndpoint,
+  '/v1/embeddings': embeddingsBatchEndpoint,
+});
+
+/**
+ * The composition root: features (chat, completions, embeddings, batches, files, models and the
+ * hosted forms) over the shared generation pipeline, with every Redis and BullMQ call in a
+ * repository or adapter.
+ */
 @Module({})
 export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, DocsController, ModelsController, ChatController, EmbeddingsController, CompletionsController, FilesController, BatchesController, PredictController, OrgAppController],
+      controllers: [
+        HealthController,
+        MetricsController,
+        DocsController,
+        ModelsController,
+        ChatController,
+        EmbeddingsController,
+        CompletionsController,
+        FilesController,
+        BatchesController,
+        PredictController,
+        OrgAppController,
+      ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        BullChatQueue,
-        { provide: ChatQueue, useExisting: BullChatQueue },
+        // Repositories and adapters: the only providers that hold Redis connections.
+        AdmissionRepository,
+        { provide: QueueAdmission, useExisting: AdmissionRepository },
+        BatchRepository,
+        { provide: BatchRecords, useExisting: BatchRepository },
+        BatchLineRepository,
+        { provide: BatchLines, useExisting: BatchLineRepository },
+        LiveWorkersRepository,
+        { provide: LiveWorkers, useExisting: LiveWorkersRepository },
+        RateLimitRepository,
+        StoreIdentityRepository,
+        { provide: StoreIdentities, useExisting: StoreIdentityRepository },
+        WorkerRoutesRepository,
+        { provide: WorkerRoutes, useExisting: WorkerRoutesRepository },
+        ImageRepository,
+        { provide: ImageStore, useExisting: ImageRepository },
+        FileStoreCheck,
+        BullMqJobQueue,
+        { provide: JobQueue, useExisting: BullMqJobQueue },
+        RedisReplyRelay,
+        { provide: ReplyRelay, useExisting: RedisReplyRelay },
+        // Local disk, or S3-compatible storage that every replica shares (FILE_STORE).
+        { provide: FileStore, useFactory: () => createFileStore(config.fileStore) },
+        // The generation pipeline and the features over it.
+        GenerationService,
+        JobRouting,
+        JobFailureWatcher,
+        ChatService,
+        ChatHttpHandler,
+        CompletionsService,
+        CompletionsHttpHandler,
+        EmbeddingsService,
+        EmbeddingsHttpHandler,
+        { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
+        BatchesService,
+        BatchRunner,
+        FilesService,
         ApiKeyStore,
         RateLimiter,
         DeploymentRegistry,
         ModelListService,
-        LiveWorkers,
-        ReplyRelay,
-        ChatService,
-        ChatHttpHandler,
-        EmbeddingsService,
-        EmbeddingsHttpHandler,
-        CompletionsService,
-        CompletionsHttpHandler,
-        { provide: FileStore, useValue: new LocalFileStore(join(config.batch.dataDir, 'files')) },
-        FilesService,
-        BatchRepository,
-        BatchesService,
-        BatchRunner,
-        JobFailureWatcher,
         DrainService,
         PlatformMetrics,
+        OpenApiDocument,
       ],
     };
   }

@@ -6,37 +6,50 @@ import { PinoNestLogger } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
+import { FileStoreCheck, FileStoreMismatch } from './platform/file-store.check.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
-import { BullChatQueue } from './queue/bullmq-chat-queue.adapter.js';
-import { mountQueueDashboard } from './admin/queue-dashboard.js';
+import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
+import { mountDashboardHint, mountQueueDashboard } from './admin/queue-dashboard.js';
 import { QUEUE_DASHBOARD_PATH } from './admin/queue-dashboard.path.js';
-
+import { buildOpenApiDocument, OpenApiDocument } from './docs/openapi.document.js';
+import { installRequestChecks } from './http/request-checks.js';
+import { httpServerOptions } from './http/server-options.js';
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
   const adapter = new FastifyAdapter({
+    ...httpServerOptions(config.api),
     bodyLimit: config.api.bodyLimitBytes,
     // Uploads stream to the file store; the store enforces the size limit itself.
     multipart: { limits: { files: 1, fileSize: config.batch.maxFileBytes + 1 }, throwFileSizeLimit: false },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forConfig(config), adapter, {
-    logger: config.logFormat === 'json' ? new PinoNestLogger('api', config.logLevel) : enabledLogLevels(config.logLevel),
-    // Fastify parses JSON itself; Nest's extra form parser would swallow JSON sent with curl's default form type.
+    logger:
+      config.logFormat === 'json' ? new PinoNestLogger('api', config.logLevel) : enabledLogLevels(config.logLevel),
+    // Fastify parses bodies itself (http/request-checks.ts); Nest's form parser would take form-encoded bodies,
+    // which a page on any site can send.
     bodyParser: false,
   });
+  app.get(OpenApiDocument).publish(buildOpenApiDocument(app));
   const fastify = app.getHttpAdapter().getInstance();
-  // Hosted clients often omit Content-Type: treat any body as JSON, with the same prototype-poisoning guard.
   // Every answer counts, by route pattern (not raw URL, which would explode the label set).
   const metrics = app.get(PlatformMetrics);
   fastify.addHook('onResponse', async (request, reply) => {
-    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    metrics.requests.inc({
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    });
   });
-  fastify.removeContentTypeParser('text/plain');
-  fastify.addContentTypeParser('*', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
+  // Host names, body types and body deadlines, checked before any route (and the queue dashboard) runs.
+  installRequestChecks(fastify, config.api);
   const logger = new Logger('Api');
   if (config.adminKeySha256) {
-    await mountQueueDashboard(fastify, app.get(BullChatQueue).all(), config.adminKeySha256);
+    await mountQueueDashboard(fastify, app.get(BullMqJobQueue).all(), config.adminKeySha256);
     logger.log(`Queue dashboard at ${QUEUE_DASHBOARD_PATH} (admin key required)`);
+  } else {
+    await mountDashboardHint(fastify);
   }
+  await checkFileStore(app.get(FileStoreCheck), logger);
   await app.listen(config.api.port, config.api.host);
   logger.log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
   // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit 0.
@@ -56,6 +69,31 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+}
+
+/**
+ * Refuses to start beside replicas that share this Redis prefix but not this file store. When Redis or the
+ * store cannot be reached yet, the API starts anyway (and answers 503 while Redis is away); its batch
+ * runner drives no batch until the check passes.
+ */
+async function checkFileStore(check: FileStoreCheck, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
+  });
+  try {
+    await Promise.race([check.verify(), late]);
+  } catch (err) {
+    if (err instanceof FileStoreMismatch) {
+      logger.error(err.message);
+      process.exit(1);
+    }
+    logger.warn(
+      `The file store could not be checked against Redis yet (${(err as Error).message}); batches wait for it.`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 let config: PlatformConfig;

@@ -2,7 +2,13 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PinoNestLogger } from '@conveyor/logging';
-import { ConfigError, enabledLogLevels, loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import {
+  ConfigError,
+  enabledLogLevels,
+  loadConfig,
+  type DeploymentConfig,
+  type PlatformConfig,
+} from '@conveyor/config';
 import { selectDeployments } from './worker-options.js';
 import { WorkerModule } from './worker.module.js';
 
@@ -18,7 +24,8 @@ try {
 
 try {
   const app = await NestFactory.createApplicationContext(WorkerModule.forDeployments(config, deployments), {
-    logger: config.logFormat === 'json' ? new PinoNestLogger('worker', config.logLevel) : enabledLogLevels(config.logLevel),
+    logger:
+      config.logFormat === 'json' ? new PinoNestLogger('worker', config.logLevel) : enabledLogLevels(config.logLevel),
   });
   // SIGTERM/SIGINT: stop announcing, finish (or hand back) the jobs in hand, then exit 0.
   const shutdown = (signal: string) => {

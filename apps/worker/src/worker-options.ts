@@ -1,7 +1,11 @@
 import type { DeploymentConfig, PlatformConfig, Pool } from '@conveyor/config';
 
 /** Which deployments this worker process serves: `--pool cpu|gpu` or `--deployments a,b` (or WORKER_POOL / WORKER_DEPLOYMENTS). */
-export function selectDeployments(config: PlatformConfig, argv: string[], env: Record<string, string | undefined>): DeploymentConfig[] {
+export function selectDeployments(
+  config: PlatformConfig,
+  argv: string[],
+  env: Record<string, string | undefined>,
+): DeploymentConfig[] {
   const flag = (name: string): string | undefined => {
     const i = argv.indexOf(`--${name}`);
     if (i >= 0) return argv[i + 1];
@@ -9,9 +13,15 @@ export function selectDeployments(config: PlatformConfig, argv: string[], env: R
   };
   const ids = flag('deployments') ?? env.WORKER_DEPLOYMENTS;
   if (ids) {
-    const wanted = ids.split(',').map((s) => s.trim()).filter(Boolean);
+    const wanted = ids
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = wanted.filter((id) => !config.deployments.some((d) => d.id === id));
-    if (unknown.length) throw new Error(`Unknown deployment(s) ${unknown.join(', ')}; configured: ${config.deployments.map((d) => d.id).join(', ')}`);
+    if (unknown.length)
+      throw new Error(
+        `Unknown deployment(s) ${unknown.join(', ')}; configured: ${config.deployments.map((d) => d.id).join(', ')}`,
+      );
     return config.deployments.filter((d) => wanted.includes(d.id));
   }
   const pool = (flag('pool') ?? env.WORKER_POOL ?? 'cpu') as Pool;

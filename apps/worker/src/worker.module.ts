@@ -1,14 +1,24 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { BatchResultSink } from './batch/batch-result.sink.js';
-import { CancellationService } from './cancel/cancellation.service.js';
-import { ChatProcessor } from './chat/chat.processor.js';
+import { ImageSource } from '@conveyor/engine';
+import { BatchResultSink } from './batch/batch-result-sink.port.js';
+import { RedisBatchResultSink } from './batch/redis-batch-result.sink.js';
+import { CancellationTracker } from './cancel/cancellation-tracker.port.js';
+import { RedisCancellationTracker } from './cancel/redis-cancellation.tracker.js';
+import { GenerationProcessor } from './generation/generation.processor.js';
+import { ImageReleaser } from './images/image-releaser.port.js';
+import { RedisImageReleaser } from './images/redis-image.releaser.js';
 import { EmbedProcessor } from './embed/embed.processor.js';
 import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
+import { RedisImageSource } from './images/redis-image.source.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
-import { ReplyPublisherFactory } from './reply/reply-publisher.factory.js';
+import { RedisReplyPublisherFactory } from './reply/redis-reply-publisher.factory.js';
+import { ReplyPublisherFactory } from './reply/reply-publisher.port.js';
+import { WORKER_IDENTITY, workerIdentity } from './presence/worker-identity.js';
+import { PrefixRoutes } from './routing/prefix-routes.port.js';
+import { RedisPrefixRoutes } from './routing/redis-prefix-routes.js';
 
 @Module({})
 export class WorkerModule {
@@ -18,13 +28,32 @@ export class WorkerModule {
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: SERVED_DEPLOYMENTS, useValue: deployments },
-        { provide: EngineRegistry, useFactory: () => EngineRegistry.load(config, deployments) },
-        ReplyPublisherFactory,
-        CancellationService,
-        BatchResultSink,
-        ChatProcessor,
+        { provide: WORKER_IDENTITY, useValue: workerIdentity() },
+        // Adapters: the Redis connections the job handlers and engines reach their ports through.
+        RedisImageSource,
+        { provide: ImageSource, useExisting: RedisImageSource },
+        {
+          provide: EngineRegistry,
+          inject: [ImageSource],
+          useFactory: (images: ImageSource) => EngineRegistry.load(config, deployments, images),
+        },
+        RedisReplyPublisherFactory,
+        { provide: ReplyPublisherFactory, useExisting: RedisReplyPublisherFactory },
+        RedisCancellationTracker,
+        { provide: CancellationTracker, useExisting: RedisCancellationTracker },
+        RedisBatchResultSink,
+        { provide: BatchResultSink, useExisting: RedisBatchResultSink },
+        RedisPrefixRoutes,
+        { provide: PrefixRoutes, useExisting: RedisPrefixRoutes },
+        RedisImageReleaser,
+        { provide: ImageReleaser, useExisting: RedisImageReleaser },
+        GenerationProcessor,
         EmbedProcessor,
-        { provide: JOB_HANDLERS, inject: [ChatProcessor, EmbedProcessor], useFactory: (chat: ChatProcessor, embed: EmbedProcessor) => [chat, embed] },
+        {
+          provide: JOB_HANDLERS,
+          inject: [GenerationProcessor, EmbedProcessor],
+          useFactory: (generate: GenerationProcessor, embed: EmbedProcessor) => [generate, embed],
+        },
         WorkerHost,
       ],
     };

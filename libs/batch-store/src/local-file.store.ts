@@ -1,97 +1,224 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { appendFile, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertFileId, newFileId } from './file-ids.js';
-import { FileNotFoundError, FileTooLargeError } from './file-store.errors.js';
-import { FileStore, type NewFile, type StoredFile } from './file-store.js';
+import { concatParts } from './concat-parts.js';
+import { assertFileId, isFileId } from './file-ids.js';
+import { newFileMeta, ownedNewestFirst, parseFileMeta, toStoredFile, type FileMeta } from './file-meta.js';
+import {
+  assertByteRange,
+  assertPartIndex,
+  partIndexOf,
+  partName,
+  slicesOf,
+  totalSize,
+  type PartEntry,
+} from './file-parts.js';
+import { FileNotFoundError } from './file-store.errors.js';
+import { FileStore, type ByteRange, type NewFile, type StoredFile } from './file-store.js';
+import { SizeLimit } from './size-limit.js';
 
-type FileMeta = Omit<StoredFile, 'bytes'>;
+interface LocalPart extends PartEntry {
+  path: string;
+}
 
-/** Files on local disk: `<dir>/<id>` holds the content, `<id>.json` its metadata. */
+const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** Writes `data` to `path` and flushes it to the disk before returning. */
+async function writeSynced(path: string, data: string, flag = 'w'): Promise<void> {
+  const handle = await open(path, flag);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a folder, so that a rename into it survives a crash. */
+async function syncFolder(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Files on local disk, one folder per file: `<dir>/<id>/meta.json` and the content as numbered parts
+ * in `<dir>/<id>/parts/`. Writes land in a temporary file beside them and are renamed into place, so a
+ * reader never sees half of one. `<dir>/identity` names the store.
+ */
 export class LocalFileStore extends FileStore {
-  private ready: Promise<unknown> | null = null;
-
   constructor(private readonly dir: string) {
     super();
   }
 
-  private ensureDir(): Promise<unknown> {
-    this.ready ??= mkdir(this.dir, { recursive: true });
-    return this.ready;
-  }
-
   // Paths are only ever built from validated ids.
-  private contentPath(id: string): string {
+  private fileDir(id: string): string {
     return join(this.dir, assertFileId(id));
   }
 
   private metaPath(id: string): string {
-    return `${this.contentPath(id)}.json`;
+    return join(this.fileDir(id), 'meta.json');
+  }
+
+  private partsDir(id: string): string {
+    return join(this.fileDir(id), 'parts');
+  }
+
+  private tempPath(id: string, what: string): string {
+    return join(this.fileDir(id), `${what}.${randomBytes(6).toString('hex')}.tmp`);
+  }
+
+  private async writeMeta(meta: FileMeta): Promise<void> {
+    const temp = this.tempPath(meta.id, 'meta');
+    await writeSynced(temp, JSON.stringify(meta));
+    await rename(temp, this.metaPath(meta.id));
+    await syncFolder(this.fileDir(meta.id));
+  }
+
+  private async readMeta(id: string): Promise<FileMeta> {
+    try {
+      return parseFileMeta(await readFile(this.metaPath(id), 'utf8'));
+    } catch (err) {
+      if (isMissing(err)) throw new FileNotFoundError(id);
+      throw err;
+    }
+  }
+
+  private async parts(id: string): Promise<LocalPart[]> {
+    const dir = this.partsDir(id);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) throw new FileNotFoundError(id);
+      throw err;
+    }
+    const parts = await Promise.all(
+      names.map(async (name) => {
+        const index = partIndexOf(name);
+        if (index === null) return null;
+        const path = join(dir, name);
+        try {
+          return { index, path, size: (await stat(path)).size };
+        } catch (err) {
+          if (isMissing(err)) return null; // deleted while listed
+          throw err;
+        }
+      }),
+    );
+    return parts.filter((p): p is LocalPart => p !== null).sort((a, b) => a.index - b.index);
   }
 
   async save(file: NewFile, content: AsyncIterable<Buffer | string>, maxBytes: number): Promise<StoredFile> {
-    await this.ensureDir();
-    const meta: FileMeta = { id: newFileId(), ...file, createdAt: Math.floor(Date.now() / 1000) };
-    const path = this.contentPath(meta.id);
-    let bytes = 0;
-    async function* limited(source: AsyncIterable<Buffer | string>) {
-      for await (const chunk of source) {
-        bytes += Buffer.byteLength(chunk);
-        if (bytes > maxBytes) throw new FileTooLargeError(maxBytes);
-        yield chunk;
-      }
-    }
+    const meta = newFileMeta(file);
+    await mkdir(this.partsDir(meta.id), { recursive: true });
+    const limit = new SizeLimit(maxBytes);
     try {
-      await pipeline(limited(content), createWriteStream(path));
+      const temp = this.tempPath(meta.id, 'upload');
+      // Streamed: the upload is never held in memory, whatever its size.
+      await pipeline(limit.apply(content), createWriteStream(temp));
+      const handle = await open(temp, 'r');
+      await handle.sync().finally(() => handle.close());
+      await rename(temp, join(this.partsDir(meta.id), partName(0)));
+      // The metadata comes last: until it is there, the file does not exist for get or list.
+      await this.writeMeta(meta);
     } catch (err) {
-      await rm(path, { force: true });
+      await rm(this.fileDir(meta.id), { recursive: true, force: true });
       throw err;
     }
-    await writeFile(this.metaPath(meta.id), JSON.stringify(meta));
-    return { ...meta, bytes };
+    return toStoredFile(meta, limit.bytes);
   }
 
   async create(file: NewFile): Promise<StoredFile> {
-    await this.ensureDir();
-    const meta: FileMeta = { id: newFileId(), ...file, createdAt: Math.floor(Date.now() / 1000) };
-    await writeFile(this.contentPath(meta.id), '');
-    await writeFile(this.metaPath(meta.id), JSON.stringify(meta));
-    return { ...meta, bytes: 0 };
+    const meta = newFileMeta(file);
+    await mkdir(this.partsDir(meta.id), { recursive: true });
+    await this.writeMeta(meta);
+    return toStoredFile(meta, 0);
   }
 
-  async append(id: string, text: string): Promise<void> {
-    await appendFile(this.contentPath(id), text);
-  }
-
-  async get(id: string): Promise<StoredFile> {
-    const metaPath = this.metaPath(id);
+  async writePart(id: string, index: number, text: string): Promise<void> {
+    const name = partName(assertPartIndex(index));
+    await this.readMeta(id);
+    const temp = this.tempPath(id, `part-${name}`);
     try {
-      const meta = JSON.parse(await readFile(metaPath, 'utf8')) as FileMeta;
-      const { size } = await stat(this.contentPath(id));
-      return { ...meta, bytes: size };
+      await writeSynced(temp, text, 'wx');
+      await rename(temp, join(this.partsDir(id), name));
+      await syncFolder(this.partsDir(id));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new FileNotFoundError(id);
+      await rm(temp, { force: true });
+      // The file was deleted under the write.
+      if (isMissing(err)) throw new FileNotFoundError(id);
       throw err;
     }
   }
 
-  async list(owner: string): Promise<StoredFile[]> {
-    await this.ensureDir();
-    const ids = (await readdir(this.dir)).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length));
-    const files = await Promise.all(ids.map((id) => this.get(id).catch(() => null)));
-    return files.filter((f): f is StoredFile => f !== null && f.owner === owner).sort((a, b) => b.createdAt - a.createdAt);
+  async get(id: string): Promise<StoredFile> {
+    const [meta, parts] = await Promise.all([this.readMeta(id), this.parts(id)]);
+    return toStoredFile(meta, totalSize(parts));
   }
 
-  async read(id: string): Promise<Readable> {
-    await this.get(id);
-    return createReadStream(this.contentPath(id));
+  async list(owner: string): Promise<StoredFile[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
+    const files = await Promise.all(
+      names.filter(isFileId).map(async (id) => {
+        try {
+          const [meta, parts] = await Promise.all([this.readMeta(id), this.parts(id)]);
+          return { meta, bytes: totalSize(parts) };
+        } catch {
+          return null; // being saved or deleted, or unreadable: not listed
+        }
+      }),
+    );
+    return ownedNewestFirst(files, owner);
+  }
+
+  async read(id: string, range?: ByteRange): Promise<Readable> {
+    assertFileId(id);
+    assertByteRange(range);
+    const [, parts] = await Promise.all([this.readMeta(id), this.parts(id)]);
+    return concatParts(slicesOf(parts, range), async ({ part, start, end }) => ({
+      stream: createReadStream(part.path, { start, end }),
+      skip: 0,
+    }));
   }
 
   async delete(id: string): Promise<void> {
-    await this.get(id);
+    await this.readMeta(id);
+    // The metadata goes first, so a file half deleted is already gone for get and list.
     await rm(this.metaPath(id), { force: true });
-    await rm(this.contentPath(id), { force: true });
+    await rm(this.fileDir(id), { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  async identity(): Promise<string> {
+    const path = join(this.dir, 'identity');
+    try {
+      return (await readFile(path, 'utf8')).trim();
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    // First use: written whole beside it, then linked into place, which fails if another process got there first.
+    await mkdir(this.dir, { recursive: true });
+    const temp = join(this.dir, `identity.${randomBytes(6).toString('hex')}.tmp`);
+    await writeSynced(temp, randomUUID());
+    try {
+      await link(temp, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      await unlink(temp);
+    }
+    return (await readFile(path, 'utf8')).trim();
   }
 }

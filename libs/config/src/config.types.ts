@@ -1,18 +1,11 @@
+import type { SamplingPreset } from '@conveyor/validation';
+
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 export type Pool = 'cpu' | 'gpu';
 export type AuthMode = 'private' | 'public';
 
 /** Request fields a deployment fills in when a request leaves them unset; the request's own value wins. */
-export interface SamplingDefaults {
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  min_p?: number;
-  repetition_penalty?: number;
-  presence_penalty?: number;
-  frequency_penalty?: number;
-  max_tokens?: number;
-}
+export type SamplingDefaults = SamplingPreset;
 
 /** The org/app path under which a deployment is also served (`/<org>/<app>/v1/...`). */
 export interface AppAlias {
@@ -20,13 +13,21 @@ export interface AppAlias {
   app: string;
 }
 
-/** One served model. `model` is a generated preset name, a GGUF path, or an `hf:` URI. */
+/**
+ * One served model. `model` is a generated preset name, a GGUF path, or an `hf:` URI; with an `openai`
+ * engine, the name the upstream serves it under.
+ */
 export interface DeploymentConfig {
   id: string;
   model: string;
   pool: Pool;
   /** Tokens of context per sequence. */
   contextSize: number;
+  /**
+   * The most characters one token of the model can stand for: a prompt longer than
+   * `contextSize` times this cannot fit, and is refused before it is queued or tokenized.
+   */
+  promptCharsPerToken: number;
   /** Sequences in a worker's context, and so the jobs one worker runs at once. */
   parallel: number;
   /** CPU threads for the worker's context. */
@@ -39,6 +40,8 @@ export interface DeploymentConfig {
   defaults: SamplingDefaults;
   alias?: AppAlias;
   auth: AuthMode;
+  /** How a worker reuses what its sequences already computed; see PromptCacheMode. */
+  promptCache: PromptCacheMode;
   /** What the deployment serves: chat and text completions, or embeddings (`/v1/embeddings`) only. */
   task: DeploymentTask;
   /**
@@ -46,7 +49,36 @@ export interface DeploymentConfig {
    * Off: it stays in the content.
    */
   reasoningParser: ReasoningParser | null;
+  /** What runs the model in the worker; see EngineConfig. */
+  engine: EngineConfig;
+  /** Whether requests may carry images (`image_url` parts): the engine has a vision projector. */
+  vision: boolean;
 }
+
+/**
+ * What runs a deployment's model in its workers. `llama-cpp`: node-llama-cpp in the worker's process
+ * (text only). `llama-server`: a llama.cpp server the worker starts as its child, on loopback, for
+ * what node-llama-cpp cannot run (a vision projector). `openai`: an OpenAI-compatible server already
+ * running (vLLM, SGLang, llama.cpp's server, a desktop app), driven over HTTP.
+ */
+export type EngineConfig =
+  | { kind: 'llama-cpp' }
+  | {
+      kind: 'llama-server';
+      /** The vision projector (a GGUF path, an `hf:` URI, or a generated preset's), or null for text only. */
+      mmproj: string | null;
+      /** The most tokens one image may take (llama-server's --image-max-tokens); null: the projector's own. */
+      imageMaxTokens: number | null;
+    }
+  | {
+      kind: 'openai';
+      /** Base URL of its OpenAI API, `/v1` included (http://127.0.0.1:8000/v1). */
+      url: string;
+      /** Sent as `Authorization: Bearer <key>`; null: none. */
+      apiKey: string | null;
+      /** The `model` the upstream is asked for; null: the deployment's model. */
+      model: string | null;
+    };
 
 export type DeploymentTask = 'generate' | 'embeddings';
 export type FlashAttention = 'auto' | 'on' | 'off';
@@ -60,9 +92,64 @@ export interface ApiKeyConfig {
   rateLimit?: { requests: number; perSeconds: number };
 }
 
+/**
+ * The host names requests may address the API by (the `Host` header, port ignored), or `*` for any.
+ * Names are in `hostName`'s form: lower case, IPv6 in brackets.
+ */
+export type AllowedHosts = '*' | readonly string[];
+
+/**
+ * Where uploaded files and batch results are kept. `local`: a folder on this host's disk, the
+ * embedded default, for one API replica. `s3`: a bucket of S3-compatible object storage that every
+ * replica shares; credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID, ...), never from here.
+ */
+export type FileStoreConfig =
+  | { kind: 'local'; dir: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Key prefix inside the bucket, without a trailing slash; `''` is the bucket's root. */
+      prefix: string;
+      /** A store other than AWS S3 (MinIO, Ceph RGW, R2); null: AWS's own endpoints. */
+      endpoint: string | null;
+      /** null: left to the SDK (its profile files). */
+      region: string | null;
+      /** `http://host/bucket/key` instead of `http://bucket.host/key`, as MinIO and Ceph RGW usually need. */
+      forcePathStyle: boolean;
+    };
+
+/** A Redis Sentinel to ask for the primary's address. */
+export interface SentinelAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * Reaching Redis through Sentinel: the sentinels name the primary, and every connection asks them
+ * again after a failover. The data nodes' password, database and TLS still come from REDIS_URL.
+ */
+export interface SentinelConfig {
+  sentinels: SentinelAddress[];
+  /** The primary's name as the sentinels know it (their `sentinel monitor <name> ...`). */
+  name: string;
+  /** The sentinels' own password (their `requirepass`), which may differ from the data nodes'. */
+  password: string | null;
+}
+
+/**
+ * The prompt cache: each reply's tokens stay in its sequence for a later request to reuse.
+ * `exact` (the default): only whole 256-token chunks computed as a prompt, so a reply is token for
+ * token what it would be without the cache; `full`: the longest common prefix, the last reply
+ * included, as llama.cpp's server reuses its slots; `off`: every prompt is computed from its first token.
+ */
+export type PromptCacheMode = 'exact' | 'full' | 'off';
+
 export interface PlatformConfig {
   redis: {
+    /** A single Redis; with `sentinel`, only its password, database and scheme (rediss: TLS) are used. */
     url: string;
+    /** Set: the primary is found through Sentinel and followed across failovers. */
+    sentinel: SentinelConfig | null;
     prefix: string;
     /** How long a reply stream outlives its last event (the window for resuming a stream). */
     replyTtlMs: number;
@@ -80,6 +167,21 @@ export interface PlatformConfig {
     maxQueueDepth: number;
     /** On SIGTERM, how long open replies may take to finish before they end with an error event. */
     shutdownGraceMs: number;
+    /** Host names the API answers to; another Host gets 403, so a DNS-rebinding page cannot reach it. */
+    allowedHosts: AllowedHosts;
+    /** How long a client may take to send a request's headers, and then its body. */
+    bodyTimeoutMs: number;
+    /** How long a file upload (`POST /v1/files`) may take to arrive, headers and body. */
+    uploadTimeoutMs: number;
+    /** What the images of one request are held to, before anything is queued. */
+    images: {
+      /** Bytes of one image, decoded; its base64 (4/3 as long) must fit in the body limit. */
+      maxBytes: number;
+      /** Pixels of one image (width × height): what a worker's decoder must hold, 4 bytes each. */
+      maxPixels: number;
+      /** Images in one request. */
+      maxCount: number;
+    };
   };
   worker: {
     heartbeatMs: number;
@@ -93,9 +195,14 @@ export interface PlatformConfig {
     shutdownGraceMs: number;
     /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
     allowCpuFallback: boolean;
+    /**
+     * The llama-server binary `llama-server` deployments run (LLAMA_SERVER_BIN); null: the one
+     * `npm run build:llama-server` built and cached.
+     */
+    llamaServerBin: string | null;
   };
   batch: {
-    /** Where uploaded files and batch results are kept (the local file store). */
+    /** Where the local file store keeps uploaded files and batch results (under `files/`). */
     dataDir: string;
     maxLines: number;
     maxFileBytes: number;
@@ -103,7 +210,10 @@ export interface PlatformConfig {
     inflightPerBatch: number;
     /** How often the batch runner collects results and tops queues up. */
     tickMs: number;
+    /** How long a replica's hold on a batch lasts unrenewed: another replica takes the batch over after this. */
+    leaseMs: number;
   };
+  fileStore: FileStoreConfig;
   modelsDir: string;
   logLevel: LogLevel;
   /** json: one JSON object per line (pino); text: Nest's readable console format. */

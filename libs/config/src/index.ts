@@ -1,6 +1,7 @@
 export { loadConfig, deriveDeploymentId } from './load-config.js';
 export { ConfigError } from './config-error.js';
 export { hashKey } from './hash-key.js';
+export { hostName } from './host-name.js';
 export type * from './config.types.js';
 export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';

@@ -1,22 +1,28 @@
-import type { ChatTurn, FinishReason, OutputFormat, Sampling, TokenLogprob, TokenUsage, ToolCallDelta, ToolChoice, ToolSpec } from '@conveyor/queue';
+import type { FinishReason, GenerationJobData, TokenLogprob, TokenUsage, ToolCallDelta } from '@conveyor/queue';
 
-export interface GenerateRequest {
-  messages: ChatTurn[];
-  /** Raw prompts (legacy completions), generated from without the chat template; replaces `messages`. */
-  prompts?: string[];
-  tools?: ToolSpec[];
-  toolChoice?: ToolChoice;
-  responseFormat?: OutputFormat;
-  sampling: Sampling;
-  maxTokens?: number;
-  stop: string[];
-  /** Choices per prompt. */
-  n?: number;
-  /** Per-token log-probabilities with this many alternatives. */
-  logprobs?: number;
+/** What the engine generates from: the queue's job (chat turns or raw prompts, sampling, budget, shape). */
+export type GenerationInput = Pick<
+  GenerationJobData,
+  | 'messages'
+  | 'prompts'
+  | 'tools'
+  | 'toolChoice'
+  | 'responseFormat'
+  | 'sampling'
+  | 'maxTokens'
+  | 'stop'
+  | 'n'
+  | 'logprobs'
+>;
+
+/** One generation: the job's input, with how this attempt runs it. */
+export interface GenerateRequest extends GenerationInput {
   signal?: AbortSignal;
-  /** Reply text already sent by an earlier attempt: generation continues it instead of starting over. */
-  continueFrom?: string;
+  /**
+   * The reply an earlier attempt already sent: generation continues its text instead of starting over,
+   * and counts its tokens (as generated, which re-tokenizing the text would not give back) against the budget.
+   */
+  continueFrom?: { text: string; tokens: number };
 }
 
 /** A piece of one choice's output, in reply order: reasoning, text, then tool call. */
@@ -26,6 +32,8 @@ export interface OutputPiece {
   reasoning?: string;
   toolCall?: ToolCallDelta;
   logprobs?: TokenLogprob[];
+  /** Tokens this choice has generated so far, those of a reply it continues included. */
+  tokens?: number;
 }
 
 export interface GenerateCallbacks {
@@ -41,6 +49,11 @@ export interface GenerateResult {
   usage: TokenUsage;
   /** The request's signal fired; the text so far was not a complete reply. */
   aborted: boolean;
+  /**
+   * The sequence each choice ran on, whose cells now hold its prompt and reply for a later request to
+   * reuse; absent where the engine keeps no prompt cache (or nothing was generated).
+   */
+  sequences?: number[];
 }
 
 /** The port the worker generates through; node-llama-cpp is one implementation. */
@@ -51,11 +64,12 @@ export interface ChatEngine {
   dispose(): Promise<void>;
 }
 
-/** Input that no retry can fix (a prompt longer than the context, say). */
+/** Input that no retry can fix (a prompt longer than the context, say). `param`: the request field at fault. */
 export class EngineInputError extends Error {
   constructor(
     message: string,
     readonly code: string,
+    readonly param: string | null = null,
   ) {
     super(message);
     this.name = 'EngineInputError';

@@ -6,7 +6,6 @@ import {
   type ChatModelFunctions,
   type ChatWrapper,
   type LlamaContext,
-  type LlamaContextSequence,
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
@@ -14,12 +13,15 @@ import type { FinishReason } from '@conveyor/queue';
 import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
 import { toChatHistory, toSamplingOptions } from './llama-options.js';
 import { LlamaGeneration, type GenerationOutcome, type GenerationRuntime } from './llama-generation.js';
-import { NativeBatcher } from './native-batcher.js';
+import { NativeBatcher, PREFILL_CHUNK } from './native-batcher.js';
+import { SequenceSlots, type PromptCacheMode } from './sequence-slots.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LockstepScheduler } from './lockstep-scheduler.js';
 import { promptOpensThought, ReasoningSplitter } from './reasoning-splitter.js';
+import { rawPromptTokens } from './raw-prompt.js';
 import { ReplyShapes } from './reply-shapes.js';
 import { templateThoughtOpening } from './thought-opening.js';
+import { assertPromptCouldFit, longestTokenLength, promptChars } from './prompt-bound.js';
 import { endOfGenerationTokens, requestBiases } from './token-biases.js';
 
 /**
@@ -42,6 +44,9 @@ export interface LlamaCppEngineOptions {
   allowCpuFallback?: boolean;
   /** `think`: split `<think>…</think>` out of chat replies as reasoning. */
   reasoningParser?: 'think' | null;
+  /** Keep each reply's tokens in its sequence and reuse the longest common prefix for the next request (default on). */
+  /** How a finished reply's cells are reused (default `exact`); see PromptCacheMode. */
+  promptCache?: PromptCacheMode;
 }
 
 /** A prompt to generate from, rendered and tokenized, with what ends a reply to it. */
@@ -94,6 +99,8 @@ export class LlamaCppEngine implements ChatEngine {
   /** Tokens the template opens each reply's thought with; node-llama-cpp's rendering leaves them out. */
   private readonly thoughtOpening: Token[];
   private readonly runtime: GenerationRuntime;
+  /** The most characters one token stands for: what a prompt's length is checked against before tokenizing. */
+  private readonly longestToken: number;
 
   private constructor(
     llama: Llama,
@@ -102,12 +109,14 @@ export class LlamaCppEngine implements ChatEngine {
     // Resolved once: auto-detecting per request costs hundreds of milliseconds.
     private readonly chatWrapper: ChatWrapper,
     private readonly reasoningParser: 'think' | null,
+    private readonly slots: SequenceSlots,
   ) {
     this.shapes = new ReplyShapes(llama, model, chatWrapper);
     this.eogTokens = endOfGenerationTokens(model);
     const opening = templateThoughtOpening(model, chatWrapper);
     this.thoughtOpening = opening ? model.tokenize(opening, true) : [];
     this.continuesReplies = reasoningParser === null && !opening;
+    this.longestToken = longestTokenLength(model);
     const native = nativeContext(context);
     this.runtime = { native, batcher: new NativeBatcher(context, native) };
   }
@@ -118,7 +127,10 @@ export class LlamaCppEngine implements ChatEngine {
       if (!options.allowCpuFallback) throw new GpuUnavailableError();
       llama = await runtime(false);
     }
-    const model = await llama.loadModel({ modelPath: options.modelPath, defaultContextFlashAttention: flashAttention(options.flashAttention) });
+    const model = await llama.loadModel({
+      modelPath: options.modelPath,
+      defaultContextFlashAttention: flashAttention(options.flashAttention),
+    });
     // The model's own Jinja template, so prompts match llama.cpp's server byte for byte. Leading
     // whitespace of a reply is kept as llama.cpp keeps it: trimming it only when no stop string is
     // set made the same request's text depend on an unrelated field.
@@ -131,9 +143,14 @@ export class LlamaCppEngine implements ChatEngine {
       sequences: options.parallel,
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
+      // Two prefill chunks: a chunk of a new prompt and the running replies' tokens share a batch.
+      batchSize: 2 * PREFILL_CHUNK,
     });
     assertNativeLayer(model, context);
-    return new LlamaCppEngine(llama, model, context, chatWrapper, options.reasoningParser ?? null);
+    // Every sequence is taken now and kept: each holds the cells of its last reply for the next request to reuse.
+    const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
+    const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'exact');
+    return new LlamaCppEngine(llama, model, context, chatWrapper, options.reasoningParser ?? null, slots);
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {
@@ -141,8 +158,11 @@ export class LlamaCppEngine implements ChatEngine {
   }
 
   async generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult> {
-    const partial = request.continueFrom ?? '';
-    const prompts = request.prompts ? request.prompts.map((p) => this.renderText(p)) : [this.renderChat(request, partial)];
+    const partial = request.continueFrom?.text ?? '';
+    assertPromptCouldFit(promptChars(request, partial), this.context.contextSize, this.longestToken);
+    const prompts = request.prompts
+      ? request.prompts.map((p) => this.renderText(p))
+      : [this.renderChat(request, partial)];
     const contextSize = this.context.contextSize;
     for (const prompt of prompts) {
       const asked = request.maxTokens === undefined ? '' : ` and max_tokens ${request.maxTokens}`;
@@ -156,13 +176,17 @@ export class LlamaCppEngine implements ChatEngine {
     const n = request.n ?? 1;
     const choices = prompts.length * n;
     if (choices > this.context.totalSequences) {
-      throw new EngineInputError(`${choices} choices asked for; this deployment generates at most ${this.context.totalSequences} at once.`, 'invalid_value');
+      throw new EngineInputError(
+        `${choices} choices asked for; this deployment generates at most ${this.context.totalSequences} at once.`,
+        'invalid_value',
+      );
     }
     const promptTokens = prompts.reduce((sum, p) => sum + p.promptTokens, 0);
-    // A resumed reply counts the tokens already sent against max_tokens and in usage.
-    const sentTokens = partial ? this.model.tokenize(partial).length : 0;
+    // A resumed reply counts the tokens already sent against max_tokens and in usage, as they were generated.
+    const sentTokens = request.continueFrom?.tokens ?? 0;
     // Never past the context: a reply that fills it ends with "length" instead of shifting context forever.
-    const budgetFor = (p: RenderedPrompt) => Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - p.tokens.length);
+    const budgetFor = (p: RenderedPrompt) =>
+      Math.min((request.maxTokens ?? Infinity) - sentTokens, contextSize - p.tokens.length);
     const chat = !request.prompts;
     const shape = chat ? await this.shapes.shape(request, budgetFor(prompts[0]!)) : ({ kind: 'text' } as const);
     const minTokens = request.sampling.ignoreEos ? Infinity : (request.sampling.minTokens ?? 0);
@@ -171,41 +195,86 @@ export class LlamaCppEngine implements ChatEngine {
     const seed = request.sampling.seed ?? randomInt(2 ** 31);
     callbacks.onStart(promptTokens);
     if (prompts.every((p) => budgetFor(p) <= 0)) {
-      return { finishReason: 'length', finishReasons: Array(choices).fill('length'), usage: { promptTokens, completionTokens: sentTokens }, aborted: false };
+      return {
+        finishReason: 'length',
+        finishReasons: Array(choices).fill('length'),
+        usage: { promptTokens, completionTokens: sentTokens },
+        aborted: false,
+      };
     }
 
-    const sequences = await this.acquireSequences(choices);
+    const leases = await this.slots.acquire(
+      Array.from({ length: choices }, (_, index) => prompts[Math.floor(index / n)]!.tokens),
+    );
+    const outcomes: Array<GenerationOutcome | undefined> = [];
+    const reused: number[] = [];
+    // Set once the request is over (a choice failed): a choice still waiting to share cells starts nothing.
+    let over = false;
     try {
-      const generations = sequences.map((sequence, index) => {
+      const generations = leases.map(async (lease, index) => {
         const prompt = prompts[Math.floor(index / n)]!;
-        const generation = new LlamaGeneration(this.model, sequence, {
-          prompt: prompt.tokens,
-          budget: budgetFor(prompt),
-          stops: [...request.stop, ...prompt.stops],
-          endTokens: request.sampling.ignoreEos ? new Set() : prompt.endTokens,
-          // Each choice samples on its own seed, so n choices differ and each one repeats with the request's seed.
-          evaluate: (recent) => toSamplingOptions({ ...request.sampling, seed: seed + index }, recent),
-          bias,
-          minTokens,
-          logprobs: request.logprobs,
-          shape: index === 0 || shape.kind !== 'tool' ? shape : { kind: 'tool', call: { ...shape.call, callId: `${shape.call.callId}_${index}` } },
-          reasoning: chat && this.reasoningParser ? new ReasoningSplitter(prompt.opensThought) : undefined,
-          signal: request.signal,
-          emit: (piece) => callbacks.onOutput({ choice: index, ...piece }),
-        }, this.runtime);
+        reused[index] = await lease.ready();
+        if (over) throw new Error('The request ended before this choice started.');
+        const generation = new LlamaGeneration(
+          this.model,
+          lease.sequenceId,
+          {
+            prompt: prompt.tokens,
+            reused: reused[index],
+            progressed: (position) => lease.progressed(position),
+            budget: budgetFor(prompt),
+            stops: [...request.stop, ...prompt.stops],
+            endTokens: request.sampling.ignoreEos ? new Set() : prompt.endTokens,
+            // Each choice samples on its own seed, so n choices differ and each one repeats with the request's seed.
+            evaluate: (recent) => toSamplingOptions({ ...request.sampling, seed: seed + index }, recent),
+            bias,
+            minTokens,
+            logprobs: request.logprobs,
+            shape:
+              index === 0 || shape.kind !== 'tool'
+                ? shape
+                : { kind: 'tool', call: { ...shape.call, callId: `${shape.call.callId}_${index}` } },
+            reasoning: chat && this.reasoningParser ? new ReasoningSplitter(prompt.opensThought) : undefined,
+            signal: request.signal,
+            emit: (piece) =>
+              callbacks.onOutput({
+                choice: index,
+                ...piece,
+                tokens: piece.tokens === undefined ? undefined : sentTokens + piece.tokens,
+              }),
+          },
+          this.runtime,
+        );
         this.scheduler.start(generation);
-        return generation.outcome;
+        return generation.outcome.then((outcome) => (outcomes[index] = outcome));
       });
-      const outcomes: GenerationOutcome[] = await Promise.all(generations);
-      const finishReasons: FinishReason[] = outcomes.map((o) => o.finishReason);
+      const ended: GenerationOutcome[] = await Promise.all(generations).catch(async (err: unknown) => {
+        // Every choice is settled before the leases go back, so none runs on a sequence given away.
+        over = true;
+        await Promise.allSettled(generations);
+        throw err;
+      });
+      const finishReasons: FinishReason[] = ended.map((o) => o.finishReason);
+      // Each prompt's first choice is where its reuse counts (the prompt is counted once in usage too). A
+      // resumed reply's prompt also holds what was already sent, which usage does not count as prompt.
+      const cachedTokens = prompts.reduce((sum, p, i) => sum + Math.min(reused[i * n] ?? 0, p.promptTokens), 0);
       return {
         finishReason: finishReasons[0]!,
         finishReasons,
-        usage: { promptTokens, completionTokens: sentTokens + outcomes.reduce((sum, o) => sum + o.generatedTokens, 0) },
-        aborted: outcomes.some((o) => o.aborted),
+        usage: {
+          promptTokens,
+          completionTokens: sentTokens + ended.reduce((sum, o) => sum + o.generatedTokens, 0),
+          cachedTokens,
+        },
+        aborted: ended.some((o) => o.aborted),
+        ...(this.slots.reusing ? { sequences: leases.map((lease) => lease.sequenceId) } : {}),
       };
     } finally {
-      for (const sequence of sequences) sequence.dispose();
+      // A sequence whose generation failed holds cells nobody can name: it is emptied, never reused.
+      leases.forEach((lease, index) => {
+        const cached = outcomes[index]?.cached;
+        lease.release(cached ? { tokens: cached, prompt: prompts[Math.floor(index / n)]!.tokens.length } : null);
+      });
     }
   }
 
@@ -214,18 +283,31 @@ export class LlamaCppEngine implements ChatEngine {
    * triggers that start with a special token end at that token, textual ones become stop strings.
    * With tools, the template describes them; a forced call's opening is written for the model.
    */
-  private renderChat(request: Pick<GenerateRequest, 'messages' | 'tools' | 'toolChoice'>, partial = ''): RenderedPrompt {
+  private renderChat(
+    request: Pick<GenerateRequest, 'messages' | 'tools' | 'toolChoice'>,
+    partial = '',
+  ): RenderedPrompt {
     const tools = request.tools ?? [];
     const functions: ChatModelFunctions | undefined = tools.length
-      ? Object.fromEntries(tools.map((t) => [t.name, { description: t.description, params: t.parameters as ChatModelFunctions[string]['params'] }]))
+      ? Object.fromEntries(
+          tools.map((t) => [
+            t.name,
+            { description: t.description, params: t.parameters as ChatModelFunctions[string]['params'] },
+          ]),
+        )
       : undefined;
-    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(request.messages, partial), availableFunctions: functions, documentFunctionParams: true });
+    const state = this.chatWrapper.generateContextState({
+      chatHistory: toChatHistory(request.messages, partial),
+      availableFunctions: functions,
+      documentFunctionParams: true,
+    });
     const stops: string[] = [];
     const endTokens = new Set<Token>();
     for (const trigger of state.stopGenerationTriggers) {
       const first = trigger.values[0];
       if (first === undefined) continue;
-      if (typeof first === 'string' && trigger.values.every((v) => typeof v === 'string')) stops.push(trigger.values.join(''));
+      if (typeof first === 'string' && trigger.values.every((v) => typeof v === 'string'))
+        stops.push(trigger.values.join(''));
       else if (typeof first !== 'string') endTokens.add(trigger.tokenize(this.model.tokenizer)[0]!);
     }
     const tokens = state.contextText.tokenize(this.model.tokenizer);
@@ -233,27 +315,23 @@ export class LlamaCppEngine implements ChatEngine {
     const thought = partial ? [] : this.thoughtOpening;
     const opening = [...thought, ...this.shapes.forcedCallOpening(tools, request.toolChoice)];
     const opensThought = thought.length > 0 || promptOpensThought(state.contextText.toString());
-    return { tokens: [...tokens, ...opening], promptTokens: promptTokens + thought.length, stops: stops.filter(Boolean), endTokens, opensThought };
+    return {
+      tokens: [...tokens, ...opening],
+      promptTokens: promptTokens + thought.length,
+      stops: stops.filter(Boolean),
+      endTokens,
+      opensThought,
+    };
   }
 
   /** A raw prompt (legacy completions): its text as it is, no template, special-token text kept as text. */
   private renderText(text: string): RenderedPrompt {
-    const bos = this.model.tokens.bos;
-    const tokens = [...(this.model.tokens.shouldPrependBosToken && bos !== null ? [bos] : []), ...this.model.tokenize(text, false)];
+    const tokens = rawPromptTokens(text, {
+      bos: this.model.tokens.bos,
+      prependBos: this.model.tokens.shouldPrependBosToken,
+      tokenize: (t) => this.model.tokenize(t, false),
+    });
     return { tokens, promptTokens: tokens.length, stops: [], endTokens: new Set(), opensThought: false };
-  }
-
-  /**
-   * Takes all `count` sequences at once, or none: a request holding some while it waits for more
-   * could wait forever on another doing the same. A disposed sequence's slot returns to the context
-   * a moment after dispose(), so a job that starts right after another ended can find none left.
-   */
-  private async acquireSequences(count: number): Promise<LlamaContextSequence[]> {
-    for (let waited = 0; this.context.sequencesLeft < count; waited += 2) {
-      if (waited > 30_000) throw new Error(`${count} context sequence(s) did not become free within 30 s.`);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    return Array.from({ length: count }, () => this.context.getSequence());
   }
 
   async dispose(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineInputError } from './chat-engine.js';
 import { flashAttention, GpuUnavailableError, runtime } from './llama-cpp.engine.js';
+import { assertPromptCouldFit, longestTokenLength } from './prompt-bound.js';
 
 export interface LlamaEmbeddingEngineOptions {
   modelPath: string;
@@ -24,6 +25,7 @@ export interface EmbedResult {
  * time on the context's single sequence, so concurrent jobs take turns.
  */
 export class LlamaEmbeddingEngine {
+  private longestToken: number | undefined;
   private constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaEmbeddingContext,
@@ -38,11 +40,16 @@ export class LlamaEmbeddingEngine {
       if (!options.allowCpuFallback) throw new GpuUnavailableError();
       llama = await runtime(false);
     }
-    const model = await llama.loadModel({ modelPath: options.modelPath, defaultContextFlashAttention: flashAttention(options.flashAttention) });
+    const model = await llama.loadModel({
+      modelPath: options.modelPath,
+      defaultContextFlashAttention: flashAttention(options.flashAttention),
+    });
     const vocabularySize = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
     if (!vocabularySize) {
       await model.dispose();
-      throw new Error(`${options.modelPath} declares no vocabulary (tokenizer.ggml.tokens), so token-id inputs cannot be checked.`);
+      throw new Error(
+        `${options.modelPath} declares no vocabulary (tokenizer.ggml.tokens), so token-id inputs cannot be checked.`,
+      );
     }
     const context = await model.createEmbeddingContext({
       contextSize: options.contextSize,
@@ -64,6 +71,13 @@ export class LlamaEmbeddingEngine {
    * costs no compute. `signal` is checked between inputs.
    */
   async embed(inputs: ReadonlyArray<string | readonly number[]>, signal?: AbortSignal): Promise<EmbedResult> {
+    // Texts that cannot fit are refused before any of them is tokenized.
+    const texts = inputs.filter((input): input is string => typeof input === 'string');
+    assertPromptCouldFit(
+      texts.map((t) => t.length),
+      this.contextSize,
+      (this.longestToken ??= longestTokenLength(this.model)),
+    );
     const tokenized = inputs.map((input, index) => this.tokenize(input, index));
     const vectors: Float32Array[] = [];
     let promptTokens = 0;
@@ -82,7 +96,10 @@ export class LlamaEmbeddingEngine {
     if (typeof input !== 'string') {
       const bad = input.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= this.vocabularySize);
       if (bad >= 0) {
-        throw new EngineInputError(`${param}[${bad}] is ${input[bad]}, which is not a token id of this model (0 to ${this.vocabularySize - 1}).`, 'invalid_value');
+        throw new EngineInputError(
+          `${param}[${bad}] is ${input[bad]}, which is not a token id of this model (0 to ${this.vocabularySize - 1}).`,
+          'invalid_value',
+        );
       }
     }
     const tokens = typeof input === 'string' ? this.model.tokenize(input) : (input.slice() as Token[]);

@@ -1,10 +1,22 @@
-import { LlamaGrammarEvaluationState, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token, type TokenBias } from 'node-llama-cpp';
+import {
+  LlamaGrammarEvaluationState,
+  type LlamaGrammar,
+  type LlamaModel,
+  type Token,
+  type TokenBias,
+} from 'node-llama-cpp';
 import type { FinishReason, TokenLogprob } from '@conveyor/queue';
 import type { OutputPiece } from './chat-engine.js';
 import type { Stepper } from './lockstep-scheduler.js';
 import { PENALTY_WINDOW, type SamplingOptions } from './llama-options.js';
 import type { NativeBatcher } from './native-batcher.js';
-import { nativeSampler, probabilityMap, samplerConfig, sequenceId, type NativeContext, type NativeSampler } from './native-context.js';
+import {
+  nativeSampler,
+  probabilityMap,
+  samplerConfig,
+  type NativeContext,
+  type NativeSampler,
+} from './native-context.js';
 import type { ReasoningSplitter } from './reasoning-splitter.js';
 import { StopMatcher } from './stop-matcher.js';
 import { TokenText } from './token-text.js';
@@ -24,10 +36,15 @@ export interface ToolCallPlan {
   callId: string;
 }
 
-export type ReplyShape = { kind: 'text' } | { kind: 'json'; grammar: LlamaGrammar } | { kind: 'tool'; call: ToolCallPlan };
+export type ReplyShape =
+  { kind: 'text' } | { kind: 'json'; grammar: LlamaGrammar } | { kind: 'tool'; call: ToolCallPlan };
 
 export interface GenerationPlan {
   prompt: Token[];
+  /** Tokens at the start of `prompt` already in the sequence's cells (a reused prefix): evaluation starts after them. */
+  reused: number;
+  /** Told how many tokens of the sequence are in its cells after each batch (other requests may share them). */
+  progressed?(position: number): void;
   /** The most tokens to generate. */
   budget: number;
   /** Stop strings: the request's and the chat template's textual end markers. */
@@ -49,6 +66,8 @@ export interface GenerationPlan {
 }
 
 export interface GenerationOutcome {
+  /** The tokens in the sequence's cells when the reply ended (prompt and reply as evaluated); null when unknown. */
+  cached: Token[] | null;
   finishReason: FinishReason;
   /** Tokens the model produced, counting an end-of-generation token it sampled. */
   generatedTokens: number;
@@ -79,6 +98,8 @@ export class LlamaGeneration implements Stepper {
   private position = 0;
   /** What the next step evaluates: the prompt first, then each sampled token. */
   private next: Token[];
+  /** The tokens in the sequence's cells, from position 0: what a later request may reuse. Null after a failed decode. */
+  private evaluated: Token[] | null;
   private released = false;
   private readonly text: TokenText<Token>;
   private readonly stopMatcher: StopMatcher;
@@ -95,7 +116,7 @@ export class LlamaGeneration implements Stepper {
 
   constructor(
     private readonly model: LlamaModel,
-    sequence: LlamaContextSequence,
+    sequenceId: number,
     private readonly plan: GenerationPlan,
     private readonly runtime: GenerationRuntime,
   ) {
@@ -103,14 +124,22 @@ export class LlamaGeneration implements Stepper {
       this.settle = resolve;
       this.reject = reject;
     });
-    this.order = sequenceId(sequence);
-    this.next = plan.prompt;
+    this.order = sequenceId;
+    this.position = plan.reused;
+    this.next = plan.prompt.slice(plan.reused);
+    this.evaluated = plan.prompt.slice(0, plan.reused);
     this.recent = plan.prompt.slice(-PENALTY_WINDOW);
     this.text = new TokenText((tokens, lastTokens) => model.detokenize(tokens, false, lastTokens));
     this.stopMatcher = new StopMatcher(plan.stops);
     const shape = plan.shape;
-    this.triggerMatcher = shape.kind === 'tool' && shape.call.triggers.length ? new StopMatcher(shape.call.triggers) : null;
-    this.phase = shape.kind === 'json' ? { kind: 'json' } : shape.kind === 'tool' && !this.triggerMatcher ? this.callPhase(shape.call) : { kind: 'text' };
+    this.triggerMatcher =
+      shape.kind === 'tool' && shape.call.triggers.length ? new StopMatcher(shape.call.triggers) : null;
+    this.phase =
+      shape.kind === 'json'
+        ? { kind: 'json' }
+        : shape.kind === 'tool' && !this.triggerMatcher
+          ? this.callPhase(shape.call)
+          : { kind: 'text' };
     if (shape.kind === 'json') this.grammar = new LlamaGrammarEvaluationState({ model, grammar: shape.grammar });
     this.options = plan.evaluate(() => this.recent.slice(-PENALTY_WINDOW));
     this.sampler = nativeSampler(model);
@@ -128,7 +157,10 @@ export class LlamaGeneration implements Stepper {
       sequenceId: this.order,
       position,
       tokens,
+      progressed: this.plan.progressed,
       sample: async (logitIndex) => {
+        // Decoded: these tokens are in the cells now, whatever the sample does.
+        this.evaluated?.push(...tokens);
         this.sampler.applyConfig(samplerConfig(this.options, this.grammar, this.currentBias()));
         const sampled = await this.runtime.native.sampleToken(logitIndex, this.sampler, probabilities, false);
         if (!Array.isArray(sampled)) return { token: sampled as Token };
@@ -165,6 +197,8 @@ export class LlamaGeneration implements Stepper {
           return this.generated < this.plan.budget || (await this.finish('length'));
       }
     } catch (err) {
+      // A failed decode may have left some of its tokens in the cells: none of them is known to be there.
+      this.evaluated = null;
       this.release();
       this.reject(err);
       return false;
@@ -177,7 +211,8 @@ export class LlamaGeneration implements Stepper {
     if (this.plan.shape.kind !== 'tool') return true;
     const call = this.plan.shape.call;
     if (this.phase.kind === 'args') return this.enterArguments(call, this.phase.name, this.plan.budget);
-    if (this.phase.kind === 'name') this.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar: call.nameGrammar as LlamaGrammar });
+    if (this.phase.kind === 'name')
+      this.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar: call.nameGrammar as LlamaGrammar });
     return true;
   }
 
@@ -239,7 +274,7 @@ export class LlamaGeneration implements Stepper {
     const grammar = await call.argsGrammar(name, budget);
     if (!grammar) return this.finish('length');
     this.grammar = new LlamaGrammarEvaluationState({ model: this.model, grammar });
-    this.plan.emit({ toolCall: { index: 0, id: call.callId, name, arguments: '' } });
+    this.emit({ toolCall: { index: 0, id: call.callId, name, arguments: '' } });
     // With nothing to evaluate first, the sampled token stands: only the end token of a name is dropped.
     if (this.input && !this.input.length) this.input = undefined;
     return true;
@@ -269,15 +304,21 @@ export class LlamaGeneration implements Stepper {
     const logprobs = logprob ? [logprob] : undefined;
     if (!text && !logprobs) return;
     if (!this.plan.reasoning || this.phase.kind === 'json') {
-      this.plan.emit({ text, logprobs });
+      this.emit({ text, logprobs });
       return;
     }
     const split = this.plan.reasoning.push(text);
-    if (split.reasoning || split.content || logprobs) this.plan.emit({ reasoning: split.reasoning || undefined, text: split.content, logprobs });
+    if (split.reasoning || split.content || logprobs)
+      this.emit({ reasoning: split.reasoning || undefined, text: split.content, logprobs });
+  }
+
+  /** Every piece carries the tokens generated so far, so whoever resumes the reply knows what it cost. */
+  private emit(piece: Omit<OutputPiece, 'choice' | 'tokens'>): void {
+    this.plan.emit({ ...piece, tokens: this.generated });
   }
 
   private emitArguments(text: string): void {
-    if (text) this.plan.emit({ toolCall: { index: 0, arguments: text } });
+    if (text) this.emit({ toolCall: { index: 0, arguments: text } });
   }
 
   /**
@@ -294,7 +335,8 @@ export class LlamaGeneration implements Stepper {
 
   private flushReasoning(): void {
     const rest = this.plan.reasoning?.flush();
-    if (rest && (rest.reasoning || rest.content)) this.plan.emit({ reasoning: rest.reasoning || undefined, text: rest.content });
+    if (rest && (rest.reasoning || rest.content))
+      this.emit({ reasoning: rest.reasoning || undefined, text: rest.content });
   }
 
   private remember(token: Token): void {
@@ -318,7 +360,7 @@ export class LlamaGeneration implements Stepper {
     } else if (stopMatched) this.flushReasoning();
     // Frees the sampler before the sequence goes back to the context.
     this.release();
-    this.settle({ finishReason, generatedTokens: this.generated, aborted });
+    this.settle({ finishReason, generatedTokens: this.generated, aborted, cached: this.evaluated });
     return false;
   }
 }

@@ -41,7 +41,13 @@ describe('toSamplingOptions', () => {
 
   it('passes given values through', () => {
     const sampling: Sampling = { temperature: 0, topP: 0.9, topK: 40, minP: 0.05, seed: 7 };
-    expect(toSamplingOptions(sampling, recent)).toMatchObject({ temperature: 0, topP: 0.9, topK: 40, minP: 0.05, seed: 7 });
+    expect(toSamplingOptions(sampling, recent)).toMatchObject({
+      temperature: 0,
+      topP: 0.9,
+      topK: 40,
+      minP: 0.05,
+      seed: 7,
+    });
   });
 
   it.each([-1, 0])('turns top_k %i ("off") into 0', (topK) => {
@@ -51,7 +57,12 @@ describe('toSamplingOptions', () => {
   it('builds a repeat penalty over the recent tokens when any penalty is given, filling the others with neutral values', () => {
     const tokens = () => [1, 2, 3] as never[];
     const onlyRepeat = toSamplingOptions({ temperature: 1, repeatPenalty: 1.1 }, tokens).repeatPenalty;
-    expect(onlyRepeat).toMatchObject({ penalty: 1.1, presencePenalty: 0, frequencyPenalty: 0, maxPunishTokens: PENALTY_WINDOW });
+    expect(onlyRepeat).toMatchObject({
+      penalty: 1.1,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
+      maxPunishTokens: PENALTY_WINDOW,
+    });
     expect(onlyRepeat?.punishTokens).toBe(tokens);
 
     const onlyPresence = toSamplingOptions({ temperature: 1, presencePenalty: 0.5 }, recent).repeatPenalty;

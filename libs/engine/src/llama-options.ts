@@ -23,7 +23,12 @@ export function toChatHistory(messages: readonly ChatTurn[], partial = ''): Chat
     if (m.role === 'system') history.push({ type: 'system', text: m.content });
     else if (m.role === 'user') history.push({ type: 'user', text: m.content });
     else if (m.role === 'assistant') {
-      const calls = (m.toolCalls ?? []).map((c) => ({ type: 'functionCall' as const, name: c.name, params: parseJson(c.arguments), result: parseJson(results.get(c.id) ?? '') }));
+      const calls = (m.toolCalls ?? []).map((c) => ({
+        type: 'functionCall' as const,
+        name: c.name,
+        params: parseJson(c.arguments),
+        result: parseJson(results.get(c.id) ?? ''),
+      }));
       history.push({ type: 'model', response: [...(m.content ? [m.content] : []), ...calls] });
     }
   }
@@ -31,7 +36,10 @@ export function toChatHistory(messages: readonly ChatTurn[], partial = ''): Chat
   return history;
 }
 
-export type SamplingOptions = Pick<SequenceEvaluateOptions, 'temperature' | 'topP' | 'topK' | 'minP' | 'seed' | 'repeatPenalty'>;
+export type SamplingOptions = Pick<
+  SequenceEvaluateOptions,
+  'temperature' | 'topP' | 'topK' | 'minP' | 'seed' | 'repeatPenalty'
+>;
 
 /**
  * OpenAI sampling → node-llama-cpp's per-token sampler options. Unset fields get
@@ -40,7 +48,9 @@ export type SamplingOptions = Pick<SequenceEvaluateOptions, 'temperature' | 'top
  */
 export function toSamplingOptions(sampling: Sampling, recentTokens: () => Token[]): SamplingOptions {
   const penalised =
-    sampling.repeatPenalty !== undefined || sampling.presencePenalty !== undefined || sampling.frequencyPenalty !== undefined;
+    sampling.repeatPenalty !== undefined ||
+    sampling.presencePenalty !== undefined ||
+    sampling.frequencyPenalty !== undefined;
   return {
     temperature: sampling.temperature,
     topP: sampling.topP ?? 1,

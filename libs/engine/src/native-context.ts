@@ -1,4 +1,11 @@
-import type { LlamaContext, LlamaContextSequence, LlamaGrammarEvaluationState, LlamaModel, Token, TokenBias } from 'node-llama-cpp';
+import type {
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammarEvaluationState,
+  LlamaModel,
+  Token,
+  TokenBias,
+} from 'node-llama-cpp';
 import type { SamplingOptions } from './llama-options.js';
 
 /**
@@ -14,7 +21,16 @@ export interface NativeContext {
   addToBatch(sequenceId: number, firstPosition: number, tokens: Uint32Array, logitIndexes: Uint32Array): Uint32Array;
   decodeBatch(): Promise<void>;
   /** `[token, probabilities as token/probability pairs, confidence]` when probabilities are asked for. */
-  sampleToken(logitIndex: number, sampler: NativeSampler, probabilities?: boolean, confidence?: boolean): Promise<number | [number, number[] | undefined, number | undefined]>;
+  /** Drops the sequence's cells at positions `start` to `end` (end -1: to the last). */
+  removeTokenCellsFromSequence(sequenceId: number, start: number, end: number): boolean;
+  /** Makes `target`'s cells a copy of `source`'s, all of them (llama.cpp copies the whole KV buffer). */
+  copySequenceStateFromOtherSequence(target: number, source: number): Promise<number>;
+  sampleToken(
+    logitIndex: number,
+    sampler: NativeSampler,
+    probabilities?: boolean,
+    confidence?: boolean,
+  ): Promise<number | [number, number[] | undefined, number | undefined]>;
 }
 
 export interface NativeSampler {
@@ -32,8 +48,17 @@ interface Internals {
 
 export function nativeContext(context: LlamaContext): NativeContext {
   const native = (context as unknown as Internals['context'])._ctx;
-  if (!native || typeof native.decodeBatch !== 'function' || typeof native.sampleToken !== 'function' || typeof native.addToBatch !== 'function') {
-    throw new Error('This node-llama-cpp version has no native context layer (LlamaContext._ctx) that Conveyor can drive; install the pinned version.');
+  if (
+    !native ||
+    typeof native.removeTokenCellsFromSequence !== 'function' ||
+    typeof native.copySequenceStateFromOtherSequence !== 'function' ||
+    typeof native.decodeBatch !== 'function' ||
+    typeof native.sampleToken !== 'function' ||
+    typeof native.addToBatch !== 'function'
+  ) {
+    throw new Error(
+      'This node-llama-cpp version has no native context layer (LlamaContext._ctx) that Conveyor can drive; install the pinned version.',
+    );
   }
   return native;
 }
@@ -41,7 +66,10 @@ export function nativeContext(context: LlamaContext): NativeContext {
 export function nativeSampler(model: LlamaModel): NativeSampler {
   const internals = model as unknown as Internals['model'];
   const Sampler = internals._llama?._bindings?.AddonSampler;
-  if (!Sampler || !internals._model) throw new Error('This node-llama-cpp version has no native sampler (AddonSampler) that Conveyor can drive; install the pinned version.');
+  if (!Sampler || !internals._model)
+    throw new Error(
+      'This node-llama-cpp version has no native sampler (AddonSampler) that Conveyor can drive; install the pinned version.',
+    );
   return new Sampler(internals._model);
 }
 
@@ -53,7 +81,8 @@ export function assertNativeLayer(model: LlamaModel, context: LlamaContext): voi
 
 export function sequenceId(sequence: LlamaContextSequence): number {
   const id = (sequence as unknown as Internals['sequence'])._sequenceId;
-  if (typeof id !== 'number') throw new Error('This node-llama-cpp version does not expose a sequence id (LlamaContextSequence._sequenceId).');
+  if (typeof id !== 'number')
+    throw new Error('This node-llama-cpp version does not expose a sequence id (LlamaContextSequence._sequenceId).');
   return id;
 }
 
@@ -64,10 +93,18 @@ const MAX_PUNISH_TOKENS = 64;
  * The native sampler's configuration for one token, as node-llama-cpp builds it for `evaluate`
  * (same defaults, same fields), so replies do not depend on which layer drove the sampler.
  */
-export function samplerConfig(options: SamplingOptions, grammar: LlamaGrammarEvaluationState | undefined, bias: TokenBias | undefined): Record<string, unknown> {
+export function samplerConfig(
+  options: SamplingOptions,
+  grammar: LlamaGrammarEvaluationState | undefined,
+  bias: TokenBias | undefined,
+): Record<string, unknown> {
   const { temperature = 0, minP = 0, topK = 40, topP = 0.95, seed, repeatPenalty } = options;
   const penalty = repeatPenalty || undefined;
-  const punish = penalty ? (typeof penalty.punishTokens === 'function' ? penalty.punishTokens() : penalty.punishTokens) : undefined;
+  const punish = penalty
+    ? typeof penalty.punishTokens === 'function'
+      ? penalty.punishTokens()
+      : penalty.punishTokens
+    : undefined;
   const config: Record<string, unknown> = {
     temperature,
     minP,

@@ -16,7 +16,10 @@ describe('ReasoningSplitter', () => {
   it('splits a thought the reply opens itself, whatever the piece boundaries', () => {
     const text = '<think>let me see</think>\n\nThe answer.';
     for (let cut = 0; cut <= text.length; cut++) {
-      expect(split([text.slice(0, cut), text.slice(cut)], false)).toEqual({ reasoning: 'let me see', content: 'The answer.' });
+      expect(split([text.slice(0, cut), text.slice(cut)], false)).toEqual({
+        reasoning: 'let me see',
+        content: 'The answer.',
+      });
     }
     expect(split([...text], false)).toEqual({ reasoning: 'let me see', content: 'The answer.' });
   });

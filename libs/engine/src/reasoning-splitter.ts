@@ -74,6 +74,7 @@ export class ReasoningSplitter {
 }
 
 function partialSuffix(text: string, tag: string): number {
-  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) if (tag.startsWith(text.slice(text.length - n))) return n;
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--)
+    if (tag.startsWith(text.slice(text.length - n))) return n;
   return 0;
 }

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { LlamaText, type ChatWrapper, type Llama, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
+import {
+  LlamaText,
+  type ChatWrapper,
+  type Llama,
+  type LlamaGrammar,
+  type LlamaModel,
+  type Token,
+} from 'node-llama-cpp';
 import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { gbnfLiteral, jsonSchemaGrammar, minimumJsonBytes, type JsonSchema } from '@conveyor/structured';
 import { EngineInputError } from './chat-engine.js';
@@ -38,8 +45,12 @@ export class ReplyShapes {
     return opening.tokenize(this.model.tokenizer);
   }
 
-  async shape(request: { tools?: ToolSpec[]; toolChoice?: ToolChoice; responseFormat?: OutputFormat }, budget: number): Promise<ReplyShape> {
-    if (request.tools?.length) return { kind: 'tool', call: await this.toolCall(request.tools, request.toolChoice ?? 'auto', budget) };
+  async shape(
+    request: { tools?: ToolSpec[]; toolChoice?: ToolChoice; responseFormat?: OutputFormat },
+    budget: number,
+  ): Promise<ReplyShape> {
+    if (request.tools?.length)
+      return { kind: 'tool', call: await this.toolCall(request.tools, request.toolChoice ?? 'auto', budget) };
     const format = request.responseFormat;
     if (!format) return { kind: 'text' };
     const schema = format.type === 'json_schema' ? (format.schema as JsonSchema) : null;
@@ -58,7 +69,8 @@ export class ReplyShapes {
     const name = forcedName(tools, choice);
     const forced = choice === 'required' || typeof choice === 'object';
     const { prefix, paramsPrefix } = this.syntax;
-    const argsSchema = (fn: string): JsonSchema => (byName.get(fn)?.parameters as JsonSchema | undefined) ?? NO_PARAMETERS;
+    const argsSchema = (fn: string): JsonSchema =>
+      (byName.get(fn)?.parameters as JsonSchema | undefined) ?? NO_PARAMETERS;
     if (forced && name && !jsonSchemaGrammar(argsSchema(name), budget)) {
       throw new EngineInputError(
         `The reply may have ${budget} tokens, too few for a call of "${name}" (at least ${minimumJsonBytes(argsSchema(name))}); raise max_tokens.`,
@@ -68,7 +80,9 @@ export class ReplyShapes {
     return {
       triggers: forced ? [] : [prefix.toString()],
       forcedName: name,
-      nameGrammar: name ? undefined : await this.grammar(`root ::= ${tools.map((t) => gbnfLiteral(t.name)).join(' | ')}`),
+      nameGrammar: name
+        ? undefined
+        : await this.grammar(`root ::= ${tools.map((t) => gbnfLiteral(t.name)).join(' | ')}`),
       paramsPrefix: paramsPrefix.tokenize(this.model.tokenizer),
       argsGrammar: async (fn, left) => {
         const gbnf = jsonSchemaGrammar(argsSchema(fn), left);

@@ -13,7 +13,12 @@ export function templateThoughtOpening(model: LlamaModel, chatWrapper: ChatWrapp
   const prefix = typeof segment === 'string' ? segment : segment instanceof LlamaText ? segment.toString() : null;
   if (!prefix || typeof source !== 'string') return null;
   try {
-    const text = new Template(source).render({ messages: [{ role: 'user', content: 'x' }], add_generation_prompt: true, bos_token: '', eos_token: '' });
+    const text = new Template(source).render({
+      messages: [{ role: 'user', content: 'x' }],
+      add_generation_prompt: true,
+      bos_token: '',
+      eos_token: '',
+    });
     const at = text.lastIndexOf(prefix);
     return at >= 0 && text.slice(at + prefix.length).trim() === '' ? text.slice(at) : null;
   } catch {

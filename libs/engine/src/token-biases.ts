@@ -14,12 +14,14 @@ export function rawBias(model: LlamaModel, entries: Iterable<[Token, number]>): 
   return bias;
 }
 
-export const vocabularySize = (model: LlamaModel): number => (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
+export const vocabularySize = (model: LlamaModel): number =>
+  (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[] | undefined)?.length ?? 0;
 
 /** Every end-of-generation token of the model (EOS, EOT, <|im_end|>, …). */
 export function endOfGenerationTokens(model: LlamaModel): Token[] {
   const tokens: Token[] = [];
-  for (let token = 0; token < vocabularySize(model); token++) if (model.isEogToken(token as Token)) tokens.push(token as Token);
+  for (let token = 0; token < vocabularySize(model); token++)
+    if (model.isEogToken(token as Token)) tokens.push(token as Token);
   return tokens;
 }
 
@@ -37,7 +39,11 @@ export function requestBiases(
   const entries: Array<[Token, number]> = [];
   for (const [key, value] of Object.entries(logitBias ?? {})) {
     const token = Number(key);
-    if (!(token < vocabulary)) throw new EngineInputError(`logit_bias names token ${key}, but this model's vocabulary has ${vocabulary} tokens.`, 'invalid_value');
+    if (!(token < vocabulary))
+      throw new EngineInputError(
+        `logit_bias names token ${key}, but this model's vocabulary has ${vocabulary} tokens.`,
+        'invalid_value',
+      );
     entries.push([token as Token, value <= -100 ? -Infinity : value]);
   }
   return {

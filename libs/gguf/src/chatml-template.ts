@@ -4,6 +4,9 @@ export const CHATML_TEMPLATE =
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** ChatML as thinking models ship it: each reply opens with a thought segment. */
-export const CHATML_THINK_TEMPLATE = CHATML_TEMPLATE.replace("'<|im_start|>assistant\\n'", "'<|im_start|>assistant\\n<think>\\n'");
+export const CHATML_THINK_TEMPLATE = CHATML_TEMPLATE.replace(
+  "'<|im_start|>assistant\\n'",
+  "'<|im_start|>assistant\\n<think>\\n'",
+);
 
 export const THINK_TOKENS = ['<think>', '</think>'] as const;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { buildByteLevelVocab } from './byte-level-vocab.js';
 import { CHATML_TEMPLATE, CHATML_THINK_TEMPLATE, THINK_TOKENS } from './chatml-template.js';
 import { GgmlType, GgufTensor, GgufType, GgufValue, writeGguf } from './gguf-writer.js';
-import { MODEL_PRESETS, ModelPreset, ModelPresetName } from './model-presets.js';
+import { MODEL_PRESETS, ModelPreset, ModelPresetName, ProjectorPreset } from './model-presets.js';
 import { Prng } from './prng.js';
 
 const u32 = (value: number): GgufValue => ({ type: GgufType.UINT32, value });
@@ -39,46 +39,201 @@ function metadataFor(p: ModelPreset, vocab: ReturnType<typeof buildByteLevelVoca
   };
 }
 
-function tensorsFor(p: ModelPreset): GgufTensor[] {
-  const headDim = p.embedding / p.heads;
-  const kvDim = headDim * p.kvHeads;
-  const rng = new Prng(p.seed);
-  // Each tensor draws from its own stream so tensor order never changes another tensor's weights.
-  const random = (dims: number[], scale: number) => {
-    const seed = rng.int(2 ** 32);
+const ones = (n: number) => () => new Float32Array(n).fill(1);
+const zeros = (n: number) => () => new Float32Array(n);
+// Uniform(-a, a) with a = sqrt(3/fan_in) keeps activations near unit scale through the layers.
+const scaled = (fanIn: number) => Math.sqrt(3 / fanIn);
+
+/** Random uniform weights from one seed. Each tensor draws from its own stream so tensor order never changes another tensor's weights. */
+function randomWeights(seed: number): (dims: readonly number[], scale: number) => () => Float32Array {
+  const rng = new Prng(seed);
+  return (dims, scale) => {
+    const own = rng.int(2 ** 32);
     return () => {
-      const r = new Prng(seed);
+      const r = new Prng(own);
       const out = new Float32Array(dims.reduce((a, b) => a * b, 1));
       for (let i = 0; i < out.length; i++) out[i] = (r.next() * 2 - 1) * scale;
       return out;
     };
   };
-  const ones = (n: number) => () => new Float32Array(n).fill(1);
-  // Uniform(-a, a) with a = sqrt(3/fan_in) keeps activations near unit scale through the layers.
-  const scaled = (fanIn: number) => Math.sqrt(3 / fanIn);
+}
+
+function tensorsFor(p: ModelPreset): GgufTensor[] {
+  const headDim = p.embedding / p.heads;
+  const kvDim = headDim * p.kvHeads;
+  const random = randomWeights(p.seed);
 
   const tensors: GgufTensor[] = [
-    { name: 'token_embd.weight', dims: [p.embedding, p.vocabSize], type: p.weightType, values: random([p.embedding, p.vocabSize], 1) },
+    {
+      name: 'token_embd.weight',
+      dims: [p.embedding, p.vocabSize],
+      type: p.weightType,
+      values: random([p.embedding, p.vocabSize], 1),
+    },
   ];
   for (let l = 0; l < p.layers; l++) {
     const blk = (n: string) => `blk.${l}.${n}.weight`;
     tensors.push(
       { name: blk('attn_norm'), dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) },
-      { name: blk('attn_q'), dims: [p.embedding, p.embedding], type: p.weightType, values: random([p.embedding, p.embedding], scaled(p.embedding)) },
-      { name: blk('attn_k'), dims: [p.embedding, kvDim], type: p.weightType, values: random([p.embedding, kvDim], scaled(p.embedding)) },
-      { name: blk('attn_v'), dims: [p.embedding, kvDim], type: p.weightType, values: random([p.embedding, kvDim], scaled(p.embedding)) },
-      { name: blk('attn_output'), dims: [p.embedding, p.embedding], type: p.weightType, values: random([p.embedding, p.embedding], scaled(p.embedding)) },
+      {
+        name: blk('attn_q'),
+        dims: [p.embedding, p.embedding],
+        type: p.weightType,
+        values: random([p.embedding, p.embedding], scaled(p.embedding)),
+      },
+      {
+        name: blk('attn_k'),
+        dims: [p.embedding, kvDim],
+        type: p.weightType,
+        values: random([p.embedding, kvDim], scaled(p.embedding)),
+      },
+      {
+        name: blk('attn_v'),
+        dims: [p.embedding, kvDim],
+        type: p.weightType,
+        values: random([p.embedding, kvDim], scaled(p.embedding)),
+      },
+      {
+        name: blk('attn_output'),
+        dims: [p.embedding, p.embedding],
+        type: p.weightType,
+        values: random([p.embedding, p.embedding], scaled(p.embedding)),
+      },
       { name: blk('ffn_norm'), dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) },
-      { name: blk('ffn_gate'), dims: [p.embedding, p.feedForward], type: p.weightType, values: random([p.embedding, p.feedForward], scaled(p.embedding)) },
-      { name: blk('ffn_up'), dims: [p.embedding, p.feedForward], type: p.weightType, values: random([p.embedding, p.feedForward], scaled(p.embedding)) },
-      { name: blk('ffn_down'), dims: [p.feedForward, p.embedding], type: p.weightType, values: random([p.feedForward, p.embedding], scaled(p.feedForward)) },
+      {
+        name: blk('ffn_gate'),
+        dims: [p.embedding, p.feedForward],
+        type: p.weightType,
+        values: random([p.embedding, p.feedForward], scaled(p.embedding)),
+      },
+      {
+        name: blk('ffn_up'),
+        dims: [p.embedding, p.feedForward],
+        type: p.weightType,
+        values: random([p.embedding, p.feedForward], scaled(p.embedding)),
+      },
+      {
+        name: blk('ffn_down'),
+        dims: [p.feedForward, p.embedding],
+        type: p.weightType,
+        values: random([p.feedForward, p.embedding], scaled(p.feedForward)),
+      },
     );
   }
   tensors.push({ name: 'output_norm.weight', dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) });
   if (!p.tiedOutput) {
-    tensors.push({ name: 'output.weight', dims: [p.embedding, p.vocabSize], type: p.weightType, values: random([p.embedding, p.vocabSize], scaled(p.embedding) * 4) });
+    tensors.push({
+      name: 'output.weight',
+      dims: [p.embedding, p.vocabSize],
+      type: p.weightType,
+      values: random([p.embedding, p.vocabSize], scaled(p.embedding) * 4),
+    });
   }
   return tensors;
+}
+
+/**
+ * The metadata llama.cpp's projector loader (tools/mtmd/clip.cpp) reads for a LLaVA-style `mlp` projector;
+ * every key here is one it requires, with the exact type it checks.
+ */
+function projectorMetadata(name: string, v: ProjectorPreset): Record<string, GgufValue> {
+  const floats = (values: number[]): GgufValue => ({ type: GgufType.ARRAY, itemType: GgufType.FLOAT32, value: values });
+  return {
+    'general.architecture': str('clip'),
+    'general.name': str(`${name}-mmproj`),
+    'general.description': str('Random-weight vision projector generated by Conveyor for smoke tests'),
+    'general.file_type': u32(0),
+    'clip.has_vision_encoder': { type: GgufType.BOOL, value: true },
+    'clip.projector_type': str('mlp'),
+    'clip.vision.image_size': u32(v.imageSize),
+    'clip.vision.patch_size': u32(v.patchSize),
+    'clip.vision.embedding_length': u32(v.embedding),
+    'clip.vision.feed_forward_length': u32(v.feedForward),
+    'clip.vision.projection_dim': u32(v.projection),
+    'clip.vision.attention.head_count': u32(v.heads),
+    'clip.vision.block_count': u32(v.layers),
+    'clip.vision.attention.layer_norm_epsilon': f32(1e-5),
+    'clip.vision.image_mean': floats([0.5, 0.5, 0.5]),
+    'clip.vision.image_std': floats([0.5, 0.5, 0.5]),
+  };
+}
+
+/**
+ * The projector's tensors, in ggml order. The loader treats most of them as optional, but the LLaVA graph
+ * adds the position embeddings and both MLP biases unconditionally, and the layer norms keep random
+ * activations bounded. The MLP's output width is the text model's embedding width, as llama.cpp checks.
+ */
+function projectorTensors(textEmbedding: number, v: ProjectorPreset): GgufTensor[] {
+  const random = randomWeights(v.seed);
+  const patches = (v.imageSize / v.patchSize) ** 2;
+  const f32Tensor = (name: string, dims: number[], values: () => Float32Array): GgufTensor => ({
+    name,
+    dims,
+    type: GgmlType.F32,
+    values,
+  });
+  const norm = (prefix: string): GgufTensor[] => [
+    f32Tensor(`${prefix}.weight`, [v.embedding], ones(v.embedding)),
+    f32Tensor(`${prefix}.bias`, [v.embedding], zeros(v.embedding)),
+  ];
+  const patchIn = v.patchSize * v.patchSize * 3;
+  const tensors: GgufTensor[] = [
+    f32Tensor(
+      'v.patch_embd.weight',
+      [v.patchSize, v.patchSize, 3, v.embedding],
+      random([v.patchSize, v.patchSize, 3, v.embedding], scaled(patchIn)),
+    ),
+    f32Tensor('v.position_embd.weight', [v.embedding, patches], random([v.embedding, patches], 0.1)),
+    ...norm('v.pre_ln'),
+  ];
+  for (let l = 0; l < v.layers; l++) {
+    const square = () => random([v.embedding, v.embedding], scaled(v.embedding));
+    tensors.push(
+      ...norm(`v.blk.${l}.ln1`),
+      f32Tensor(`v.blk.${l}.attn_q.weight`, [v.embedding, v.embedding], square()),
+      f32Tensor(`v.blk.${l}.attn_k.weight`, [v.embedding, v.embedding], square()),
+      f32Tensor(`v.blk.${l}.attn_v.weight`, [v.embedding, v.embedding], square()),
+      f32Tensor(`v.blk.${l}.attn_out.weight`, [v.embedding, v.embedding], square()),
+      ...norm(`v.blk.${l}.ln2`),
+      f32Tensor(
+        `v.blk.${l}.ffn_up.weight`,
+        [v.embedding, v.feedForward],
+        random([v.embedding, v.feedForward], scaled(v.embedding)),
+      ),
+      f32Tensor(
+        `v.blk.${l}.ffn_down.weight`,
+        [v.feedForward, v.embedding],
+        random([v.feedForward, v.embedding], scaled(v.feedForward)),
+      ),
+    );
+  }
+  tensors.push(
+    f32Tensor('mm.0.weight', [v.embedding, v.projection], random([v.embedding, v.projection], scaled(v.embedding))),
+    f32Tensor('mm.0.bias', [v.projection], zeros(v.projection)),
+    f32Tensor(
+      'mm.2.weight',
+      [v.projection, textEmbedding],
+      random([v.projection, textEmbedding], scaled(v.projection)),
+    ),
+    f32Tensor('mm.2.bias', [textEmbedding], zeros(textEmbedding)),
+  );
+  return tensors;
+}
+
+/** Writes the preset's vision projector (mmproj) GGUF to `path`. Same preset, same bytes. */
+export async function generateProjector(preset: ModelPreset, path: string): Promise<void> {
+  if (!preset.projector) throw new Error(`The ${preset.name} preset has no vision projector`);
+  await writeGguf(
+    path,
+    projectorMetadata(preset.name, preset.projector),
+    projectorTensors(preset.embedding, preset.projector),
+  );
+}
+
+/** Where a preset's projector is generated in `dir` (a preset without one: null). */
+export function presetProjectorPath(name: ModelPresetName, dir: string): string | null {
+  const preset: ModelPreset = MODEL_PRESETS[name];
+  return preset.projector ? join(dir, `${preset.name}-mmproj.gguf`) : null;
 }
 
 /** Writes the preset's GGUF to `path`. Same preset, same bytes. */
@@ -87,7 +242,8 @@ export async function generateModel(preset: ModelPreset, path: string): Promise<
   await writeGguf(path, metadataFor(preset, vocab), tensorsFor(preset));
 }
 
-const presetVocab = (preset: ModelPreset) => buildByteLevelVocab(preset.vocabSize, preset.seed, preset.thinking ? THINK_TOKENS : []);
+const presetVocab = (preset: ModelPreset) =>
+  buildByteLevelVocab(preset.vocabSize, preset.seed, preset.thinking ? THINK_TOKENS : []);
 
 /** The id of a token of a preset's vocabulary, by its text (for logit_bias in tests and benchmarks). */
 export function presetTokenId(name: ModelPresetName, text: string): number {
@@ -96,14 +252,21 @@ export function presetTokenId(name: ModelPresetName, text: string): number {
   return id;
 }
 
-/** Returns the preset's GGUF path in `dir`, generating it on first use. */
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * Returns the preset's GGUF path in `dir`, generating it on first use. A preset with a vision projector
+ * gets its projector generated beside it too (at `presetProjectorPath`), so one call readies both.
+ */
 export async function ensurePresetModel(name: ModelPresetName, dir: string): Promise<string> {
-  const preset = MODEL_PRESETS[name];
+  const preset: ModelPreset = MODEL_PRESETS[name];
   const path = join(dir, `${preset.name}.gguf`);
-  try {
-    await access(path);
-  } catch {
-    await generateModel(preset, path);
-  }
+  if (!(await exists(path))) await generateModel(preset, path);
+  const projector = presetProjectorPath(name, dir);
+  if (projector && !(await exists(projector))) await generateProjector(preset, projector);
   return path;
 }

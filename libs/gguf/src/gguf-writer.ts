@@ -49,7 +49,8 @@ function tensorByteSize(t: GgufTensor): number {
     case GgmlType.F16:
       return count * 2;
     case GgmlType.Q8_0:
-      if (t.dims[0] % Q8_BLOCK !== 0) throw new Error(`${t.name}: row length must be a multiple of ${Q8_BLOCK} for Q8_0`);
+      if (t.dims[0] % Q8_BLOCK !== 0)
+        throw new Error(`${t.name}: row length must be a multiple of ${Q8_BLOCK} for Q8_0`);
       return (count / Q8_BLOCK) * (2 + Q8_BLOCK);
   }
 }

@@ -1,3 +1,9 @@
-export { generateModel, ensurePresetModel, presetTokenId } from './generate-model.js';
+export {
+  generateModel,
+  generateProjector,
+  ensurePresetModel,
+  presetProjectorPath,
+  presetTokenId,
+} from './generate-model.js';
 export { MODEL_PRESETS, isModelPresetName } from './model-presets.js';
-export type { ModelPreset, ModelPresetName } from './model-presets.js';
+export type { ModelPreset, ModelPresetName, ProjectorPreset } from './model-presets.js';

@@ -15,6 +15,25 @@ export interface ModelPreset {
   seed: number;
   /** A thinking model: its template opens `<think>` for each reply, and `<think>`/`</think>` are tokens. */
   thinking?: boolean;
+  /** A vision model: the projector (mmproj) generated beside it, which turns images into its embeddings. */
+  projector?: ProjectorPreset;
+}
+
+/**
+ * A LLaVA-style vision projector (`clip.projector_type` `mlp`): a small ViT over square images cut into
+ * patches, then a two-layer MLP into the text model's embedding width. Random weights, like the models.
+ */
+export interface ProjectorPreset {
+  /** Images are resized to this square before they are cut into patches. */
+  imageSize: number;
+  patchSize: number;
+  embedding: number;
+  feedForward: number;
+  /** Width of the MLP's hidden layer. */
+  projection: number;
+  heads: number;
+  layers: number;
+  seed: number;
 }
 
 /**
@@ -40,6 +59,24 @@ export const MODEL_PRESETS = {
   tiny: TINY,
   /** `tiny` with a thinking template, for reasoning parsers. */
   think: { ...TINY, name: 'conveyor-tiny-think', thinking: true },
+  /**
+   * `tiny` with a vision projector: 32x32 images in 8x8 patches, so an image is 16 tokens of the prompt.
+   * Served by llama.cpp's server (node-llama-cpp runs no projector).
+   */
+  vision: {
+    ...TINY,
+    name: 'conveyor-tiny-vision',
+    projector: {
+      imageSize: 32,
+      patchSize: 8,
+      embedding: 64,
+      feedForward: 96,
+      projection: 128,
+      heads: 4,
+      layers: 2,
+      seed: 3,
+    },
+  },
   bench: {
     name: 'conveyor-bench',
     vocabSize: 32000,

@@ -1,7 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger, type Level } from 'pino';
 
-const LEVEL: Record<string, Level> = { fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', debug: 'debug', verbose: 'trace' };
+const LEVEL: Record<string, Level> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
 
 /**
  * Nest's logger interface over pino: one JSON object per line. A message
@@ -12,7 +19,11 @@ export class PinoNestLogger implements LoggerService {
   private readonly pino: Logger;
 
   constructor(service: 'api' | 'worker', level: string) {
-    this.pino = pino({ base: { service, pid: process.pid }, level: LEVEL[level] ?? 'info', timestamp: pino.stdTimeFunctions.isoTime });
+    this.pino = pino({
+      base: { service, pid: process.pid },
+      level: LEVEL[level] ?? 'info',
+      timestamp: pino.stdTimeFunctions.isoTime,
+    });
   }
 
   private write(level: Level, message: unknown, rest: unknown[]): void {

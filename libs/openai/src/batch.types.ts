@@ -21,7 +21,12 @@ export interface FileDeleted {
   deleted: true;
 }
 
-export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+/** The routes a batch may run; each line's `url` must be the batch's `endpoint`. */
+export const BATCH_ENDPOINT_URLS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'] as const;
+export type BatchEndpointUrl = (typeof BATCH_ENDPOINT_URLS)[number];
+
+export type BatchStatus =
+  'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
 export interface BatchError {
   code: string;
@@ -33,7 +38,7 @@ export interface BatchError {
 export interface Batch {
   id: string;
   object: 'batch';
-  endpoint: string;
+  endpoint: BatchEndpointUrl;
   errors: { object: 'list'; data: BatchError[] } | null;
   input_file_id: string;
   completion_window: string;

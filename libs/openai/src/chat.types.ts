@@ -41,7 +41,15 @@ export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; func
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown> | boolean; strict?: boolean | null } };
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        description?: string;
+        schema?: Record<string, unknown> | boolean;
+        strict?: boolean | null;
+      };
+    };
 
 export interface StreamOptions {
   include_usage?: boolean | null;
@@ -118,6 +126,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** As OpenAI reports prompt caching: prompt tokens that were reused rather than computed. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export interface ChatCompletion {

@@ -9,17 +9,28 @@ export interface BatchLineRef {
 }
 
 /** What a worker pushes to a batch's results list when a line ends. */
-export type BatchLineResult =
+export type BatchLineResult = (
   | { ok: true; customId: string; line: number; requestId: string; model: string; reply: ReplyResult }
-  | { ok: false; customId: string; line: number; requestId: string; model: string; status: number; code: string; message: string };
+  | {
+      ok: false;
+      customId: string;
+      line: number;
+      requestId: string;
+      model: string;
+      status: number;
+      code: string;
+      message: string;
+    }
+) & {
+  /** When the line ended (ms since the epoch): its response's `created`, the same however often it is written. */
+  finishedAt?: number;
+};
 
 /**
  * BullMQ serves jobs without a priority before prioritized ones, so batch
  * lines (prioritized) never hold up an interactive request.
  */
 export const BATCH_LINE_PRIORITY = 1000;
-
-export const batchLineJobId = (batchId: string, line: number): string => `${batchId}-${line}`;
 
 /** The batch record (a JSON string). */
 export const batchKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}`;

@@ -1,5 +1,5 @@
 import type { BatchLineRef } from './batch.js';
-import type { ChatJobData } from './chat-job.js';
+import type { GenerationJobData } from './generation-job.js';
 
 export const EMBED_JOB = 'embed' as const;
 
@@ -10,11 +10,13 @@ export interface EmbedJobData {
   /** Text, or text already tokenized (token ids). */
   inputs: Array<string | number[]>;
   enqueuedAt: number;
+  /** Name of the API key that made the request, as on a generation job. */
+  owner?: string;
   /** Set when the job is a batch line. */
   batch?: BatchLineRef;
 }
 
 /** Any job the API puts on a deployment's queue. */
-export type QueuedJobData = ChatJobData | EmbedJobData;
+export type QueuedJobData = GenerationJobData | EmbedJobData;
 
 export const isEmbedJob = (job: QueuedJobData): job is EmbedJobData => 'inputs' in job;

@@ -1,6 +1,17 @@
 /** Queue and Redis key naming, shared by API and workers so both sides agree. */
 
-export const chatQueueName = (deployment: string): string => `chat.${deployment}`;
+/** The BullMQ queue of one deployment: every kind of job for it (generation, embeddings, batch lines). */
+export const deploymentQueueName = (deployment: string): string => `jobs.${deployment}`;
+
+/** BullMQ's list of a deployment's jobs waiting for a worker (batch lines wait elsewhere, as prioritized jobs). */
+export const waitListKey = (prefix: string, deployment: string): string =>
+  `${prefix}:${deploymentQueueName(deployment)}:wait`;
+
+/**
+ * Requests admitted to a deployment's queue and not yet in its wait list: a sorted set of request ids
+ * scored by when the reservation lapses, so one left by a replica that died expires on its own.
+ */
+export const admissionKey = (prefix: string, deployment: string): string => `${prefix}:admission:${deployment}`;
 
 /** Per-request reply stream: XADD by the worker, XREAD by the API. */
 export const replyStreamKey = (prefix: string, requestId: string): string => `${prefix}:reply:${requestId}`;
@@ -19,5 +30,42 @@ export const CANCEL_TTL_MS = 10 * 60 * 1000;
  */
 export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${deployment}`;
 
+/** The identity of the file store the API replicas on this prefix share. */
+export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
+
 /** Fixed-window request counter of one API key, shared by every API replica. */
-export const rateLimitKey = (prefix: string, keyName: string, window: number): string => `${prefix}:ratelimit:${keyName}:${window}`;
+export const rateLimitKey = (prefix: string, keyName: string, window: number): string =>
+  `${prefix}:ratelimit:${keyName}:${window}`;
+
+/**
+ * A worker's name in queue and key names: its id (`host:pid`) with every character BullMQ or a key
+ * pattern could misread (`:` separates key parts) replaced.
+ */
+export const routeWorkerName = (workerId: string): string => workerId.replace(/[^A-Za-z0-9._-]/g, '_');
+
+/**
+ * The queue of jobs routed to one worker of a deployment because it holds their prompt's beginning;
+ * only that worker takes from it, and what it cannot take goes back to the deployment's queue.
+ */
+export const affinityQueueName = (deployment: string, worker: string): string =>
+  `${deploymentQueueName(deployment)}@${worker}`;
+
+/** The workers of a deployment that have (or had, until it is drained) an affinity queue: a set of names. */
+export const routeQueuesKey = (prefix: string, deployment: string): string => `${prefix}:route:${deployment}:queues`;
+
+/** Free sequences of each worker of a deployment: a hash of worker name → count, kept by the workers. */
+export const routeLoadKey = (prefix: string, deployment: string): string => `${prefix}:route:${deployment}:load`;
+
+/** The prompt block hashes one worker's sequences hold for a deployment: a set, expiring with the worker. */
+export const routeBlocksKey = (prefix: string, deployment: string, worker: string): string =>
+  `${routeBlocksPrefix(prefix, deployment)}${worker}`;
+
+/** `routeBlocksKey` without the worker's name, for the routing script to complete. */
+export const routeBlocksPrefix = (prefix: string, deployment: string): string =>
+  `${prefix}:route:${deployment}:blocks:`;
+
+/** The bytes of an image requests carried, stored once by their hash while jobs refer to them. */
+export const imageKey = (prefix: string, sha256: string): string => `${prefix}:image:${sha256}`;
+
+/** The jobs that refer to an image: a set of job ids; the image goes when the last of them is done. */
+export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${sha256}:jobs`;

@@ -1,4 +1,4 @@
-import type { FinishReason, TokenUsage, ToolCall } from './chat-job.js';
+import type { FinishReason, TokenUsage, ToolCall } from './generation-job.js';
 import type { ReplyEvent, TokenLogprob } from './stream-events.js';
 
 /** One choice of a finished reply. */

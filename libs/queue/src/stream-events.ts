@@ -1,4 +1,4 @@
-import type { FinishReason, TokenUsage } from './chat-job.js';
+import type { FinishReason, TokenUsage } from './generation-job.js';
 
 /** One alternative of a token's log-probability. `bytes`: the token's UTF-8 bytes (a token may hold part of a character). */
 export interface TokenAlternative {
@@ -39,12 +39,22 @@ export type ReplyEvent =
    * Output of one choice (`choice` absent: 0). Within one event the reasoning precedes the text,
    * and the text precedes the tool call piece, as they do in a reply.
    */
-  | (EventBase & { type: 'delta'; text: string; choice?: number; reasoning?: string; toolCall?: ToolCallDelta; logprobs?: TokenLogprob[] })
+  | (EventBase & {
+      type: 'delta';
+      /** Tokens this choice has generated so far, across the attempts it continues. */
+      tokens?: number;
+      text: string;
+      choice?: number;
+      reasoning?: string;
+      toolCall?: ToolCallDelta;
+      logprobs?: TokenLogprob[];
+    })
   /** One input's embedding: little-endian float32 values, base64-encoded. */
   | (EventBase & { type: 'embedding'; index: number; vector: string })
   /** `finishReasons`: every choice's, when there are several; `finishReason` is choice 0's. */
   | (EventBase & { type: 'end'; finishReason: FinishReason; finishReasons?: FinishReason[]; usage: TokenUsage })
-  | (EventBase & { type: 'error'; status: number; code: string; message: string });
+  /** `param`: the request field at fault, when the worker can name one. */
+  | (EventBase & { type: 'error'; status: number; code: string; message: string; param?: string });
 
 /** An event as the publisher hands it over, before it is numbered. */
 export type UnnumberedReplyEvent = ReplyEvent extends infer E ? (E extends ReplyEvent ? Omit<E, 'seq'> : never) : never;
@@ -63,6 +73,7 @@ export function replyEntryFields(events: readonly ReplyEvent[]): string[] {
 /** The events of one stream entry, in order. */
 export function parseReplyEntry(fields: readonly string[]): ReplyEvent[] {
   const events: ReplyEvent[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === REPLY_EVENT_FIELD) events.push(JSON.parse(fields[i + 1]) as ReplyEvent);
+  for (let i = 0; i + 1 < fields.length; i += 2)
+    if (fields[i] === REPLY_EVENT_FIELD) events.push(JSON.parse(fields[i + 1]) as ReplyEvent);
   return events;
 }

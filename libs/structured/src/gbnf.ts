@@ -66,7 +66,12 @@ export class GbnfBuilder {
 
   private uniqueName(hint: string): string {
     // GBNF names are letters, digits and dashes; "root" is reserved for the entry rule.
-    const base = hint.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'r';
+    const base =
+      hint
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 40) || 'r';
     let name = base === 'root' ? 'root-value' : base;
     for (let i = 2; this.rules.has(name); i++) name = `${base}-${i}`;
     return name;

@@ -56,7 +56,9 @@ describe('jsonSchemaGrammar', () => {
   it('caps free sizes but never past the schema maximums', () => {
     const grammar = jsonSchemaGrammar({ type: 'string', maxLength: 10 }, 100_000)!;
     expect(grammar.maxBytes).toBe(2 + 10 * 6);
-    expect(jsonSchemaGrammar({ type: 'array', items: { type: 'boolean' }, maxItems: 2 }, 100_000)!.maxBytes).toBe('[false,false]'.length);
+    expect(jsonSchemaGrammar({ type: 'array', items: { type: 'boolean' }, maxItems: 2 }, 100_000)!.maxBytes).toBe(
+      '[false,false]'.length,
+    );
   });
 
   it('emits compact, bounded GBNF: no whitespace rules, no * or +, valid names', () => {
@@ -80,7 +82,10 @@ describe('jsonSchemaGrammar', () => {
   });
 
   it('writes property keys and enum values as ASCII JSON', () => {
-    const { gbnf } = jsonSchemaGrammar({ type: 'object', properties: { café: { enum: ['日本', 'a"b'] } }, required: ['café'] }, 200)!;
+    const { gbnf } = jsonSchemaGrammar(
+      { type: 'object', properties: { café: { enum: ['日本', 'a"b'] } }, required: ['café'] },
+      200,
+    )!;
     expect(gbnf).toContain(gbnfLiteral('{'));
     expect(gbnf).toContain(gbnfLiteral('"caf\\u00e9":'));
     expect(gbnf).toContain(gbnfLiteral('"\\u65e5\\u672c"'));

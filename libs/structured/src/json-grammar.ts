@@ -163,7 +163,8 @@ class JsonGrammarEmitter {
   }
 
   private object(node: ObjectNode, hint: string): Piece {
-    if (node.properties.length === 0) return this.freeObject(node.additional ? this.emit(node.additional, `${hint}-value`) : null, hint);
+    if (node.properties.length === 0)
+      return this.freeObject(node.additional ? this.emit(node.additional, `${hint}-value`) : null, hint);
 
     // Members in declared order; optional ones may be skipped, so each position has two
     // continuations: before anything was written (no comma) and after (comma first).
@@ -189,7 +190,10 @@ class JsonGrammarEmitter {
     const keys = value ? this.caps.keys : 0;
     if (!value || keys === 0) return { expr: gbnfLiteral('{}'), max: 2 };
     const key = this.text(0, Math.min(this.caps.chars, KEY_CHARS));
-    const member = { expr: this.gbnf.rule(`${hint}-member`, seq(key.expr, '":"', value.expr)), max: key.max + 1 + value.max };
+    const member = {
+      expr: this.gbnf.rule(`${hint}-member`, seq(key.expr, '":"', value.expr)),
+      max: key.max + 1 + value.max,
+    };
     return this.list('{', '}', [], member, 0, keys, hint);
   }
 
@@ -202,7 +206,15 @@ class JsonGrammarEmitter {
   }
 
   /** `open` elements `close`: positional `prefix` pieces, then copies of `tail`, `min` to `limit` in all. */
-  private list(open: string, close: string, prefix: Piece[], tail: Piece | null, min: number, limit: number, hint: string): Piece {
+  private list(
+    open: string,
+    close: string,
+    prefix: Piece[],
+    tail: Piece | null,
+    min: number,
+    limit: number,
+    hint: string,
+  ): Piece {
     const from = (i: number): string => {
       if (i >= limit) return '';
       if (i < prefix.length) {
@@ -224,9 +236,23 @@ class JsonGrammarEmitter {
   private any(depth: number): Piece {
     const cached = this.anyByDepth.get(depth);
     if (cached) return cached;
-    const scalars = [this.text(0, this.caps.chars), this.number(false, false), { expr: '"true" | "false" | "null"', max: 5 }];
-    const options = depth === 0 ? scalars : [...scalars, this.list('[', ']', [], this.any(depth - 1), 0, this.caps.items, `array-${depth}`), this.freeObject(this.any(depth - 1), `object-${depth}`)];
-    const piece = { expr: this.gbnf.rule(`any-${depth}`, options.map((o) => o.expr).join(' | ')), max: Math.max(...options.map((o) => o.max)) };
+    const scalars = [
+      this.text(0, this.caps.chars),
+      this.number(false, false),
+      { expr: '"true" | "false" | "null"', max: 5 },
+    ];
+    const options =
+      depth === 0
+        ? scalars
+        : [
+            ...scalars,
+            this.list('[', ']', [], this.any(depth - 1), 0, this.caps.items, `array-${depth}`),
+            this.freeObject(this.any(depth - 1), `object-${depth}`),
+          ];
+    const piece = {
+      expr: this.gbnf.rule(`any-${depth}`, options.map((o) => o.expr).join(' | ')),
+      max: Math.max(...options.map((o) => o.max)),
+    };
     this.anyByDepth.set(depth, piece);
     return piece;
   }

@@ -19,11 +19,22 @@ describe('findUnsupportedSchemaFeature', () => {
         when: { type: 'string', format: 'date', readOnly: false, writeOnly: false },
         location: { $ref: '#/$defs/point' },
         tags: { type: 'array', items: { type: 'string' }, minItems: 0, maxItems: 5 },
-        options: { anyOf: [{ type: 'boolean' }, { type: 'object', properties: { verbose: { type: 'boolean' } }, additionalProperties: false }] },
+        options: {
+          anyOf: [
+            { type: 'boolean' },
+            { type: 'object', properties: { verbose: { type: 'boolean' } }, additionalProperties: false },
+          ],
+        },
       },
       required: ['city', 'unit'],
       additionalProperties: false,
-      $defs: { point: { type: 'object', properties: { lat: { type: 'number' }, lon: { type: 'number' } }, required: ['lat', 'lon'] } },
+      $defs: {
+        point: {
+          type: 'object',
+          properties: { lat: { type: 'number' }, lon: { type: 'number' } },
+          required: ['lat', 'lon'],
+        },
+      },
     };
     expect(problem(schema)).toBeNull();
   });
@@ -62,10 +73,16 @@ describe('findUnsupportedSchemaFeature', () => {
   });
 
   it('reports recursive $ref, directly and through another definition', () => {
-    const direct = { $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } }, $ref: '#/$defs/node' };
+    const direct = {
+      $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } },
+      $ref: '#/$defs/node',
+    };
     expect(problem(direct)).toMatchObject({ feature: 'recursive $ref', path: '$defs.node.properties.next.$ref' });
     const indirect = {
-      definitions: { a: { type: 'array', items: { $ref: '#/definitions/b' } }, b: { anyOf: [{ type: 'null' }, { $ref: '#/definitions/a' }] } },
+      definitions: {
+        a: { type: 'array', items: { $ref: '#/definitions/b' } },
+        b: { anyOf: [{ type: 'null' }, { $ref: '#/definitions/a' }] },
+      },
       type: 'object',
       properties: { root: { $ref: '#/definitions/a' } },
     };
@@ -78,7 +95,11 @@ describe('findUnsupportedSchemaFeature', () => {
     try {
       call();
     } catch (err) {
-      expect((err as UnsupportedSchemaError).problem).toEqual({ path: 'pattern', feature: 'pattern', message: expect.any(String) });
+      expect((err as UnsupportedSchemaError).problem).toEqual({
+        path: 'pattern',
+        feature: 'pattern',
+        message: expect.any(String),
+      });
     }
   });
 });

@@ -30,8 +30,19 @@ export function findUnsupportedSchemaFeature(schema: unknown): SchemaProblem | n
 
 /** Keywords that carry no constraint. */
 const ANNOTATIONS = new Set([
-  'title', 'description', '$schema', '$id', 'examples', 'default', '$comment',
-  'deprecated', 'readOnly', 'writeOnly', 'strict', '$defs', 'definitions',
+  'title',
+  'description',
+  '$schema',
+  '$id',
+  'examples',
+  'default',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'strict',
+  '$defs',
+  'definitions',
 ]);
 
 const TYPES = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'] as const;
@@ -39,10 +50,18 @@ type TypeName = (typeof TYPES)[number];
 
 /** Keywords by the type they constrain; used to infer a missing `type`. */
 const TYPE_KEYWORDS: Record<string, TypeName> = {
-  minLength: 'string', maxLength: 'string', format: 'string',
+  minLength: 'string',
+  maxLength: 'string',
+  format: 'string',
   minimum: 'number',
-  properties: 'object', required: 'object', additionalProperties: 'object',
-  items: 'array', prefixItems: 'array', minItems: 'array', maxItems: 'array', uniqueItems: 'array',
+  properties: 'object',
+  required: 'object',
+  additionalProperties: 'object',
+  items: 'array',
+  prefixItems: 'array',
+  minItems: 'array',
+  maxItems: 'array',
+  uniqueItems: 'array',
 };
 
 /** Keywords that replace the whole schema; only annotations and `type` (for enum/const) may sit beside them. */
@@ -68,7 +87,8 @@ class SchemaResolver {
 
     const keywords = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
     for (const k of keywords) {
-      if (!Object.hasOwn(TYPE_KEYWORDS, k) && k !== 'type' && !COMBINATORS.includes(k)) fail(at(path, k), k, `\`${k}\` is not supported`);
+      if (!Object.hasOwn(TYPE_KEYWORDS, k) && k !== 'type' && !COMBINATORS.includes(k))
+        fail(at(path, k), k, `\`${k}\` is not supported`);
     }
     checkNumericKeywords(schema, path);
 
@@ -84,7 +104,8 @@ class SchemaResolver {
     const types = schema.type === undefined ? inferTypes(keywords) : readTypes(schema.type, at(path, 'type'));
     if (types.length === 0) return ANY;
     // Formats on numbers (int32, double...) would constrain their range, which the grammar cannot.
-    if (Object.hasOwn(schema, 'format') && !types.includes('string')) fail(at(path, 'format'), 'format', `format "${String(schema.format)}" is only supported on strings`);
+    if (Object.hasOwn(schema, 'format') && !types.includes('string'))
+      fail(at(path, 'format'), 'format', `format "${String(schema.format)}" is only supported on strings`);
     const options = dedupe(types.map((t) => this.typed(t, schema, path)));
     return options.length === 1 ? options[0] : { kind: 'union', options };
   }
@@ -96,7 +117,8 @@ class SchemaResolver {
       case '$ref':
         return this.ref(value, p);
       case 'allOf':
-        if (!Array.isArray(value) || value.length !== 1) fail(p, 'allOf', '`allOf` is only supported with a single schema');
+        if (!Array.isArray(value) || value.length !== 1)
+          fail(p, 'allOf', '`allOf` is only supported with a single schema');
         return this.node(value[0], at(p, '0'));
       case 'anyOf':
       case 'oneOf': {
@@ -119,7 +141,8 @@ class SchemaResolver {
   }
 
   private ref(ref: unknown, path: string): SchemaNode {
-    if (ref === '#') fail(path, 'recursive $ref', '`#` refers to the whole schema; recursive schemas cannot be bounded');
+    if (ref === '#')
+      fail(path, 'recursive $ref', '`#` refers to the whole schema; recursive schemas cannot be bounded');
     const match = typeof ref === 'string' ? /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref) : null;
     if (!match) fail(path, '$ref', 'only `#/$defs/<name>` and `#/definitions/<name>` references are supported');
     const [, container, encoded] = match;
@@ -127,7 +150,8 @@ class SchemaResolver {
     const key = `${container}/${name}`;
     const cached = this.defs.get(key);
     if (cached) return cached;
-    if (this.resolving.has(key)) fail(path, 'recursive $ref', `\`${ref}\` refers to itself; recursive schemas cannot be bounded`);
+    if (this.resolving.has(key))
+      fail(path, 'recursive $ref', `\`${ref}\` refers to itself; recursive schemas cannot be bounded`);
     const defs = isObject(this.root) ? this.root[container] : undefined;
     if (!isObject(defs) || !Object.hasOwn(defs, name)) fail(path, '$ref', `\`${ref}\` does not resolve`);
 
@@ -148,7 +172,13 @@ class SchemaResolver {
       case 'integer':
         return { kind: 'number', integer: type === 'integer', nonNegative: schema.minimum === 0 };
       case 'boolean':
-        return { kind: 'union', options: [{ kind: 'literal', json: 'true' }, { kind: 'literal', json: 'false' }] };
+        return {
+          kind: 'union',
+          options: [
+            { kind: 'literal', json: 'true' },
+            { kind: 'literal', json: 'false' },
+          ],
+        };
       case 'null':
         return { kind: 'literal', json: 'null' };
       case 'object':
@@ -166,9 +196,10 @@ class SchemaResolver {
       fail(at(path, 'required'), 'required', '`required` must be an array of strings');
     }
     const additional = schema.additionalProperties;
-    const additionalNode = additional === undefined || additional === true || additional === false
-      ? null
-      : this.node(additional, at(path, 'additionalProperties'));
+    const additionalNode =
+      additional === undefined || additional === true || additional === false
+        ? null
+        : this.node(additional, at(path, 'additionalProperties'));
 
     const properties: PropertyNode[] = Object.entries(props).map(([key, sub]) => ({
       keyJson: asciiJson(key),
@@ -178,7 +209,12 @@ class SchemaResolver {
     // Required names without a `properties` entry take the additionalProperties schema.
     for (const key of new Set(required)) {
       if (Object.hasOwn(props, key)) continue;
-      if (additional === false) fail(at(path, 'required'), 'required', `required property "${key}" is forbidden by additionalProperties: false`);
+      if (additional === false)
+        fail(
+          at(path, 'required'),
+          'required',
+          `required property "${key}" is forbidden by additionalProperties: false`,
+        );
       properties.push({ keyJson: asciiJson(key), value: additionalNode ?? ANY, required: true });
     }
     // Extra properties are optional, so output is strict (declared properties only)
@@ -189,20 +225,24 @@ class SchemaResolver {
   private array(schema: Record<string, unknown>, path: string): SchemaNode {
     const minItems = count(schema, 'minItems', path) ?? 0;
     const maxItems = count(schema, 'maxItems', path);
-    if (maxItems !== null && minItems > maxItems) fail(at(path, 'maxItems'), 'maxItems', '`maxItems` is below `minItems`');
-    if (schema.uniqueItems !== undefined && schema.uniqueItems !== false) fail(at(path, 'uniqueItems'), 'uniqueItems', '`uniqueItems` is not supported');
+    if (maxItems !== null && minItems > maxItems)
+      fail(at(path, 'maxItems'), 'maxItems', '`maxItems` is below `minItems`');
+    if (schema.uniqueItems !== undefined && schema.uniqueItems !== false)
+      fail(at(path, 'uniqueItems'), 'uniqueItems', '`uniqueItems` is not supported');
 
     const prefixSchemas = schema.prefixItems ?? [];
     if (!Array.isArray(prefixSchemas)) fail(at(path, 'prefixItems'), 'prefixItems', '`prefixItems` must be an array');
     const prefix = prefixSchemas.map((s, i) => this.node(s, at(at(path, 'prefixItems'), String(i))));
 
-    if (Array.isArray(schema.items)) fail(at(path, 'items'), 'items', 'array-form `items` is not supported; use `prefixItems`');
+    if (Array.isArray(schema.items))
+      fail(at(path, 'items'), 'items', 'array-form `items` is not supported; use `prefixItems`');
     let items: SchemaNode | null;
     if (schema.items === false) items = null;
     else if (schema.items !== undefined) items = this.node(schema.items, at(path, 'items'));
     // After a tuple, extra items are optional: emit them only when minItems needs them.
     else items = prefix.length === 0 || minItems > prefix.length ? ANY : null;
-    if (items === null && minItems > prefix.length) fail(at(path, 'minItems'), 'minItems', '`minItems` exceeds the items allowed');
+    if (items === null && minItems > prefix.length)
+      fail(at(path, 'minItems'), 'minItems', '`minItems` exceeds the items allowed');
     return { kind: 'array', prefix, items, minItems, maxItems };
   }
 }
@@ -210,11 +250,16 @@ class SchemaResolver {
 function stringNode(schema: Record<string, unknown>, path: string): SchemaNode {
   const minLength = count(schema, 'minLength', path) ?? 0;
   const maxLength = count(schema, 'maxLength', path);
-  if (maxLength !== null && minLength > maxLength) fail(at(path, 'maxLength'), 'maxLength', '`maxLength` is below `minLength`');
+  if (maxLength !== null && minLength > maxLength)
+    fail(at(path, 'maxLength'), 'maxLength', '`maxLength` is below `minLength`');
   const format = schema.format;
   if (format === undefined) return { kind: 'string', minLength, maxLength, format: null };
   if (!STRING_FORMATS.includes(format as StringFormat)) {
-    fail(at(path, 'format'), 'format', `format "${String(format)}" is not supported (supported: ${STRING_FORMATS.join(', ')})`);
+    fail(
+      at(path, 'format'),
+      'format',
+      `format "${String(format)}" is not supported (supported: ${STRING_FORMATS.join(', ')})`,
+    );
   }
   // Formats have fixed shapes; length limits must not cut into them.
   const [lo, hi] = FORMAT_LENGTHS[format as StringFormat];
@@ -226,7 +271,8 @@ function stringNode(schema: Record<string, unknown>, path: string): SchemaNode {
 
 function checkNumericKeywords(schema: Record<string, unknown>, path: string): void {
   // Only minimum: 0 is enforceable (by leaving out the minus sign); ranges would need digit-level grammars.
-  if (schema.minimum !== undefined && schema.minimum !== 0) fail(at(path, 'minimum'), 'minimum', 'only `minimum: 0` is supported');
+  if (schema.minimum !== undefined && schema.minimum !== 0)
+    fail(at(path, 'minimum'), 'minimum', 'only `minimum: 0` is supported');
 }
 
 function inferTypes(keywords: string[]): TypeName[] {
@@ -244,19 +290,26 @@ function readTypes(type: unknown, path: string): TypeName[] {
 
 function hasType(value: unknown, type: TypeName): boolean {
   switch (type) {
-    case 'integer': return Number.isInteger(value);
-    case 'number': return typeof value === 'number';
-    case 'null': return value === null;
-    case 'array': return Array.isArray(value);
-    case 'object': return isObject(value);
-    default: return typeof value === type;
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+    default:
+      return typeof value === type;
   }
 }
 
 function count(schema: Record<string, unknown>, keyword: string, path: string): number | null {
   const value = schema[keyword];
   if (value === undefined) return null;
-  if (!Number.isSafeInteger(value) || (value as number) < 0) fail(at(path, keyword), keyword, `\`${keyword}\` must be a non-negative integer`);
+  if (!Number.isSafeInteger(value) || (value as number) < 0)
+    fail(at(path, keyword), keyword, `\`${keyword}\` must be a non-negative integer`);
   return value as number;
 }
 

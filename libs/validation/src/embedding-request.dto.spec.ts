@@ -7,7 +7,8 @@ const body = (input: unknown, extra: Record<string, unknown> = {}) => ({ model: 
 
 function accepted(value: unknown): EmbeddingRequestDto {
   const result = validateDto(EmbeddingRequestDto, value);
-  if (!result.ok) throw new Error(`expected ${JSON.stringify(value).slice(0, 200)} to be accepted: ${result.problem.message}`);
+  if (!result.ok)
+    throw new Error(`expected ${JSON.stringify(value).slice(0, 200)} to be accepted: ${result.problem.message}`);
   return result.value;
 }
 
@@ -53,12 +54,18 @@ describe('EmbeddingRequestDto', () => {
   it(`refuses more than ${MAX_EMBEDDING_INPUTS} inputs`, () => {
     accepted(body(Array.from({ length: MAX_EMBEDDING_INPUTS }, () => 'x')));
     const problem = problemOf(body(Array.from({ length: MAX_EMBEDDING_INPUTS + 1 }, () => 'x')));
-    expect(problem).toEqual({ param: 'input', message: `input has ${MAX_EMBEDDING_INPUTS + 1} items; at most ${MAX_EMBEDDING_INPUTS} are allowed` });
+    expect(problem).toEqual({
+      param: 'input',
+      message: `input has ${MAX_EMBEDDING_INPUTS + 1} items; at most ${MAX_EMBEDDING_INPUTS} are allowed`,
+    });
   });
 
   it('refuses a bad model, encoding_format or dimensions, naming the field', () => {
     expect(problemOf({ input: 'x' }).param).toBe('model');
-    expect(problemOf(body('x', { encoding_format: 'int8' }))).toEqual({ param: 'encoding_format', message: 'encoding_format must be "float" or "base64"' });
+    expect(problemOf(body('x', { encoding_format: 'int8' }))).toEqual({
+      param: 'encoding_format',
+      message: 'encoding_format must be "float" or "base64"',
+    });
     expect(problemOf(body('x', { dimensions: 0 })).param).toBe('dimensions');
     expect(problemOf(body('x', { dimensions: 'all' })).param).toBe('dimensions');
   });

@@ -1,5 +1,9 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, Validate } from 'class-validator';
+import type { EmbedJobData } from '@conveyor/queue';
+import type { DeploymentTraits } from './deployment-traits.js';
 import { EmbeddingInputConstraint } from './embedding-input.validator.js';
+import { RequestProblem } from './request-problem.js';
 
 export { MAX_EMBEDDING_INPUTS } from './embedding-input.validator.js';
 
@@ -18,17 +22,54 @@ export class EmbeddingRequestDto {
 
   /** A string, strings, token ids or token-id arrays; the one array shape throughout. */
   @Validate(EmbeddingInputConstraint)
+  @ApiProperty({
+    oneOf: [
+      { type: 'string' },
+      { type: 'array', items: { type: 'string' }, maxItems: 2048 },
+      { type: 'array', items: { type: 'integer', minimum: 0 } },
+      { type: 'array', items: { type: 'array', items: { type: 'integer', minimum: 0 } }, maxItems: 2048 },
+    ],
+  })
   input: string | string[] | number[] | number[][];
 
   @IsOptional()
   @IsIn(EMBEDDING_ENCODING_FORMATS, { message: 'encoding_format must be "float" or "base64"' })
   encoding_format?: (typeof EMBEDDING_ENCODING_FORMATS)[number] | null;
 
-  @IsOptional() @IsInt() @Min(1) @Max(1 << 16)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1 << 16)
   dimensions?: number | null;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   user?: string | null;
+
+  /** Only a deployment with `task: embeddings` holds an embedding context; others generate text. */
+  check(deployment: DeploymentTraits): void {
+    if (deployment.task !== 'embeddings') {
+      throw new RequestProblem(
+        `The model '${deployment.id}' does not serve embeddings.`,
+        'model',
+        'model_not_supported',
+      );
+    }
+    // Each text is embedded on its own, so each must fit the context on its own; token ids cost nothing to check later.
+    const most = deployment.contextSize * deployment.promptCharsPerToken;
+    for (const [i, input] of embeddingInputs(this).entries()) {
+      if (typeof input !== 'string' || input.length <= most) continue;
+      throw new RequestProblem(
+        `Input ${i} is ${input.length} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
+        'input',
+        'context_length_exceeded',
+      );
+    }
+  }
+
+  toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): EmbedJobData {
+    return { requestId, deployment: deployment.id, inputs: embeddingInputs(this), enqueuedAt: now };
+  }
 }
 
 /** The request's inputs as a list, one entry per vector to return. */

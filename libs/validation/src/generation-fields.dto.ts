@@ -1,9 +1,32 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, Min, Validate, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  Validate,
+  ValidateNested,
+} from 'class-validator';
+import type { Sampling } from '@conveyor/queue';
+import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
+import { MAX_TOKENS_LIMIT } from './limits.js';
+import { RequestProblem } from './request-problem.js';
+import { SamplingFieldsDto } from './sampling-fields.dto.js';
 import { StopSequencesConstraint } from './string-or-strings.validator.js';
 import { LogitBiasConstraint } from './tool-choice.validator.js';
 
-export const MAX_TOKENS_LIMIT = 1 << 20;
+export { MAX_TOKENS_LIMIT } from './limits.js';
+
+/** OpenAI's default temperature; a request that omits it samples, as OpenAI's API does. */
+export const DEFAULT_TEMPERATURE = 1;
+
+/** `null` in a body means "not set". */
+export const given = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
 export class StreamOptionsDto {
   @IsOptional()
@@ -12,51 +35,38 @@ export class StreamOptionsDto {
 }
 
 /**
- * The fields every generating body shares (chat and legacy completions).
- * `@IsOptional` skips both undefined and null, so `"stop": null` (which
- * OpenAI clients send) means "not set".
+ * The fields every generating body shares (chat and legacy completions), and how they become
+ * the job's sampling and stop list. `@IsOptional` skips both undefined and null, so
+ * `"stop": null` (which OpenAI clients send) means "not set".
  */
-export class GenerationFieldsDto {
+export class GenerationFieldsDto extends SamplingFieldsDto {
   @IsString()
   @IsNotEmpty()
   model: string;
 
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_TOKENS_LIMIT)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TOKENS_LIMIT)
   max_tokens?: number | null;
 
-  @IsOptional() @IsNumber() @Min(0) @Max(2)
-  temperature?: number | null;
-
-  @IsOptional() @IsNumber() @Min(0) @Max(1)
-  top_p?: number | null;
-
-  /** 0 and -1 both mean "off", as llama.cpp and vLLM use them. */
-  @IsOptional() @IsInt() @Min(-1) @Max(1_000_000)
-  top_k?: number | null;
-
-  @IsOptional() @IsNumber() @Min(0) @Max(1)
-  min_p?: number | null;
-
-  @IsOptional() @IsNumber() @Min(0.01) @Max(10)
-  repetition_penalty?: number | null;
-
-  @IsOptional() @IsNumber() @Min(0.01) @Max(10)
-  repeat_penalty?: number | null;
-
-  @IsOptional() @IsNumber() @Min(-2) @Max(2)
-  presence_penalty?: number | null;
-
-  @IsOptional() @IsNumber() @Min(-2) @Max(2)
-  frequency_penalty?: number | null;
-
-  @IsOptional() @IsInt() @Min(Number.MIN_SAFE_INTEGER) @Max(Number.MAX_SAFE_INTEGER)
+  @IsOptional()
+  @IsInt()
+  @Min(Number.MIN_SAFE_INTEGER)
+  @Max(Number.MAX_SAFE_INTEGER)
   seed?: number | null;
 
   @IsOptional()
   @Validate(StopSequencesConstraint)
+  @ApiProperty({
+    required: false,
+    nullable: true,
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 16 }],
+  })
   stop?: string | string[] | null;
 
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   stream?: boolean | null;
 
   @IsOptional()
@@ -66,20 +76,105 @@ export class GenerationFieldsDto {
   stream_options?: StreamOptionsDto | null;
 
   /** Choices (per prompt, for legacy completions). */
-  @IsOptional() @IsInt() @Min(1) @Max(128)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(128)
   n?: number | null;
 
-  @IsOptional() @Validate(LogitBiasConstraint)
+  @IsOptional()
+  @Validate(LogitBiasConstraint)
+  @ApiProperty({
+    required: false,
+    nullable: true,
+    description: 'Token id → bias from -100 to 100',
+    type: Object,
+    additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
+  })
   logit_bias?: Record<string, number> | null;
 
   /** vLLM extra: end-of-generation tokens are held back until this many tokens. */
-  @IsOptional() @IsInt() @Min(0) @Max(MAX_TOKENS_LIMIT)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_TOKENS_LIMIT)
   min_tokens?: number | null;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   user?: string | null;
 
   /** vLLM / llama.cpp extra: keep generating past end-of-generation tokens, up to max_tokens. */
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   ignore_eos?: boolean | null;
+
+  /** The request's sampling; a field it leaves unset takes the deployment's preset, if any. */
+  sampling(preset: SamplingPreset = {}): Sampling {
+    return {
+      temperature: given(this.temperature) ?? preset.temperature ?? DEFAULT_TEMPERATURE,
+      topP: given(this.top_p) ?? preset.top_p,
+      topK: given(this.top_k) ?? preset.top_k,
+      minP: given(this.min_p) ?? preset.min_p,
+      repeatPenalty: given(this.repetition_penalty) ?? given(this.repeat_penalty) ?? preset.repetition_penalty,
+      presencePenalty: given(this.presence_penalty) ?? preset.presence_penalty,
+      frequencyPenalty: given(this.frequency_penalty) ?? preset.frequency_penalty,
+      seed: given(this.seed),
+      ignoreEos: given(this.ignore_eos),
+      minTokens: given(this.min_tokens) || undefined,
+      logitBias: this.logit_bias && Object.keys(this.logit_bias).length ? { ...this.logit_bias } : undefined,
+    };
+  }
+
+  stopList(): string[] {
+    const stop = given(this.stop);
+    if (stop === undefined) return [];
+    return typeof stop === 'string' ? [stop] : [...stop];
+  }
+
+  /**
+   * Refuses a prompt of more characters than the deployment's context could hold at its bound of
+   * characters per token: it could never fit, and tokenizing it would cost the worker for nothing.
+   */
+  protected checkPromptLength(deployment: DeploymentTraits, chars: number, param: string): void {
+    const most = deployment.contextSize * deployment.promptCharsPerToken;
+    if (chars <= most) return;
+    throw new RequestProblem(
+      `The prompt is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
+      param,
+      'context_length_exceeded',
+    );
+  }
+
+  /**
+   * Checks every generating body makes against its deployment: it generates text, the reply
+   * budget fits the context, the choices fit the sequences, min_tokens fits the budget.
+   */
+  protected checkGeneration(deployment: DeploymentTraits, maxTokens: number | undefined, n: number): void {
+    if (deployment.task === 'embeddings') {
+      throw new RequestProblem(
+        `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
+        'model',
+        'model_not_supported',
+      );
+    }
+    if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
+      throw new RequestProblem(
+        `max_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, prompt included.`,
+        'max_tokens',
+        'context_length_exceeded',
+      );
+    }
+    if (n > deployment.parallel) {
+      throw new RequestProblem(
+        `n is ${n}; this deployment generates at most ${deployment.parallel} choices at once.`,
+        'n',
+        'invalid_value',
+      );
+    }
+    const minTokens = given(this.min_tokens);
+    if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
+      throw new RequestProblem(`min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens}).`, 'min_tokens');
+    }
+  }
 }

@@ -1,8 +1,35 @@
 // class-transformer's @Type reads decorator metadata: load the polyfill with the DTOs, not in each app.
 import 'reflect-metadata';
-export { ChatCompletionRequestDto, StreamOptionsDto, MAX_MESSAGES } from './chat-completion-request.dto.js';
+export {
+  ChatCompletionRequestDto,
+  StreamOptionsDto,
+  MAX_MESSAGES,
+  checkSchema,
+} from './chat-completion-request.dto.js';
 export { ChatMessageDto, CHAT_ROLES } from './chat-message.dto.js';
 export { validateDto, type ValidationProblem, type Validated } from './validate-dto.js';
-export { FunctionDefinitionDto, JsonSchemaFormatDto, ResponseFormatDto, ToolCallDto, ToolDto, FUNCTION_NAME } from './tools.dto.js';
-export { CompletionRequestDto, PromptConstraint, MAX_PROMPTS } from './completion-request.dto.js';
-export { EmbeddingRequestDto, EMBEDDING_ENCODING_FORMATS, MAX_EMBEDDING_INPUTS, embeddingInputs } from './embedding-request.dto.js';
+export {
+  FunctionDefinitionDto,
+  JsonSchemaFormatDto,
+  ResponseFormatDto,
+  ToolCallDto,
+  ToolDto,
+  FUNCTION_NAME,
+} from './tools.dto.js';
+export {
+  CompletionRequestDto,
+  PromptConstraint,
+  MAX_PROMPTS,
+  DEFAULT_COMPLETION_MAX_TOKENS,
+} from './completion-request.dto.js';
+export {
+  EmbeddingRequestDto,
+  EMBEDDING_ENCODING_FORMATS,
+  MAX_EMBEDDING_INPUTS,
+  embeddingInputs,
+} from './embedding-request.dto.js';
+export { GenerationFieldsDto, DEFAULT_TEMPERATURE, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
+export { SamplingFieldsDto, SamplingPresetDto } from './sampling-fields.dto.js';
+export { RequestProblem } from './request-problem.js';
+export { parseImageDataUri, base64DecodedBytes, type DecodedImage, type ImageLimits } from './image-data-uri.parser.js';
+export type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';

@@ -2,6 +2,9 @@ import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraint
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** OpenAI's resolution hint; accepted for compatibility, while the model's projector sets its own resolution. */
+const IMAGE_DETAILS: readonly unknown[] = ['auto', 'low', 'high'];
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Text that cannot be encoded as UTF-8 (a lone surrogate) cannot be tokenized either. */
@@ -9,7 +12,8 @@ export const isWellFormedText = (text: string): boolean => !LONE_SURROGATE.test(
 
 /** Why a content value is malformed, or null when it is well-formed. */
 export function describeContentProblem(content: unknown): string | null {
-  if (typeof content === 'string') return isWellFormedText(content) ? null : 'contains a lone UTF-16 surrogate, which is not valid text';
+  if (typeof content === 'string')
+    return isWellFormedText(content) ? null : 'contains a lone UTF-16 surrogate, which is not valid text';
   if (!Array.isArray(content)) return 'must be a string or an array of content parts';
   if (content.length === 0) return 'must not be an empty array';
   for (const [i, part] of content.entries()) {
@@ -20,6 +24,10 @@ export function describeContentProblem(content: unknown): string | null {
     } else if (part.type === 'image_url') {
       if (!isObject(part.image_url) || typeof part.image_url.url !== 'string') {
         return `part ${i} of type "image_url" must have an "image_url" object with a string "url"`;
+      }
+      const detail = part.image_url.detail;
+      if (detail !== undefined && detail !== null && !IMAGE_DETAILS.includes(detail)) {
+        return `part ${i} has image_url.detail ${JSON.stringify(detail)}; expected "auto", "low" or "high"`;
       }
     } else {
       return `part ${i} has unknown type ${JSON.stringify(part.type)}; expected "text" or "image_url"`;

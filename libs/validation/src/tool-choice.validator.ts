@@ -8,7 +8,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export class ToolChoiceConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
     if (value === 'none' || value === 'auto' || value === 'required') return true;
-    return isObject(value) && value.type === 'function' && isObject(value.function) && typeof value.function.name === 'string' && FUNCTION_NAME.test(value.function.name);
+    return (
+      isObject(value) &&
+      value.type === 'function' &&
+      isObject(value.function) &&
+      typeof value.function.name === 'string' &&
+      FUNCTION_NAME.test(value.function.name)
+    );
   }
 
   defaultMessage(args: ValidationArguments): string {
@@ -22,7 +28,10 @@ export class LogitBiasConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
     if (!isObject(value)) return false;
     const entries = Object.entries(value);
-    return entries.length <= 300 && entries.every(([k, v]) => /^(0|[1-9]\d{0,8})$/.test(k) && typeof v === 'number' && v >= -100 && v <= 100);
+    return (
+      entries.length <= 300 &&
+      entries.every(([k, v]) => /^(0|[1-9]\d{0,8})$/.test(k) && typeof v === 'number' && v >= -100 && v <= 100)
+    );
   }
 
   defaultMessage(args: ValidationArguments): string {

@@ -27,9 +27,28 @@ describe('validateDto(ChatCompletionRequestDto)', () => {
 
   it('treats null in every optional field as absent', () => {
     const optional = [
-      'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty',
-      'repeat_penalty', 'presence_penalty', 'frequency_penalty', 'seed', 'stop', 'stream', 'stream_options', 'n',
-      'tools', 'tool_choice', 'response_format', 'logprobs', 'top_logprobs', 'logit_bias', 'user',
+      'max_tokens',
+      'max_completion_tokens',
+      'temperature',
+      'top_p',
+      'top_k',
+      'min_p',
+      'repetition_penalty',
+      'repeat_penalty',
+      'presence_penalty',
+      'frequency_penalty',
+      'seed',
+      'stop',
+      'stream',
+      'stream_options',
+      'n',
+      'tools',
+      'tool_choice',
+      'response_format',
+      'logprobs',
+      'top_logprobs',
+      'logit_bias',
+      'user',
     ];
     const body: Record<string, unknown> = minimal();
     for (const field of optional) body[field] = null;
@@ -114,7 +133,10 @@ describe('validateDto(ChatCompletionRequestDto)', () => {
     });
 
     it('rejects a part of unknown type, naming the part', () => {
-      const problem = problemOf({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'audio' }] }] });
+      const problem = problemOf({
+        model: 'm',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'audio' }] }],
+      });
       expect(problem.param).toBe('messages[0].content');
       expect(problem.message).toContain('part 1');
       expect(problem.message).toContain('"audio"');
@@ -122,7 +144,9 @@ describe('validateDto(ChatCompletionRequestDto)', () => {
 
     it('rejects an empty parts array and a text part without text', () => {
       expect(problemOf({ model: 'm', messages: [{ role: 'user', content: [] }] }).param).toBe('messages[0].content');
-      expect(problemOf({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param).toBe('messages[0].content');
+      expect(problemOf({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text' }] }] }).param).toBe(
+        'messages[0].content',
+      );
     });
   });
 
@@ -171,7 +195,11 @@ describe('validateDto: a value of the wrong type is reported as such', () => {
     ['top_k', '40', /must be an integer/],
     ['messages', 'hi', /must be an array/],
   ])('%s = %p', (field, value, message) => {
-    const result = validateDto(ChatCompletionRequestDto, { model: 'm', messages: [{ role: 'user', content: 'x' }], [field]: value });
+    const result = validateDto(ChatCompletionRequestDto, {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      [field]: value,
+    });
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.problem.param).toBe(field);
@@ -188,13 +216,21 @@ describe('validateDto: a value of the wrong type is reported as such', () => {
 
 describe('validateDto: hostile shapes', () => {
   it('refuses a body nested thousands of levels deep instead of overflowing the stack', () => {
-    const deep = JSON.parse(`{"model":"m","messages":[{"role":"user","content":${'['.repeat(5000)}${']'.repeat(5000)}}]}`);
+    const deep = JSON.parse(
+      `{"model":"m","messages":[{"role":"user","content":${'['.repeat(5000)}${']'.repeat(5000)}}]}`,
+    );
     const result = validateDto(ChatCompletionRequestDto, deep);
-    expect(result).toEqual({ ok: false, problem: { param: null, message: 'The request body nests deeper than 32 levels.' } });
+    expect(result).toEqual({
+      ok: false,
+      problem: { param: null, message: 'The request body nests deeper than 32 levels.' },
+    });
   });
 
   it('refuses content with a lone surrogate', () => {
-    const result = validateDto(ChatCompletionRequestDto, { model: 'm', messages: [{ role: 'user', content: 'a\uD800b' }] });
+    const result = validateDto(ChatCompletionRequestDto, {
+      model: 'm',
+      messages: [{ role: 'user', content: 'a\uD800b' }],
+    });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problem.param).toBe('messages[0].content');
   });

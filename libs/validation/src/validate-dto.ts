@@ -23,7 +23,9 @@ function firstProblem(errors: readonly ValidationError[], parent = ''): Validati
       const own = constraints.filter(([name]) => name !== 'nestedValidation');
       const text = own.length ? own[own.length - 1][1] : `${error.property} must be an object`;
       // class-validator opens its messages with the bare property name; name the full path instead.
-      const message = text.startsWith(`${error.property} `) ? `${param}${text.slice(error.property.length)}` : `${param}: ${text}`;
+      const message = text.startsWith(`${error.property} `)
+        ? `${param}${text.slice(error.property.length)}`
+        : `${param}: ${text}`;
       return { param, message };
     }
     const nested = firstProblem(error.children ?? [], param);
@@ -53,10 +55,16 @@ export function validateDto<T extends object>(cls: ClassConstructor<T>, body: un
     return { ok: false, problem: { param: null, message: 'The request body must be a JSON object.' } };
   }
   if (nestsDeeperThan(body, MAX_NESTING)) {
-    return { ok: false, problem: { param: null, message: `The request body nests deeper than ${MAX_NESTING} levels.` } };
+    return {
+      ok: false,
+      problem: { param: null, message: `The request body nests deeper than ${MAX_NESTING} levels.` },
+    };
   }
   const instance = plainToInstance(cls, body, { enableImplicitConversion: false });
-  const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
+  const errors = validateSync(instance, {
+    forbidUnknownValues: false,
+    validationError: { target: false, value: false },
+  });
   const problem = firstProblem(errors);
   return problem ? { ok: false, problem } : { ok: true, value: instance };
 }

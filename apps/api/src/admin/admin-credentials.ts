@@ -19,6 +19,8 @@ export function presentedAdminKey(header: string | undefined): string | null {
 
 /** Compares digests in constant time, so the comparison leaks nothing about the key. */
 export function isAdminKey(presented: string | null, adminKeySha256: string): boolean {
-  const digest = createHash('sha256').update(presented ?? '', 'utf8').digest();
+  const digest = createHash('sha256')
+    .update(presented ?? '', 'utf8')
+    .digest();
   return timingSafeEqual(digest, Buffer.from(adminKeySha256, 'hex')) && presented !== null;
 }

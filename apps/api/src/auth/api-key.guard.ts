@@ -2,13 +2,14 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { DeploymentRegistry } from '../models/deployment-registry.service.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ApiKeyStore } from './api-key.store.js';
 import { AUTH_SCHEME, type AuthScheme } from './auth-scheme.decorator.js';
 import { CALLER, type RequestWithCaller } from './caller.decorator.js';
 import { RateLimiter, type RateDecision } from './rate-limiter.service.js';
 
-const unauthorized = (message: string) => new OpenAiHttpError(401, 'authentication_error', message, null, 'invalid_api_key');
+const unauthorized = (message: string) =>
+  new OpenAiHttpError(401, 'authentication_error', message, null, 'invalid_api_key');
 
 function rateHeaders(d: RateDecision): Record<string, string> {
   return {
@@ -33,12 +34,17 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const scheme = this.reflector.getAllAndOverride<AuthScheme | undefined>(AUTH_SCHEME, [context.getHandler(), context.getClass()]);
+    const scheme = this.reflector.getAllAndOverride<AuthScheme | undefined>(AUTH_SCHEME, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (!scheme || !this.keys.enabled) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { org?: string; app?: string } }>>();
     if (scheme === 'Key') {
+      // Only a public app is served without a key. An unknown app asks for one exactly as a private
+      // app does, so names cannot be probed; with a valid key, the route answers an unknown app's 404.
       const { org = '', app = '' } = request.params;
-      if (this.registry.requireApp(org, app).auth === 'public') return true;
+      if (this.registry.findApp(org, app)?.auth === 'public') return true;
     }
 
     const header = request.headers.authorization;
@@ -58,10 +64,17 @@ export class ApiKeyGuard implements CanActivate {
     if (!decision) return true;
     const headers = rateHeaders(decision);
     if (!decision.allowed) {
-      throw new OpenAiHttpError(429, 'rate_limit_error', `Rate limit of ${decision.limit} requests exceeded for this key; retry in ${decision.resetSeconds} s.`, null, 'rate_limit_exceeded', {
-        ...headers,
-        'retry-after': String(decision.resetSeconds),
-      });
+      throw new OpenAiHttpError(
+        429,
+        'rate_limit_error',
+        `Rate limit of ${decision.limit} requests exceeded for this key; retry in ${decision.resetSeconds} s.`,
+        null,
+        'rate_limit_exceeded',
+        {
+          ...headers,
+          'retry-after': String(decision.resetSeconds),
+        },
+      );
     }
     context.switchToHttp().getResponse<FastifyReply>().headers(headers);
     return true;

@@ -1,7 +1,7 @@
 import type { DeploymentConfig } from '@conveyor/config';
-import type { BatchError } from '@conveyor/openai';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { BATCH_ENDPOINTS, type ParsedBatchBody } from './batch-endpoints.js';
+import { ErrorCode, type BatchError } from '@conveyor/openai';
+import { RequestProblem } from '@conveyor/validation';
+import type { BatchEndpoint, ParsedBatchBody } from '../generation/batch-endpoint.js';
 
 export interface ParsedLine {
   customId: string;
@@ -18,10 +18,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseBatchLine(
   text: string,
   line: number,
-  endpoint: string,
+  url: string,
+  endpoint: BatchEndpoint,
   findDeployment: (model: string) => DeploymentConfig | undefined,
 ): { ok: true; value: ParsedLine } | { ok: false; error: BatchError } {
-  const fail = (message: string, param: string | null, code = 'invalid_request'): { ok: false; error: BatchError } => ({
+  const fail = (
+    message: string,
+    param: string | null,
+    code: string = ErrorCode.invalidRequest,
+  ): { ok: false; error: BatchError } => ({
     ok: false,
     error: { code, message: `Line ${line}: ${message}`, param, line },
   });
@@ -29,26 +34,29 @@ export function parseBatchLine(
   try {
     raw = JSON.parse(text);
   } catch {
-    return fail('not valid JSON.', null, 'invalid_json_line');
+    return fail('not valid JSON.', null, ErrorCode.invalidJsonLine);
   }
   if (!isObject(raw)) return fail('each line must be a JSON object.', null);
   if (typeof raw.custom_id !== 'string' || !raw.custom_id || raw.custom_id.length > 512) {
     return fail('custom_id must be a non-empty string of at most 512 characters.', 'custom_id');
   }
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
-  if (raw.url !== endpoint) return fail(`url must be "${endpoint}", the batch's endpoint.`, 'url', 'mismatched_url');
-  const route = BATCH_ENDPOINTS[endpoint];
-  if (!route) return fail(`the batch's endpoint "${endpoint}" cannot be run.`, 'url');
+  if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
   try {
-    const body = route.parse(raw.body);
+    const body = endpoint.parse(raw.body);
     const deployment = findDeployment(body.model);
-    if (!deployment) return fail(`the model '${body.model}' does not exist or is not deployed here.`, 'body.model', 'model_not_found');
+    if (!deployment) {
+      return fail(
+        `the model '${body.model}' does not exist or is not deployed here.`,
+        'body.model',
+        ErrorCode.modelNotFound,
+      );
+    }
     body.check(deployment);
     return { ok: true, value: { customId: raw.custom_id, body, deployment } };
   } catch (err) {
-    if (err instanceof OpenAiHttpError) {
-      const code = err.code ?? 'invalid_request';
-      return fail(err.message, err.param ? `body.${err.param}` : 'body', code);
+    if (err instanceof RequestProblem) {
+      return fail(err.message, err.param ? `body.${err.param}` : 'body', err.code ?? ErrorCode.invalidRequest);
     }
     throw err;
   }

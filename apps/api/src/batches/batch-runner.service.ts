@@ -1,63 +1,79 @@
+import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { FileStore } from '@conveyor/batch-store';
-import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import type { BatchError } from '@conveyor/openai';
-import {
-  batchDoneKey,
-  batchInflightKey,
-  batchLeaseKey,
-  batchLineJobId,
-  batchResultsKey,
-  type BatchLineResult,
-  type QueuedJobData,
-} from '@conveyor/queue';
-import { DeploymentRegistry } from '../models/deployment-registry.service.js';
-import { ChatQueue } from '../queue/chat-queue.port.js';
+import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode, type BatchError, type BatchOutputLine } from '@conveyor/openai';
+import { batchLineJobId, jobImageHashes, type BatchLineResult, type QueuedJobData } from '@conveyor/queue';
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { JobQueue } from '../generation/job-queue.port.js';
+import { JobRouting } from '../generation/job-routing.service.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
+import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
+import type { BatchRecord } from '../repositories/batch-record.js';
+import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { ImageStore } from '../repositories/image-store.port.js';
+import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { readInputLines, type InputLine } from './batch-input.reader.js';
-import { parseBatchLine } from './batch-line.parser.js';
-import { notRunLine, toJsonl, toOutputLine } from './batch-output.mapper.js';
-import type { BatchRecord } from './batch-record.js';
-import { BatchRepository } from './batch.repository.js';
+import { parseBatchLine, type ParsedLine } from './batch-line.parser.js';
+import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
 
 const MAX_REPORTED_ERRORS = 100;
 const COLLECT_CHUNK = 256;
+/** How often the lines in flight are checked for a job that is no longer in the queue. */
+const SWEEP_EVERY_MS = 5000;
+/** Passes over the input for lines neither written nor in flight before the rest are written as lost. */
+const MAX_RECONCILE_PASSES = 3;
+/** How long the input may stay unreadable for another reason than not existing before the batch fails. */
+const UNREADABLE_FOR_MS = 60_000;
 const now = () => Math.floor(Date.now() / 1000);
 
-interface Inflight {
-  customId: string;
-  deployment: string;
-}
+/** The batch's input file cannot be read: it was deleted, or lives in a file store this replica does not share. */
+class InputUnreadable extends Error {}
 
 /**
- * Drives batches: validates the input file, keeps a bounded number of each
- * batch's lines in the queue (the rest stay in the file), writes results as
- * they arrive, and finishes, cancels or expires the batch. One API replica
- * drives a batch at a time, by holding its lease.
+ * Drives batches: validates the input file, keeps a bounded number of each batch's lines in the queue
+ * (the rest stay in the file), writes results as they arrive, and finishes, cancels or expires the
+ * batch. One API replica drives a batch at a time, by holding its lease.
+ *
+ * A line counts as done only once its output line is durably in the batch's files: results are written
+ * as a numbered part, then one step commits them (done, out of the window, counted) if this replica
+ * still drives the batch. A replica that dies in between leaves them to be written again, to the same
+ * part, by whoever takes over, so each custom_id is written exactly once.
  */
 @Injectable()
 export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(BatchRunner.name);
-  private readonly instance = randomUUID();
+  // The process names itself in the lease, so operators (and tests) can tell which replica drives a batch.
+  private readonly instance = `${hostname()}:${process.pid}:${randomUUID()}`;
   private readonly cursors = new Map<string, AsyncGenerator<InputLine>>();
+  /** Per batch: when its lines in flight were last checked, and lines found without a job since when. */
+  private readonly sweeps = new Map<string, { at: number; missing: Map<number, number> }>();
+  /** Per batch: since when its input could not be read (for a reason other than not existing). */
+  private readonly unreadableSince = new Map<string, number>();
+  private readonly reconciled = new Map<string, number>();
+  /** Per batch: the deployments its lines were fed to, whose live sequences size its window. */
+  private readonly deploymentsOf = new Map<string, Set<string>>();
+  private mismatchReported = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    private readonly repo: BatchRepository,
+    @Inject(BATCH_ENDPOINTS) private readonly endpoints: BatchEndpoints,
+    private readonly batches: BatchRecords,
+    private readonly lines: BatchLines,
     private readonly store: FileStore,
-    private readonly queue: ChatQueue,
+    private readonly queue: JobQueue,
     private readonly registry: DeploymentRegistry,
+    private readonly storeCheck: FileStoreCheck,
+    private readonly metrics: PlatformMetrics,
+    private readonly routing: JobRouting,
+    private readonly workers: LiveWorkers,
+    private readonly images: ImageStore,
   ) {}
-
-  private get redis() {
-    return this.repo.redis;
-  }
-
-  private get prefix() {
-    return this.config.redis.prefix;
-  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => {
@@ -71,31 +87,78 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     for (const cursor of this.cursors.values()) await cursor.return(undefined);
   }
 
-  private async tick(): Promise<void> {
+  /** One pass over every active batch this replica holds (or can take) the lease of. */
+  async tick(): Promise<void> {
+    let ids: string[];
     try {
-      for (const id of await this.repo.active()) {
-        if (await this.holdLease(id)) await this.step(id);
-      }
+      // No batch is driven by a replica whose file store is not the one its peers share.
+      await this.storeCheck.verify();
+      ids = await this.batches.active();
     } catch (err) {
-      this.logger.warn(`Batch runner: ${(err as Error).message}`);
+      if (!(err instanceof FileStoreMismatch)) this.logger.warn(`Batch runner: ${(err as Error).message}`);
+      else if (!this.mismatchReported) this.logger.error(err.message);
+      this.mismatchReported ||= err instanceof FileStoreMismatch;
+      return;
+    }
+    for (const id of ids) {
+      try {
+        if (await this.lines.holdLease(id, this.instance, this.config.batch.leaseMs)) await this.step(id);
+      } catch (err) {
+        // The cursor may be past a line whose job was never queued (Redis failed half-way through
+        // feeding): read on from the last line saved as fed. A line queued twice has one job id
+        // (BullMQ adds nothing while the job exists), and a line that runs twice is written once.
+        void this.cursors.get(id)?.return(undefined);
+        this.cursors.delete(id);
+        if (err instanceof InputUnreadable) await this.failUnreadable(id, err.message);
+        else this.logger.warn(`Batch ${id}: ${(err as Error).message}`);
+      }
     }
   }
 
-  private async holdLease(id: string): Promise<boolean> {
-    const key = batchLeaseKey(this.prefix, id);
-    const ttl = Math.max(5000, this.config.batch.tickMs * 20);
-    if ((await this.redis.set(key, this.instance, 'PX', ttl, 'NX')) === 'OK') return true;
-    if ((await this.redis.get(key)) !== this.instance) return false;
-    await this.redis.pexpire(key, ttl);
-    return true;
+  private endpointOf(batch: BatchRecord): BatchEndpoint {
+    return this.endpoints[batch.endpoint];
+  }
+
+  private findDeployment = (model: string): DeploymentConfig | undefined =>
+    this.registry.all.find((d) => d.id === model);
+
+  private parse(batch: BatchRecord, { line, text }: InputLine) {
+    return parseBatchLine(text, line, batch.endpoint, this.endpointOf(batch), this.findDeployment);
   }
 
   private async step(id: string): Promise<void> {
-    const batch = await this.repo.get(id);
-    if (!batch) return this.repo.retire(id);
+    const batch = await this.batches.get(id);
+    if (!batch) return this.batches.retire(id);
     if (batch.status === 'validating') return this.validate(batch);
     if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch);
     await this.finishWith(batch.id);
+  }
+
+  /**
+   * The input's lines from `fromLine` on. A file this replica cannot find (deleted, or in a store it does
+   * not share) fails the batch at once; other read failures are retried for a while, then fail it.
+   */
+  private async inputLines(batch: BatchRecord, fromLine = 0): Promise<AsyncGenerator<InputLine>> {
+    try {
+      const stream = await this.store.read(batch.input_file_id);
+      this.unreadableSince.delete(batch.id);
+      return readInputLines(stream, fromLine);
+    } catch (err) {
+      const message = `The input file ${batch.input_file_id} cannot be read`;
+      if (err instanceof FileNotFoundError)
+        throw new InputUnreadable(`${message}: it does not exist in this file store.`);
+      const since = this.unreadableSince.get(batch.id) ?? Date.now();
+      this.unreadableSince.set(batch.id, since);
+      if (Date.now() - since >= UNREADABLE_FOR_MS) throw new InputUnreadable(`${message}: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  private async failUnreadable(id: string, message: string): Promise<void> {
+    this.logger.error(`Batch ${id} failed: ${message}`);
+    const error: BatchError = { code: ErrorCode.inputFileUnreadable, message, param: 'input_file_id', line: null };
+    await this.batches.update(id, { status: 'failed', failed_at: now(), errors: [error] });
+    await this.finishWith(id);
   }
 
   /** Streams the whole input file once: every line must be runnable before any is queued. */
@@ -104,47 +167,120 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     let errorCount = 0;
     const seen = new Set<string>();
     let total = 0;
-    const find = (model: string) => this.registry.all.find((d) => d.id === model);
-    for await (const { line, text } of readInputLines(await this.store.read(batch.input_file_id))) {
+    for await (const input of await this.inputLines(batch)) {
       total++;
-      const parsed = parseBatchLine(text, line, batch.endpoint, find);
+      const parsed = this.parse(batch, input);
       let error = parsed.ok ? null : parsed.error;
       if (parsed.ok) {
         if (seen.has(parsed.value.customId)) {
-          error = { code: 'duplicate_custom_id', message: `Line ${line}: custom_id '${parsed.value.customId}' is used more than once.`, param: 'custom_id', line };
+          error = {
+            code: ErrorCode.duplicateCustomId,
+            message: `Line ${input.line}: custom_id '${parsed.value.customId}' is used more than once.`,
+            param: 'custom_id',
+            line: input.line,
+          };
         }
         seen.add(parsed.value.customId);
       }
       if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
     }
     if (total > this.config.batch.maxLines) {
-      errors.unshift({ code: 'too_many_lines', message: `The file has ${total} lines; a batch may have at most ${this.config.batch.maxLines}.`, param: null, line: null });
+      errors.unshift({
+        code: ErrorCode.tooManyLines,
+        message: `The file has ${total} lines; a batch may have at most ${this.config.batch.maxLines}.`,
+        param: null,
+        line: null,
+      });
     }
-    if (total === 0) errors.push({ code: 'empty_file', message: 'The input file has no requests.', param: null, line: null });
+    if (total === 0) {
+      errors.push({ code: ErrorCode.emptyFile, message: 'The input file has no requests.', param: null, line: null });
+    }
     if (errorCount > MAX_REPORTED_ERRORS) {
-      errors.push({ code: 'too_many_errors', message: `${errorCount - MAX_REPORTED_ERRORS} more invalid lines are not listed.`, param: null, line: null });
+      errors.push({
+        code: ErrorCode.tooManyErrors,
+        message: `${errorCount - MAX_REPORTED_ERRORS} more invalid lines are not listed.`,
+        param: null,
+        line: null,
+      });
     }
-    const latest = await this.repo.get(batch.id);
+    const latest = await this.batches.get(batch.id);
     if (errors.length) {
-      await this.repo.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
+      await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
       return this.finishWith(batch.id);
     }
-    const output = await this.store.create({ filename: `${batch.id}_output.jsonl`, purpose: 'batch_output', owner: batch.owner });
+    const output = await this.store.create({
+      filename: `${batch.id}_output.jsonl`,
+      purpose: 'batch_output',
+      owner: batch.owner,
+    });
     // Results are written as lines finish, so the output file exists (and can be read) from the start.
-    await this.repo.update(batch.id, { status: latest?.cancel_requested ? 'cancelling' : 'in_progress', in_progress_at: now(), total, output_file_id: output.id });
+    await this.batches.update(batch.id, {
+      status: latest?.cancel_requested ? 'cancelling' : 'in_progress',
+      in_progress_at: now(),
+      total,
+      output_file_id: output.id,
+    });
   }
 
   private async drive(batch: BatchRecord): Promise<void> {
     await this.collect(batch);
-    const stop = batch.cancel_requested ? 'batch_cancelled' : Date.now() >= batch.expires_at * 1000 ? 'batch_expired' : null;
+    const stop = batch.cancel_requested
+      ? ErrorCode.batchCancelled
+      : Date.now() >= batch.expires_at * 1000
+        ? ErrorCode.batchExpired
+        : null;
     if (stop) return this.drain(batch, stop);
-    const inflight = await this.redis.hlen(batchInflightKey(this.prefix, batch.id));
-    const fed = await this.feed(batch, this.config.batch.inflightPerBatch - inflight);
-    if (fed.exhausted && inflight + fed.count === 0 && (await this.redis.llen(batchResultsKey(this.prefix, batch.id))) === 0) {
-      await this.repo.update(batch.id, { status: 'finalizing', finalizing_at: now() });
-      await this.repo.update(batch.id, { status: 'completed', completed_at: now() });
-      await this.finishWith(batch.id);
-    }
+    await this.sweep(batch);
+    const inflight = await this.lines.inflightCount(batch.id);
+    const fed = await this.feed(batch, (await this.window(batch.id)) - inflight);
+    if (!fed.exhausted || inflight + fed.count > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
+    // Every line was fed and nothing is in flight: the batch ends only when every custom_id is written.
+    if (batch.completed + batch.failed < batch.total) return this.reconcile(batch);
+    await this.batches.update(batch.id, { status: 'finalizing', finalizing_at: now() });
+    await this.batches.update(batch.id, { status: 'completed', completed_at: now() });
+    await this.finishWith(batch.id);
+  }
+
+  /**
+   * How many of a batch's lines may be queued or running at once: twice the sequences the live workers of
+   * its deployments have, so every sequence has a line to take the moment it is free, and adding workers
+   * speeds up a single batch. `BATCH_INFLIGHT` is the floor (and the window until the batch's deployments
+   * are known, from the first lines fed).
+   */
+  private async window(batchId: string): Promise<number> {
+    const floor = this.config.batch.inflightPerBatch;
+    const used = this.deploymentsOf.get(batchId);
+    if (!used?.size) return floor;
+    const live = await this.workers.counts([...used]);
+    const sequences = [...used].reduce(
+      (sum, id) => sum + (live.get(id) ?? 0) * (this.registry.all.find((d) => d.id === id)?.parallel ?? 0),
+      0,
+    );
+    return Math.max(floor, 2 * sequences);
+  }
+
+  /**
+   * Queues one line's job and records it in the window (before the job: a line in flight always has a
+   * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
+   */
+  private async enqueueLine(
+    batch: BatchRecord,
+    line: number,
+    { customId, body, deployment }: ParsedLine,
+  ): Promise<void> {
+    const requestId = batchLineJobId(batch.id, line);
+    const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
+    const images = jobImageHashes(job);
+    const used = this.deploymentsOf.get(batch.id) ?? new Set<string>();
+    this.deploymentsOf.set(batch.id, used.add(deployment.id));
+    await this.lines.addInflight(batch.id, line, {
+      customId,
+      deployment: deployment.id,
+      ...(images.length ? { images } : {}),
+    });
+    const decoded = body.images?.() ?? [];
+    if (decoded.length) await this.images.hold(requestId, decoded);
+    await this.queue.enqueue(job, await this.routing.target(job));
   }
 
   /** Tops this batch's lines in the queue up to `room`, reading on in the input file. */
@@ -153,7 +289,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (room <= 0) return { count: 0, exhausted: false };
     let cursor = this.cursors.get(batch.id);
     if (!cursor) {
-      cursor = readInputLines(await this.store.read(batch.input_file_id), batch.fed_line);
+      cursor = await this.inputLines(batch, batch.fed_line);
       this.cursors.set(batch.id, cursor);
     }
     let count = 0;
@@ -162,96 +298,229 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       const next = await cursor.next();
       if (next.done) {
         this.cursors.delete(batch.id);
-        if (count) await this.repo.update(batch.id, { fed_line: lastLine });
+        if (count) await this.batches.update(batch.id, { fed_line: lastLine });
         return { count, exhausted: true };
       }
-      const { line, text } = next.value;
-      const parsed = parseBatchLine(text, line, batch.endpoint, (m) => this.registry.all.find((d) => d.id === m));
-      lastLine = line;
+      const parsed = this.parse(batch, next.value);
+      lastLine = next.value.line;
       if (!parsed.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      const { customId, body, deployment } = parsed.value;
-      const requestId = batchLineJobId(batch.id, line);
-      const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
-      const entry: Inflight = { customId, deployment: deployment.id };
-      await this.redis.hset(batchInflightKey(this.prefix, batch.id), String(line), JSON.stringify(entry));
-      await this.queue.enqueue(job);
+      await this.enqueueLine(batch, lastLine, parsed.value);
       count++;
     }
-    await this.repo.update(batch.id, { fed_line: lastLine });
+    await this.batches.update(batch.id, { fed_line: lastLine });
     return { count, exhausted: false };
+  }
+
+  /**
+   * Writes output lines (to the output file) and error lines (to the error file), each as the next part
+   * of its file, then commits them with `commit` if this replica still drives the batch. A part written
+   * and not committed is written again, with the same number, by the next attempt, so it never doubles.
+   */
+  private async persist(
+    batch: BatchRecord,
+    output: BatchOutputLine[],
+    errors: BatchOutputLine[],
+    commit: Omit<CollectedResults, 'outputParts' | 'errorParts'>,
+  ): Promise<boolean> {
+    // Checked before writing too: a replica that lost the batch must not write over the parts of the one that has it.
+    if (!(await this.lines.holdsLease(batch.id, this.instance))) return false;
+    if (output.length) await this.store.writePart(batch.output_file_id as string, batch.output_parts, toJsonl(output));
+    if (errors.length) await this.store.writePart(await this.errorFile(batch), batch.error_parts, toJsonl(errors));
+    const parts = { outputParts: output.length ? 1 : 0, errorParts: errors.length ? 1 : 0 };
+    if (!(await this.lines.commit(batch.id, this.instance, { ...commit, ...parts }))) return false;
+    batch.output_parts += parts.outputParts;
+    batch.error_parts += parts.errorParts;
+    batch.completed += commit.completed;
+    batch.failed += commit.failed;
+    return true;
   }
 
   /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
   private async collect(batch: BatchRecord): Promise<void> {
-    const key = batchResultsKey(this.prefix, batch.id);
+    const endpoint = this.endpointOf(batch);
     for (;;) {
-      const items = await this.redis.lrange(key, 0, COLLECT_CHUNK - 1);
-      if (!items.length) return;
-      const ok: BatchLineResult[] = [];
-      const failed: BatchLineResult[] = [];
-      for (const item of items) {
-        const result = JSON.parse(item) as BatchLineResult;
-        const first = await this.redis.sadd(batchDoneKey(this.prefix, batch.id), result.customId);
-        await this.redis.hdel(batchInflightKey(this.prefix, batch.id), String(result.line));
-        if (first) (result.ok ? ok : failed).push(result);
-      }
-      if (ok.length) await this.store.append(batch.output_file_id as string, toJsonl(ok.map((r) => toOutputLine(r, batch.endpoint))));
-      if (failed.length) await this.store.append(await this.errorFile(batch), toJsonl(failed.map((r) => toOutputLine(r, batch.endpoint))));
-      await this.repo.count(batch.id, 'completed', ok.length);
-      await this.repo.count(batch.id, 'failed', failed.length);
-      await this.redis.ltrim(key, items.length, -1);
-      if (items.length < COLLECT_CHUNK) return;
+      const results = await this.lines.pendingResults(batch.id, COLLECT_CHUNK);
+      if (!results.length) return;
+      const done = await this.lines.doneAmong(batch.id, [...new Set(results.map((r) => r.customId))]);
+      const fresh = new Map<string, BatchLineResult>();
+      for (const result of results)
+        if (!done.has(result.customId) && !fresh.has(result.customId)) fresh.set(result.customId, result);
+      const ok = [...fresh.values()].filter((r) => r.ok);
+      const failed = [...fresh.values()].filter((r) => !r.ok);
+      const committed = await this.persist(
+        batch,
+        ok.map((r) => toOutputLine(batch.id, r, endpoint)),
+        failed.map((r) => toOutputLine(batch.id, r, endpoint)),
+        {
+          customIds: [...fresh.keys()],
+          lines: results.map((r) => r.line),
+          taken: results.length,
+          completed: ok.length,
+          failed: failed.length,
+        },
+      );
+      if (committed) for (const r of ok) if (r.ok) this.metrics.countPrompt(r.model, r.reply.usage);
+      if (!committed || results.length < COLLECT_CHUNK) return;
     }
+  }
+
+  /**
+   * Finds lines in flight whose job is no longer in the queue and is not about to report (missing at two
+   * checks in a row), and queues them again: a job lost with a Redis failover, or never queued because
+   * the replica that recorded the line died first. A line run twice is still written once.
+   */
+  private async sweep(batch: BatchRecord): Promise<void> {
+    const state = this.sweeps.get(batch.id) ?? { at: 0, missing: new Map<number, number>() };
+    this.sweeps.set(batch.id, state);
+    if (Date.now() - state.at < SWEEP_EVERY_MS) return;
+    state.at = Date.now();
+    const lost: number[] = [];
+    for (const [line, entry] of await this.lines.inflight(batch.id)) {
+      if (await this.queue.exists(entry.deployment, batchLineJobId(batch.id, line))) {
+        state.missing.delete(line);
+        continue;
+      }
+      if (!state.missing.has(line)) state.missing.set(line, Date.now());
+      else lost.push(line);
+    }
+    if (!lost.length) return;
+    const wanted = new Set(lost);
+    for await (const input of await this.inputLines(batch)) {
+      if (!wanted.has(input.line)) continue;
+      const parsed = this.parse(batch, input);
+      if (!parsed.ok || (await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
+        await this.lines.removeInflight(batch.id, input.line);
+      } else await this.enqueueLine(batch, input.line, parsed.value);
+      state.missing.delete(input.line);
+      wanted.delete(input.line);
+      if (!wanted.size) break;
+    }
+    this.logger.warn(`Batch ${batch.id}: ${lost.length} line(s) in flight had no job; queued again`);
+  }
+
+  /**
+   * The input is fed and nothing is in flight, but not every custom_id is written: queue the lines that
+   * are neither done nor in flight again. After a few passes, what is still missing is written as lost,
+   * so a batch always ends with every custom_id accounted for.
+   */
+  private async reconcile(batch: BatchRecord): Promise<void> {
+    const passes = (this.reconciled.get(batch.id) ?? 0) + 1;
+    this.reconciled.set(batch.id, passes);
+    const missing: { input: InputLine; parsed: ParsedLine }[] = [];
+    for await (const input of await this.inputLines(batch)) {
+      const parsed = this.parse(batch, input);
+      if (parsed.ok && !(await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
+        missing.push({ input, parsed: parsed.value });
+      }
+    }
+    this.logger.warn(`Batch ${batch.id}: ${missing.length} line(s) neither written nor in flight (pass ${passes})`);
+    if (passes <= MAX_RECONCILE_PASSES) {
+      for (const { input, parsed } of missing) await this.enqueueLine(batch, input.line, parsed);
+      return;
+    }
+    const lines = missing.map(({ parsed }) => lostLine(batch.id, parsed.customId));
+    await this.persist(batch, [], lines, {
+      customIds: missing.map(({ parsed }) => parsed.customId),
+      lines: missing.map(({ input }) => input.line),
+      taken: 0,
+      completed: 0,
+      failed: missing.length,
+    });
   }
 
   private async errorFile(batch: BatchRecord): Promise<string> {
     if (batch.error_file_id) return batch.error_file_id;
-    const file = await this.store.create({ filename: `${batch.id}_errors.jsonl`, purpose: 'batch_output', owner: batch.owner });
+    const file = await this.store.create({
+      filename: `${batch.id}_errors.jsonl`,
+      purpose: 'batch_output',
+      owner: batch.owner,
+    });
     batch.error_file_id = file.id;
-    await this.repo.update(batch.id, { error_file_id: file.id });
+    await this.batches.update(batch.id, { error_file_id: file.id });
     return file.id;
   }
 
   /**
-   * Cancel or expiry: lines still waiting are taken back, lines running
-   * finish, and once none is in flight every line that did not run gets an
-   * error line with `code`.
+   * Cancel or expiry: lines still waiting are taken back, lines running finish, and once none is in
+   * flight every line that did not run gets an error line with `code`.
    */
-  private async drain(batch: BatchRecord, code: 'batch_cancelled' | 'batch_expired'): Promise<void> {
-    if (code === 'batch_cancelled' && batch.status !== 'cancelling') {
-      await this.repo.update(batch.id, { status: 'cancelling', cancelling_at: batch.cancelling_at ?? now() });
+  private async drain(batch: BatchRecord, code: NotRunCode): Promise<void> {
+    if (code === ErrorCode.batchCancelled && batch.status !== 'cancelling') {
+      await this.batches.update(batch.id, { status: 'cancelling', cancelling_at: batch.cancelling_at ?? now() });
     }
-    const inflightKey = batchInflightKey(this.prefix, batch.id);
-    const notRun: string[] = [];
-    for (const [line, value] of Object.entries(await this.redis.hgetall(inflightKey))) {
-      const entry = JSON.parse(value) as Inflight;
-      if (await this.queue.withdraw(entry.deployment, batchLineJobId(batch.id, Number(line)))) {
-        if (await this.redis.sadd(batchDoneKey(this.prefix, batch.id), entry.customId)) notRun.push(entry.customId);
-        await this.redis.hdel(inflightKey, line);
+    const withdrawn: { line: number; customId: string }[] = [];
+    const missing = this.sweeps.get(batch.id)?.missing ?? new Map<number, number>();
+    this.sweeps.set(batch.id, { at: Date.now(), missing });
+    for (const [line, entry] of await this.lines.inflight(batch.id)) {
+      const jobId = batchLineJobId(batch.id, line);
+      // No worker will see a job taken back (or lost) end: its images are released here.
+      if (await this.queue.withdraw(entry.deployment, jobId)) {
+        withdrawn.push({ line, customId: entry.customId });
+        await this.releaseImages(jobId, entry.images);
+        continue;
       }
+      // Running: it finishes and reports. Gone at two passes in a row: it will not report, and did not run.
+      if (await this.queue.exists(entry.deployment, jobId)) missing.delete(line);
+      else if (missing.has(line)) {
+        withdrawn.push({ line, customId: entry.customId });
+        await this.releaseImages(jobId, entry.images);
+      } else missing.set(line, Date.now());
     }
-    if (await this.redis.hlen(inflightKey)) {
-      if (notRun.length) await this.store.append(await this.errorFile(batch), toJsonl(notRun.map((c) => notRunLine(c, code))));
-      return;
-    }
+    if (withdrawn.length && !(await this.writeNotRun(batch, withdrawn, code))) return;
+    if (await this.lines.inflightCount(batch.id)) return;
     await this.cursors.get(batch.id)?.return(undefined);
     this.cursors.delete(batch.id);
-    for await (const { text } of readInputLines(await this.store.read(batch.input_file_id), batch.fed_line)) {
-      const customId = (JSON.parse(text) as { custom_id: string }).custom_id;
-      if (await this.redis.sadd(batchDoneKey(this.prefix, batch.id), customId)) notRun.push(customId);
-      if (notRun.length >= COLLECT_CHUNK) {
-        await this.store.append(await this.errorFile(batch), toJsonl(notRun.splice(0).map((c) => notRunLine(c, code))));
-      }
+    let chunk: { line: number; customId: string }[] = [];
+    for await (const { line, text } of await this.inputLines(batch, batch.fed_line)) {
+      chunk.push({ line, customId: (JSON.parse(text) as { custom_id: string }).custom_id });
+      if (chunk.length < COLLECT_CHUNK) continue;
+      if (!(await this.writeNotRun(batch, chunk, code))) return;
+      chunk = [];
     }
-    if (notRun.length) await this.store.append(await this.errorFile(batch), toJsonl(notRun.map((c) => notRunLine(c, code))));
-    await this.repo.update(batch.id, code === 'batch_cancelled' ? { status: 'cancelled', cancelled_at: now() } : { status: 'expired', expired_at: now() });
+    if (chunk.length && !(await this.writeNotRun(batch, chunk, code))) return;
+    await this.batches.update(
+      batch.id,
+      code === ErrorCode.batchCancelled
+        ? { status: 'cancelled', cancelled_at: now() }
+        : { status: 'expired', expired_at: now() },
+    );
     await this.finishWith(batch.id);
+  }
+
+  private async releaseImages(jobId: string, images: readonly string[] | undefined): Promise<void> {
+    if (!images?.length) return;
+    await this.images.release(jobId, images).catch((err: Error) => {
+      this.logger.warn(`Could not release the images of ${jobId}: ${err.message}`);
+    });
+  }
+
+  /** Error lines for lines that never ran (those not already written), committed as done. */
+  private async writeNotRun(
+    batch: BatchRecord,
+    lines: { line: number; customId: string }[],
+    code: NotRunCode,
+  ): Promise<boolean> {
+    const done = await this.lines.doneAmong(
+      batch.id,
+      lines.map((l) => l.customId),
+    );
+    const fresh = [...new Set(lines.map((l) => l.customId).filter((c) => !done.has(c)))];
+    return this.persist(
+      batch,
+      [],
+      fresh.map((c) => notRunLine(batch.id, c, code)),
+      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0 },
+    );
   }
 
   private async finishWith(id: string): Promise<void> {
     this.cursors.delete(id);
-    await this.repo.retire(id);
+    this.sweeps.delete(id);
+    this.reconciled.delete(id);
+    this.deploymentsOf.delete(id);
+    this.unreadableSince.delete(id);
+    await this.batches.retire(id);
     // Only the record and the files remain: per-line bookkeeping leaves Redis with the batch.
-    await this.redis.del(batchDoneKey(this.prefix, id), batchInflightKey(this.prefix, id), batchResultsKey(this.prefix, id), batchLeaseKey(this.prefix, id));
+    await this.lines.clear(id);
   }
 }

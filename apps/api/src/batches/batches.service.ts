@@ -1,32 +1,42 @@
 import { Injectable } from '@nestjs/common';
-import { assertFileId } from '@conveyor/batch-store';
-import type { Batch, ListPage } from '@conveyor/openai';
+import { FileStore, assertFileId } from '@conveyor/batch-store';
+import { ErrorCode, type Batch, type ListPage } from '@conveyor/openai';
+import { isBatchId, newBatchId } from '@conveyor/queue';
 import { validateDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { FilesService } from '../files/files.service.js';
-import { toBatch, type BatchRecord } from './batch-record.js';
-import { BatchRepository, isBatchId, newBatchId } from './batch.repository.js';
+import type { BatchRecord } from '../repositories/batch-record.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
 
-const notFound = (id: string) => new OpenAiHttpError(404, 'not_found_error', `No batch found with id '${id}'.`, 'batch_id', 'batch_not_found');
+const notFound = (id: string) =>
+  new OpenAiHttpError(404, 'not_found_error', `No batch found with id '${id}'.`, 'batch_id', ErrorCode.batchNotFound);
 
 /** Creating, reading, listing and cancelling batches; the runner does the work. */
 @Injectable()
 export class BatchesService {
   constructor(
-    private readonly repo: BatchRepository,
-    private readonly files: FilesService,
+    private readonly repo: BatchRecords,
+    private readonly store: FileStore,
   ) {}
 
   async create(owner: string, body: unknown): Promise<Batch> {
     const result = validateDto(CreateBatchDto, body);
     if (!result.ok) throw OpenAiHttpError.invalidRequest(result.problem.message, result.problem.param);
     const dto = result.value;
-    const file = await this.files.get(owner, assertFileId(dto.input_file_id));
-    if (file.purpose !== 'batch') throw OpenAiHttpError.invalidRequest(`File ${file.id} was not uploaded with purpose "batch".`, 'input_file_id');
+    const file = await this.store.getOwned(assertFileId(dto.input_file_id), owner);
+    if (file.purpose !== 'batch')
+      throw OpenAiHttpError.invalidRequest(`File ${file.id} was not uploaded with purpose "batch".`, 'input_file_id');
     const metadata = dto.metadata ?? null;
-    if (metadata && (Object.keys(metadata).length > 16 || Object.values(metadata).some((v) => typeof v !== 'string' || v.length > 512))) {
-      throw OpenAiHttpError.invalidRequest('metadata holds at most 16 string values of up to 512 characters.', 'metadata');
+    if (
+      metadata &&
+      (Object.keys(metadata).length > 16 ||
+        Object.values(metadata).some((v) => typeof v !== 'string' || v.length > 512))
+    ) {
+      throw OpenAiHttpError.invalidRequest(
+        'metadata holds at most 16 string values of up to 512 characters.',
+        'metadata',
+      );
     }
     const created = Math.floor(Date.now() / 1000);
     const record: BatchRecord = {
@@ -53,6 +63,8 @@ export class BatchesService {
       completed: 0,
       failed: 0,
       fed_line: 0,
+      output_parts: 0,
+      error_parts: 0,
       cancel_requested: false,
     };
     await this.repo.create(record);
@@ -60,7 +72,12 @@ export class BatchesService {
   }
 
   private async record(owner: string, id: string): Promise<BatchRecord> {
-    if (!isBatchId(id)) throw OpenAiHttpError.invalidRequest(`Invalid batch id '${id.slice(0, 80)}'.`, 'batch_id', 'invalid_batch_id');
+    if (!isBatchId(id))
+      throw OpenAiHttpError.invalidRequest(
+        `Invalid batch id '${id.slice(0, 80)}'.`,
+        'batch_id',
+        ErrorCode.invalidBatchId,
+      );
     const record = await this.repo.get(id);
     // Another key's batch is reported exactly like a missing one.
     if (!record || record.owner !== owner) throw notFound(id);
@@ -86,15 +103,29 @@ export class BatchesService {
       if (!cursor) break;
     }
     const page = data.slice(0, limit);
-    return { object: 'list', data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: data.length > limit };
+    return {
+      object: 'list',
+      data: page,
+      first_id: page[0]?.id ?? null,
+      last_id: page.at(-1)?.id ?? null,
+      has_more: data.length > limit,
+    };
   }
 
   async cancel(owner: string, id: string): Promise<Batch> {
     const record = await this.record(owner, id);
     if (!['validating', 'in_progress', 'cancelling'].includes(record.status)) {
-      throw OpenAiHttpError.invalidRequest(`Batch ${id} is ${record.status} and can no longer be cancelled.`, 'batch_id', 'batch_not_cancellable');
+      throw OpenAiHttpError.invalidRequest(
+        `Batch ${id} is ${record.status} and can no longer be cancelled.`,
+        'batch_id',
+        ErrorCode.batchNotCancellable,
+      );
     }
-    const cancelling = { cancel_requested: true, status: 'cancelling' as const, cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000) };
+    const cancelling = {
+      cancel_requested: true,
+      status: 'cancelling' as const,
+      cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000),
+    };
     await this.repo.update(id, record.status === 'validating' ? { cancel_requested: true } : cancelling);
     return toBatch({ ...record, ...(record.status === 'validating' ? { cancel_requested: true } : cancelling) });
   }

@@ -1,12 +1,12 @@
 import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
-import { BATCH_ENDPOINT_URLS } from './batch-endpoints.js';
+import { BATCH_ENDPOINT_URLS, type BatchEndpointUrl } from '@conveyor/openai';
 
 export class CreateBatchDto {
   @IsString()
   input_file_id: string;
 
   @IsIn(BATCH_ENDPOINT_URLS, { message: `endpoint must be one of: ${BATCH_ENDPOINT_URLS.join(', ')}` })
-  endpoint: string;
+  endpoint: BatchEndpointUrl;
 
   /** OpenAI accepts "24h"; shorter windows ("90m", "30s") are accepted too, for tests and tight deadlines. */
   @Matches(/^[1-9]\d{0,5}[smh]$/, { message: 'completion_window must be a duration such as "24h"' })
@@ -19,4 +19,5 @@ export class CreateBatchDto {
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
 
-export const windowSeconds = (window: string): number => Number(window.slice(0, -1)) * UNIT_SECONDS[window.at(-1) as keyof typeof UNIT_SECONDS];
+export const windowSeconds = (window: string): number =>
+  Number(window.slice(0, -1)) * UNIT_SECONDS[window.at(-1) as keyof typeof UNIT_SECONDS];

@@ -2,14 +2,14 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
-import { abortOnDisconnect } from './abort-on-disconnect.js';
-import { toOpenAiError } from '../errors/to-openai-error.js';
+import { ChatCompletionRequestDto } from '@conveyor/validation';
+import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
+import { parseRequest } from '../generation/parse-request.js';
+import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
+import { streamReply } from '../generation/reply-stream.js';
 import { DrainService } from '../platform/drain.service.js';
-import { parseChatBody } from './chat-body.parser.js';
-import { ChunkFormatter, finishReasonsOf } from './chat-response.mapper.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { ChatService, type ChatRun } from './chat.service.js';
-import { SseWriter } from './sse.writer.js';
+import { ChunkFormatter } from './chat-response.mapper.js';
+import { ChatService, COMPLETION_ID_PREFIX } from './chat.service.js';
 
 /**
  * The HTTP shape of a chat reply, shared by every route that takes the chat
@@ -22,59 +22,53 @@ export class ChatHttpHandler {
     private readonly drain: DrainService,
   ) {}
 
-  async handle(body: unknown, reply: FastifyReply, onlyDeployment?: DeploymentConfig): Promise<ChatCompletion | void> {
+  /** `caller`: the name of the API key the request came with; its reply is that key's alone. */
+  async handle(
+    body: unknown,
+    caller: string,
+    reply: FastifyReply,
+    onlyDeployment?: DeploymentConfig,
+  ): Promise<ChatCompletion | void> {
     this.drain.assertAccepting();
-    const dto = parseChatBody(body);
+    const dto = parseRequest(ChatCompletionRequestDto, body);
     const signal = abortOnDisconnect(reply);
     if (!dto.stream) {
-      const completion = await this.chat.complete(dto, signal, onlyDeployment);
-      reply.header('x-request-id', completion.id.slice('chatcmpl-'.length));
+      const completion = await this.chat.complete(dto, caller, signal, onlyDeployment);
+      reply.header('x-request-id', completion.id.slice(COMPLETION_ID_PREFIX.length));
       return completion;
     }
-
-    const run = await this.chat.start(dto, signal, onlyDeployment);
-    reply.header('x-request-id', run.who.id.slice('chatcmpl-'.length));
+    const run = await this.chat.start(dto, caller, signal, onlyDeployment);
+    reply.header('x-request-id', run.who.id.slice(COMPLETION_ID_PREFIX.length));
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);
   }
 
-  /** Re-opens a reply's stream: chunks after `lastEventId` (every one the client missed, once), then the live ones. */
-  async resume(completionId: string, lastEventId: number, includeUsage: boolean, reply: FastifyReply): Promise<void> {
+  /**
+   * Re-opens a reply's stream for the caller that made it: chunks after `lastEventId` (every one the
+   * client missed, once), then the live ones.
+   */
+  async resume(
+    completionId: string,
+    lastEventId: number,
+    includeUsage: boolean,
+    caller: string,
+    reply: FastifyReply,
+  ): Promise<void> {
     this.drain.assertAccepting();
-    const run = await this.chat.resume(completionId, abortOnDisconnect(reply));
+    const run = await this.chat.resume(completionId, caller, abortOnDisconnect(reply));
     return this.stream(run, reply, includeUsage, lastEventId);
   }
 
-  private async stream(run: ChatRun, reply: FastifyReply, includeUsage: boolean, after: number, choices = 1): Promise<void> {
-    // Wait for the worker's first event so a failure before generation is still a plain JSON error.
-    const first = await run.events.next();
-    const headers = reply.getHeaders();
-    reply.hijack();
-    const sse = new SseWriter(reply.raw);
+  private stream(run: ReplyRun, reply: FastifyReply, includeUsage: boolean, after: number, choices = 1): Promise<void> {
     const chunks = new ChunkFormatter(run.who, includeUsage);
-    // Chunks are numbered by their place in the reply, the same on every replay of its events.
-    let index = -1;
-    const send = (list: unknown[]) => {
-      for (const chunk of list) if (++index > after) sse.data(chunk, index);
-    };
-    sse.open(headers);
-    let opened = false;
-    let sent = false;
-    try {
-      for (let step = first; !step.done; step = await run.events.next()) {
-        const event = step.value;
-        if (event.type === 'start') {
-          // A resumed attempt continues the same message; one that starts over cannot be taken back once sent.
-          if (!event.resumed && sent) throw OpenAiHttpError.serverError('The worker generating this reply stopped and it had to start over; retry the request.', 'reply_restarted');
-          if (!opened) send(chunks.roleChunks(choices));
-          opened = true;
-        } else if (event.type === 'delta') {
-          send(chunks.deltaChunks(event));
-          sent = true;
-        } else if (event.type === 'end') send(chunks.finalChunks(finishReasonsOf(event), event.usage));
-      }
-      sse.done();
-    } catch (err) {
-      sse.fail(toOpenAiError(err).toBody());
-    }
+    return streamReply(
+      run,
+      reply,
+      {
+        opening: () => chunks.roleChunks(choices),
+        delta: (event) => chunks.deltaChunks(event),
+        final: (event) => chunks.finalChunks(finishReasonsOf(event), event.usage),
+      },
+      { numbered: true, after },
+    );
   }
 }

@@ -13,34 +13,65 @@ describe('toUsage', () => {
 
 describe('toChatCompletion', () => {
   it('builds an OpenAI chat.completion with one assistant choice', () => {
-    const completion = toChatCompletion(who, { choices: [{ index: 0, text: 'Hello there', finishReason: 'length' }], usage });
+    const completion = toChatCompletion(who, {
+      choices: [{ index: 0, text: 'Hello there', finishReason: 'length' }],
+      usage,
+    });
     expect(completion).toEqual({
       id: 'chatcmpl-abc',
       object: 'chat.completion',
       created: 1_700_000_000,
       model: 'conveyor-tiny',
       system_fingerprint: null,
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', refusal: null }, logprobs: null, finish_reason: 'length' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Hello there', refusal: null },
+          logprobs: null,
+          finish_reason: 'length',
+        },
+      ],
       usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
     });
   });
 
   it('gives a tool-calling reply null content, its calls in OpenAI shape, and reasoning apart', () => {
     const call = { id: 'call_1', name: 'f', arguments: '{"a":1}' };
-    const completion = toChatCompletion(who, { choices: [{ index: 0, text: '', reasoning: 'hm', toolCalls: [call], finishReason: 'tool_calls' }], usage });
+    const completion = toChatCompletion(who, {
+      choices: [{ index: 0, text: '', reasoning: 'hm', toolCalls: [call], finishReason: 'tool_calls' }],
+      usage,
+    });
     expect(completion.choices[0]).toEqual({
       index: 0,
-      message: { role: 'assistant', content: null, reasoning_content: 'hm', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }], refusal: null },
+      message: {
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'hm',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        refusal: null,
+      },
       logprobs: null,
       finish_reason: 'tool_calls',
     });
   });
 });
 
-const delta = (fields: Record<string, unknown>) => ({ type: 'delta' as const, attempt: 1, seq: 1, text: '', ...fields });
+const delta = (fields: Record<string, unknown>) => ({
+  type: 'delta' as const,
+  attempt: 1,
+  seq: 1,
+  text: '',
+  ...fields,
+});
 
 describe('ChunkFormatter', () => {
-  const shared = { id: who.id, object: 'chat.completion.chunk', created: who.created, model: who.model, system_fingerprint: null };
+  const shared = {
+    id: who.id,
+    object: 'chat.completion.chunk',
+    created: who.created,
+    model: who.model,
+    system_fingerprint: null,
+  };
 
   describe('without include_usage', () => {
     const f = new ChunkFormatter(who, false);
@@ -48,11 +79,15 @@ describe('ChunkFormatter', () => {
     it('opens with the assistant role and empty content', () => {
       const [chunk] = f.roleChunks();
       expect(chunk).toMatchObject(shared);
-      expect(chunk.choices).toEqual([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+      expect(chunk.choices).toEqual([
+        { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+      ]);
     });
 
     it('carries text in content chunks', () => {
-      expect(f.deltaChunks(delta({ text: 'Hel' }))[0].choices).toEqual([{ index: 0, delta: { content: 'Hel' }, logprobs: null, finish_reason: null }]);
+      expect(f.deltaChunks(delta({ text: 'Hel' }))[0].choices).toEqual([
+        { index: 0, delta: { content: 'Hel' }, logprobs: null, finish_reason: null },
+      ]);
     });
 
     it('closes with one chunk: an empty delta and the finish reason', () => {
@@ -63,17 +98,31 @@ describe('ChunkFormatter', () => {
     });
 
     it('streams reasoning, then text, then a tool call piece, each choice under its own index', () => {
-      const chunks = f.deltaChunks(delta({ choice: 2, reasoning: 'r', text: 't', toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '' } }));
+      const chunks = f.deltaChunks(
+        delta({ choice: 2, reasoning: 'r', text: 't', toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '' } }),
+      );
       expect(chunks.map((c) => c.choices[0])).toEqual([
         { index: 2, delta: { reasoning_content: 'r' }, logprobs: null, finish_reason: null },
         { index: 2, delta: { content: 't' }, logprobs: null, finish_reason: null },
-        { index: 2, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }, logprobs: null, finish_reason: null },
+        {
+          index: 2,
+          delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] },
+          logprobs: null,
+          finish_reason: null,
+        },
       ]);
-      expect(f.finalChunks(['stop', 'length'], usage).map((c) => c.choices[0].finish_reason)).toEqual(['stop', 'length']);
+      expect(f.finalChunks(['stop', 'length'], usage).map((c) => c.choices[0].finish_reason)).toEqual([
+        'stop',
+        'length',
+      ]);
     });
 
     it('has no usage key on any chunk', () => {
-      for (const chunk of [...f.roleChunks(), ...f.deltaChunks(delta({ text: 'x' })), ...f.finalChunks(['length'], usage)]) {
+      for (const chunk of [
+        ...f.roleChunks(),
+        ...f.deltaChunks(delta({ text: 'x' })),
+        ...f.finalChunks(['length'], usage),
+      ]) {
         expect(Object.hasOwn(chunk, 'usage')).toBe(false);
       }
     });
@@ -94,7 +143,11 @@ describe('ChunkFormatter', () => {
       const final = f.finalChunks(['length'], usage);
       expect(final).toHaveLength(2);
       expect(final[0].choices[0]).toMatchObject({ delta: {}, finish_reason: 'length' });
-      expect(final[1]).toEqual({ ...shared, choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
+      expect(final[1]).toEqual({
+        ...shared,
+        choices: [],
+        usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+      });
     });
   });
 });

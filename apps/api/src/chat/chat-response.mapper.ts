@@ -1,25 +1,41 @@
-import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, FinishReason, TokenLogprob as WireLogprob, ToolCall, Usage } from '@conveyor/openai';
-import type { ChoiceResult, FinishReason as JobFinishReason, ReplyEvent, ReplyResult, TokenLogprob, TokenUsage } from '@conveyor/queue';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChoiceLogprobs,
+  FinishReason,
+  TokenLogprob as WireLogprob,
+  ToolCall,
+} from '@conveyor/openai';
+import type {
+  ChoiceResult,
+  FinishReason as JobFinishReason,
+  ReplyEvent,
+  ReplyResult,
+  TokenLogprob,
+  TokenUsage,
+} from '@conveyor/queue';
+import type { ReplyIdentity } from '../generation/reply-run.js';
+import { toUsage } from '../generation/wire-usage.js';
 
-export interface ReplyIdentity {
-  id: string;
-  model: string;
-  created: number;
-}
-
-export const toUsage = (u: TokenUsage): Usage => ({
-  prompt_tokens: u.promptTokens,
-  completion_tokens: u.completionTokens,
-  total_tokens: u.promptTokens + u.completionTokens,
-});
+export type { ReplyIdentity } from '../generation/reply-run.js';
+export { toUsage } from '../generation/wire-usage.js';
 
 export const toWireLogprobs = (tokens: readonly TokenLogprob[]): WireLogprob[] =>
-  tokens.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes, top_logprobs: t.top.map((a) => ({ token: a.token, logprob: a.logprob, bytes: a.bytes })) }));
+  tokens.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes,
+    top_logprobs: t.top.map((a) => ({ token: a.token, logprob: a.logprob, bytes: a.bytes })),
+  }));
 
 const choiceLogprobs = (tokens: readonly TokenLogprob[] | undefined): ChoiceLogprobs | null =>
   tokens ? { content: toWireLogprobs(tokens), refusal: null } : null;
 
-const toWireCall = (c: { id: string; name: string; arguments: string }): ToolCall => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } });
+const toWireCall = (c: { id: string; name: string; arguments: string }): ToolCall => ({
+  id: c.id,
+  type: 'function',
+  function: { name: c.name, arguments: c.arguments },
+});
 
 function toChoice(c: ChoiceResult): ChatCompletion['choices'][number] {
   const calls = c.toolCalls?.length ? c.toolCalls : undefined;
@@ -59,7 +75,12 @@ export class ChunkFormatter {
     private readonly includeUsage: boolean,
   ) {}
 
-  private chunk(index: number, delta: Delta, finishReason: FinishReason | null, logprobs: ChoiceLogprobs | null = null): ChatCompletionChunk {
+  private chunk(
+    index: number,
+    delta: Delta,
+    finishReason: FinishReason | null,
+    logprobs: ChoiceLogprobs | null = null,
+  ): ChatCompletionChunk {
     const chunk: ChatCompletionChunk = {
       id: this.who.id,
       object: 'chat.completion.chunk',
@@ -82,11 +103,13 @@ export class ChunkFormatter {
     const index = event.choice ?? 0;
     const chunks: ChatCompletionChunk[] = [];
     if (event.reasoning) chunks.push(this.chunk(index, { reasoning_content: event.reasoning }, null));
-    if (event.text || event.logprobs?.length) chunks.push(this.chunk(index, { content: event.text }, null, choiceLogprobs(event.logprobs)));
+    if (event.text || event.logprobs?.length)
+      chunks.push(this.chunk(index, { content: event.text }, null, choiceLogprobs(event.logprobs)));
     const call = event.toolCall;
     if (call) {
       const head = call.id !== undefined ? { id: call.id, type: 'function' as const } : {};
-      const fn = call.name !== undefined ? { name: call.name, arguments: call.arguments } : { arguments: call.arguments };
+      const fn =
+        call.name !== undefined ? { name: call.name, arguments: call.arguments } : { arguments: call.arguments };
       chunks.push(this.chunk(index, { tool_calls: [{ index: call.index, ...head, function: fn }] }, null));
     }
     return chunks;
@@ -108,6 +131,3 @@ export class ChunkFormatter {
     return chunks;
   }
 }
-
-/** Every choice's finish reason from an end event. */
-export const finishReasonsOf = (event: Extract<ReplyEvent, { type: 'end' }>): JobFinishReason[] => event.finishReasons ?? [event.finishReason];

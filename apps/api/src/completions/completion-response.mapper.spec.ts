@@ -1,11 +1,17 @@
 import { describe, it, expect } from '@jest/globals';
 import type { ReplyEvent, TokenLogprob } from '@conveyor/queue';
-import type { ReplyIdentity } from '../chat/chat-response.mapper.js';
 import { CompletionChunkFormatter, LegacyLogprobs, toCompletion } from './completion-response.mapper.js';
 
-const who: ReplyIdentity = { id: 'cmpl-abc', model: 'conveyor-tiny', created: 1_700_000_000 };
+/** Who a reply is from, as the completions mapper takes it. */
+const who: Parameters<typeof toCompletion>[0] = { id: 'cmpl-abc', model: 'conveyor-tiny', created: 1_700_000_000 };
 const usage = { promptTokens: 4, completionTokens: 3 };
-const shared = { id: who.id, object: 'text_completion', created: who.created, model: who.model, system_fingerprint: null };
+const shared = {
+  id: who.id,
+  object: 'text_completion',
+  created: who.created,
+  model: who.model,
+  system_fingerprint: null,
+};
 
 const bytes = (s: string) => [...Buffer.from(s, 'utf8')];
 const token = (text: string, logprob: number, top: Array<[string, number]> = []): TokenLogprob => ({
@@ -49,7 +55,13 @@ describe('toCompletion', () => {
   });
 
   it('reports legacy logprobs, and empty lists when asked for on a choice with no tokens', () => {
-    const logprobs = [token('Hi', -0.5, [['Hi', -0.5], ['Yo', -1.5]]), token(' you', -1, [[' you', -1]])];
+    const logprobs = [
+      token('Hi', -0.5, [
+        ['Hi', -0.5],
+        ['Yo', -1.5],
+      ]),
+      token(' you', -1, [[' you', -1]]),
+    ];
     const completion = toCompletion(
       who,
       {
@@ -67,7 +79,12 @@ describe('toCompletion', () => {
       top_logprobs: [{ Hi: -0.5, Yo: -1.5 }, { ' you': -1 }],
       text_offset: [0, 2],
     });
-    expect(completion.choices[1].logprobs).toEqual({ tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] });
+    expect(completion.choices[1].logprobs).toEqual({
+      tokens: [],
+      token_logprobs: [],
+      top_logprobs: [],
+      text_offset: [],
+    });
   });
 });
 
@@ -91,7 +108,13 @@ describe('LegacyLogprobs', () => {
   });
 
   it('keeps the likelier of two alternatives sharing a text, and "__proto__" as a plain key', () => {
-    const [top] = new LegacyLogprobs().append([token('x', -1, [['x', -1], ['x', -3], ['__proto__', -4]])]).top_logprobs;
+    const [top] = new LegacyLogprobs().append([
+      token('x', -1, [
+        ['x', -1],
+        ['x', -3],
+        ['__proto__', -4],
+      ]),
+    ]).top_logprobs;
     expect(Object.keys(top)).toEqual(['x', '__proto__']);
     expect(top.x).toBe(-1);
     expect(Object.getOwnPropertyDescriptor(top, '__proto__')?.value).toBe(-4);
@@ -102,7 +125,9 @@ describe('CompletionChunkFormatter', () => {
   it('streams text chunks, then a final chunk per choice', () => {
     const f = new CompletionChunkFormatter(who, false);
     expect(f.openingChunks(2)).toEqual([]);
-    expect(f.deltaChunks(delta('Hel'))).toEqual([{ ...shared, choices: [{ text: 'Hel', index: 0, logprobs: null, finish_reason: null }] }]);
+    expect(f.deltaChunks(delta('Hel'))).toEqual([
+      { ...shared, choices: [{ text: 'Hel', index: 0, logprobs: null, finish_reason: null }] },
+    ]);
     expect(f.deltaChunks(delta('lo', 1))[0].choices[0]).toMatchObject({ text: 'lo', index: 1 });
     expect(f.deltaChunks(delta(''))).toEqual([]);
     expect(f.finalChunks(['length', 'stop'], 2, usage)).toEqual([
@@ -122,7 +147,11 @@ describe('CompletionChunkFormatter', () => {
     expect(f.deltaChunks(delta('x'))[0].usage).toBeNull();
     const final = f.finalChunks(['length'], 1, usage);
     expect(final[0].usage).toBeNull();
-    expect(final[1]).toEqual({ ...shared, choices: [], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } });
+    expect(final[1]).toEqual({
+      ...shared,
+      choices: [],
+      usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 },
+    });
   });
 
   it('opens each choice with its prompt when echoing', () => {

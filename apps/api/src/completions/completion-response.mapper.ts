@@ -1,6 +1,7 @@
 import type { Completion, CompletionChunk, CompletionFinishReason, CompletionLogprobs } from '@conveyor/openai';
 import type { ChoiceResult, FinishReason, ReplyEvent, ReplyResult, TokenLogprob, TokenUsage } from '@conveyor/queue';
-import { toUsage, type ReplyIdentity } from '../chat/chat-response.mapper.js';
+import type { ReplyIdentity } from '../generation/reply-run.js';
+import { toUsage } from '../generation/wire-usage.js';
 
 /** What of the request shapes the reply beyond the generated text. */
 export interface CompletionShape {
@@ -48,11 +49,13 @@ export class LegacyLogprobs {
   }
 }
 
-const echoed = (shape: CompletionShape, index: number): string => (shape.echo ? (shape.echo.prompts[Math.floor(index / shape.echo.n)] ?? '') : '');
+const echoed = (shape: CompletionShape, index: number): string =>
+  shape.echo ? (shape.echo.prompts[Math.floor(index / shape.echo.n)] ?? '') : '';
 
 function toChoice(c: ChoiceResult, shape: CompletionShape): Completion['choices'][number] {
   const prompt = echoed(shape, c.index);
-  const logprobs = c.logprobs || shape.logprobs ? new LegacyLogprobs(codePoints(prompt)).append(c.logprobs ?? []) : null;
+  const logprobs =
+    c.logprobs || shape.logprobs ? new LegacyLogprobs(codePoints(prompt)).append(c.logprobs ?? []) : null;
   return { text: prompt + c.text, index: c.index, logprobs, finish_reason: toFinishReason(c.finishReason) };
 }
 
@@ -79,7 +82,14 @@ export class CompletionChunkFormatter {
   ) {}
 
   private chunk(choices: CompletionChunk['choices']): CompletionChunk {
-    const chunk: CompletionChunk = { id: this.who.id, object: 'text_completion', created: this.who.created, model: this.who.model, system_fingerprint: null, choices };
+    const chunk: CompletionChunk = {
+      id: this.who.id,
+      object: 'text_completion',
+      created: this.who.created,
+      model: this.who.model,
+      system_fingerprint: null,
+      choices,
+    };
     if (this.includeUsage) chunk.usage = null;
     return chunk;
   }
@@ -87,7 +97,9 @@ export class CompletionChunkFormatter {
   /** With echo, each of `choices` opens with its prompt; otherwise nothing comes before the generated text. */
   openingChunks(choices: number): CompletionChunk[] {
     if (!this.shape.echo) return [];
-    return Array.from({ length: choices }, (_, index) => this.chunk([{ text: echoed(this.shape, index), index, logprobs: null, finish_reason: null }]));
+    return Array.from({ length: choices }, (_, index) =>
+      this.chunk([{ text: echoed(this.shape, index), index, logprobs: null, finish_reason: null }]),
+    );
   }
 
   /** A delta event's chunk: its text, with its tokens' logprobs when they were asked for. */
@@ -106,7 +118,14 @@ export class CompletionChunkFormatter {
   /** The closing chunks: an empty text with each of `choices`' finish reason, then the usage chunk when asked for. */
   finalChunks(finishReasons: readonly FinishReason[], choices: number, usage: TokenUsage): CompletionChunk[] {
     const chunks = Array.from({ length: Math.max(choices, finishReasons.length) }, (_, index) =>
-      this.chunk([{ text: '', index, logprobs: null, finish_reason: toFinishReason(finishReasons[index] ?? finishReasons[0] ?? 'stop') }]),
+      this.chunk([
+        {
+          text: '',
+          index,
+          logprobs: null,
+          finish_reason: toFinishReason(finishReasons[index] ?? finishReasons[0] ?? 'stop'),
+        },
+      ]),
     );
     if (!this.includeUsage) return chunks;
     chunks.push({ ...this.chunk([]), usage: toUsage(usage) });

@@ -1,8 +1,6 @@
-import type { BatchEndpoint } from '../batches/batch-endpoints.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { RequestProblem } from '@conveyor/validation';
+import type { BatchEndpoint } from '../generation/batch-endpoint.js';
 import { parseCompletionBody } from './completion-body.parser.js';
-import { assertCompletionSupported } from './completion-capabilities.js';
-import { toCompletionJob } from './completion-request.mapper.js';
 import { toCompletion } from './completion-response.mapper.js';
 import { TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
 
@@ -14,11 +12,11 @@ export const completionsBatchEndpoint: BatchEndpoint = {
     return {
       model: dto.model,
       check: (deployment) => {
-        assertCompletionSupported(dto, deployment);
+        dto.check(deployment);
         // A line's response is built from the worker's result alone, which does not carry the prompt back.
-        if (dto.echo === true) throw OpenAiHttpError.unsupported('echo in a batch line', 'echo');
+        if (dto.echo === true) throw RequestProblem.unsupported('echo in a batch line', 'echo');
       },
-      toJob: (requestId, deployment) => toCompletionJob(dto, requestId, deployment),
+      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
     };
   },
   toResponse: (who, reply) => toCompletion(who, reply),

@@ -1,7 +1,10 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Completion } from '@conveyor/openai';
+import { CompletionRequestDto } from '@conveyor/validation';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
+import { Caller } from '../auth/caller.decorator.js';
+import { ApiJsonBody, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { CompletionsHttpHandler } from './completions-http.handler.js';
 
 /** OpenAI's legacy completions route: raw prompts, no chat template. */
@@ -12,7 +15,14 @@ export class CompletionsController {
 
   @Post('completions')
   @HttpCode(200)
-  create(@Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<Completion | void> {
-    return this.http.handle(body, reply);
+  @ApiRoute('Legacy text completion (sync or SSE)', { auth: 'Bearer', errors: [400, 401, 404, 413, 429, 503, 504] })
+  @ApiJsonBody(CompletionRequestDto)
+  @ApiJsonOrEvents('text_completion')
+  create(
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Completion | void> {
+    return this.http.handle(body, caller, reply);
   }
 }

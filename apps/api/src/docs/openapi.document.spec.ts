@@ -1,32 +1,62 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { RequestMethod } from '@nestjs/common';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { loadConfig } from '@conveyor/config';
 import { AppModule } from '../app.module.js';
 import { QUEUE_DASHBOARD_PATH } from '../admin/queue-dashboard.path.js';
-import { OPENAPI_DOCUMENT } from './openapi.document.js';
+
+/** The committed document; test/docs.e2e-spec.ts checks it still matches what the built API generates. */
+const document = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../openapi.json'), 'utf8')) as OpenAPIObject;
 
 /** `:id`, `*` and `{file_id}` all become `{}`, so routes and documented paths compare by shape. */
-const shape = (path: string) => ('/' + path).replace(/\/+/g, '/').replace(/\/$/, '').replace(/:[^/]+|\{[^}]+\}|\*/g, '{}') || '/';
+const shape = (path: string) =>
+  ('/' + path)
+    .replace(/\/+/g, '/')
+    .replace(/\/$/, '')
+    .replace(/:[^/]+|\{[^}]+\}|\*/g, '{}') || '/';
 
 describe('OpenAPI document', () => {
   it('documents every route the API serves, and nothing it does not', () => {
     const controllers = AppModule.forConfig(loadConfig({})).controllers ?? [];
-    // The dashboard is a Fastify plugin mounted beside Nest's controllers.
+    // The dashboard is a Fastify plugin mounted beside Nest's controllers; the root only points at the docs.
     const routes = new Set<string>([`GET ${QUEUE_DASHBOARD_PATH}`]);
     for (const controller of controllers) {
       const base = Reflect.getMetadata('path', controller) as string;
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
-        const handler = controller.prototype[name];
+        const handler = (controller.prototype as Record<string, unknown>)[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
         const method = Reflect.getMetadata('method', handler) as RequestMethod | undefined;
-        if (method === undefined || name === 'constructor') continue;
+        if (method === undefined || Reflect.getMetadata('swagger/apiExcludeEndpoint', handler)) continue;
         routes.add(`${RequestMethod[method]} ${shape(`${base}/${Reflect.getMetadata('path', handler) as string}`)}`);
       }
     }
     const documented = new Set(
-      Object.entries(OPENAPI_DOCUMENT.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${shape(path)}`)),
+      Object.entries(document.paths).flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${shape(path)}`),
+      ),
     );
     expect(routes.size).toBeGreaterThan(15);
     expect([...routes].sort()).toEqual([...documented].sort());
+  });
+
+  it('describes the chat body from its class: required fields, ranges, the unions spelled out', () => {
+    const schemas = document.components?.schemas ?? {};
+    const chat = schemas.ChatCompletionRequestDto as { required: string[]; properties: Record<string, object> };
+    expect(chat.required.sort()).toEqual(['messages', 'model']);
+    expect(chat.properties.temperature).toMatchObject({ type: 'number', minimum: 0, maximum: 2, nullable: true });
+    expect(chat.properties.min_p).toMatchObject({ minimum: 0, maximum: 1 });
+    expect(chat.properties.stop).toHaveProperty('oneOf');
+    const message = schemas.ChatMessageDto as { properties: Record<string, object> };
+    expect(message.properties.content).toHaveProperty('oneOf');
+    expect(message.properties.role).toMatchObject({ enum: ['system', 'developer', 'user', 'assistant', 'tool'] });
+  });
+
+  it('names the credentials each route family takes', () => {
+    expect(document.paths['/v1/chat/completions']?.post?.security).toEqual([{ bearer: [] }]);
+    expect(document.paths['/environments/production/predict']?.post?.security).toEqual([{ apiKey: [] }]);
+    expect(document.paths['/health']?.get?.security).toBeUndefined();
   });
 });

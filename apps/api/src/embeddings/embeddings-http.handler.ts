@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { EmbeddingList } from '@conveyor/openai';
+import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
 import { DrainService } from '../platform/drain.service.js';
-import { parseEmbeddingBody } from './embedding-request.parser.js';
+import { EmbeddingRequestDto } from '@conveyor/validation';
+import { parseRequest } from '../generation/parse-request.js';
 import { EmbeddingsService } from './embeddings.service.js';
 
 /** The HTTP shape of an embeddings request, shared by the plain and the org/app route. */
@@ -14,15 +16,17 @@ export class EmbeddingsHttpHandler {
     private readonly drain: DrainService,
   ) {}
 
-  async handle(body: unknown, reply: FastifyReply, onlyDeployment?: DeploymentConfig): Promise<EmbeddingList> {
+  /** `caller`: the name of the API key the request came with. */
+  async handle(
+    body: unknown,
+    caller: string,
+    reply: FastifyReply,
+    onlyDeployment?: DeploymentConfig,
+  ): Promise<EmbeddingList> {
     this.drain.assertAccepting();
-    const dto = parseEmbeddingBody(body);
+    const dto = parseRequest(EmbeddingRequestDto, body);
     // A client that leaves stops the job: nobody is left to receive the vectors.
-    const gone = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) gone.abort();
-    });
-    const result = await this.embeddings.create(dto, gone.signal, onlyDeployment);
+    const result = await this.embeddings.create(dto, caller, abortOnDisconnect(reply), onlyDeployment);
     reply.header('x-request-id', result.requestId);
     return result.body;
   }

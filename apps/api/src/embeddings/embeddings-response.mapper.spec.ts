@@ -9,7 +9,11 @@ function encode(values: number[]): string {
   return bytes.toString('base64');
 }
 
-const reply = (embeddings: string[]): ReplyResult => ({ choices: [], usage: { promptTokens: 7, completionTokens: 0 }, embeddings });
+const reply = (embeddings: string[]): ReplyResult => ({
+  choices: [],
+  usage: { promptTokens: 7, completionTokens: 0 },
+  embeddings,
+});
 
 describe('embeddings response mapper', () => {
   it('decodes floats that are exactly the float32 values sent, in few digits', () => {

@@ -15,7 +15,11 @@ export function toEmbeddingList(model: string, reply: ReplyResult, encoding: Emb
   const vectors = reply.embeddings ?? [];
   return {
     object: 'list',
-    data: vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encoding === 'base64' ? vector : fromBase64Float32(vector) })),
+    data: vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: encoding === 'base64' ? vector : fromBase64Float32(vector),
+    })),
     model,
     usage: { prompt_tokens: reply.usage.promptTokens, total_tokens: reply.usage.promptTokens },
   };

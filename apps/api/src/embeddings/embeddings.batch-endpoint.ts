@@ -1,8 +1,8 @@
-import type { BatchEndpoint } from '../batches/batch-endpoints.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { EMBEDDING_ID_PREFIX } from './embeddings.service.js';
+import { EmbeddingRequestDto, RequestProblem } from '@conveyor/validation';
+import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import { parseRequest } from '../generation/parse-request.js';
 import { toEmbeddingList } from './embeddings-response.mapper.js';
-import { assertServesEmbeddings, parseEmbeddingBody, toEmbedJob } from './embedding-request.parser.js';
+import { EMBEDDING_ID_PREFIX } from './embeddings.service.js';
 
 /**
  * `/v1/embeddings` as a batch endpoint. An output line is written from the worker's result alone,
@@ -11,15 +11,17 @@ import { assertServesEmbeddings, parseEmbeddingBody, toEmbedJob } from './embedd
 export const embeddingsBatchEndpoint: BatchEndpoint = {
   idPrefix: EMBEDDING_ID_PREFIX,
   parse(body) {
-    const dto = parseEmbeddingBody(body);
+    const dto = parseRequest(EmbeddingRequestDto, body);
     return {
       model: dto.model,
       check(deployment) {
-        assertServesEmbeddings(deployment);
-        if (dto.encoding_format === 'base64') throw OpenAiHttpError.unsupported('encoding_format "base64" in a batch line', 'encoding_format');
-        if (dto.dimensions != null) throw OpenAiHttpError.unsupported('dimensions in a batch line', 'dimensions');
+        dto.check(deployment);
+        if (dto.encoding_format === 'base64') {
+          throw RequestProblem.unsupported('encoding_format "base64" in a batch line', 'encoding_format');
+        }
+        if (dto.dimensions != null) throw RequestProblem.unsupported('dimensions in a batch line', 'dimensions');
       },
-      toJob: (requestId, deployment) => toEmbedJob(dto, requestId, deployment.id),
+      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
     };
   },
   toResponse: (who, reply) => toEmbeddingList(who.model, reply, 'float'),

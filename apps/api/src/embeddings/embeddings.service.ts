@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
-import type { EmbeddingList } from '@conveyor/openai';
+import { ErrorCode, type EmbeddingList } from '@conveyor/openai';
 import type { EmbeddingRequestDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { ChatService, collectReply } from '../chat/chat.service.js';
+import { collectReply } from '../generation/collect-reply.js';
+import { GenerationService } from '../generation/generation.service.js';
 import { dimensionsOf, toEmbeddingList } from './embeddings-response.mapper.js';
-import { assertServesEmbeddings, toEmbedJob } from './embedding-request.parser.js';
 
 export const EMBEDDING_ID_PREFIX = 'embd-';
 
@@ -17,17 +17,28 @@ export interface EmbeddingsResult {
 /** The embeddings use case: one job on the deployment's queue, its reply gathered whole. */
 @Injectable()
 export class EmbeddingsService {
-  constructor(private readonly chat: ChatService) {}
+  constructor(private readonly generation: GenerationService) {}
 
-  /** `only` binds the request to one deployment (an org/app route serves just its own). */
-  async create(dto: EmbeddingRequestDto, signal: AbortSignal, only?: DeploymentConfig): Promise<EmbeddingsResult> {
-    const deployment = this.chat.deploymentFor(dto.model, only);
-    assertServesEmbeddings(deployment);
-    const run = await this.chat.submit(deployment, (requestId, now) => toEmbedJob(dto, requestId, deployment.id, now), signal, {
-      idPrefix: EMBEDDING_ID_PREFIX,
-      stream: false,
-      prompt: dto.input,
-    });
+  /** `caller`: the API key's name, recorded as the job's owner; `only` binds the request to one deployment. */
+  async create(
+    dto: EmbeddingRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+  ): Promise<EmbeddingsResult> {
+    const deployment = this.generation.deploymentFor(dto.model, only);
+    dto.check(deployment);
+    const run = await this.generation.submit(
+      deployment,
+      (requestId, now) => dto.toJob(requestId, deployment, now),
+      signal,
+      {
+        idPrefix: EMBEDDING_ID_PREFIX,
+        stream: false,
+        prompt: dto.input,
+        caller,
+      },
+    );
     const reply = await collectReply(run);
     // The API never loads the model, so its width is only known from a reply; a model cannot change it.
     const width = dimensionsOf(reply);
@@ -37,9 +48,12 @@ export class EmbeddingsService {
         'invalid_request_error',
         `dimensions is ${dto.dimensions}, but '${deployment.id}' makes ${width}-dimensional embeddings and cannot shorten them; leave dimensions out or set it to ${width}.`,
         'dimensions',
-        'unsupported_parameter',
+        ErrorCode.unsupportedParameter,
       );
     }
-    return { requestId: run.who.id.slice(EMBEDDING_ID_PREFIX.length), body: toEmbeddingList(deployment.id, reply, dto.encoding_format ?? 'float') };
+    return {
+      requestId: run.who.id.slice(EMBEDDING_ID_PREFIX.length),
+      body: toEmbeddingList(deployment.id, reply, dto.encoding_format ?? 'float'),
+    };
   }
 }

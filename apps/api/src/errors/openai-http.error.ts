@@ -1,4 +1,4 @@
-import type { OpenAiErrorBody, OpenAiErrorType } from '@conveyor/openai';
+import { ErrorCode, type OpenAiErrorBody, type OpenAiErrorType } from '@conveyor/openai';
 
 /** An error that leaves the API as an OpenAI-style body with its HTTP status. */
 export class OpenAiHttpError extends Error {
@@ -23,15 +23,33 @@ export class OpenAiHttpError extends Error {
   }
 
   static unsupported(feature: string, param: string): OpenAiHttpError {
-    return new OpenAiHttpError(400, 'invalid_request_error', `${feature} is not supported by this server yet.`, param, 'unsupported_parameter');
+    return new OpenAiHttpError(
+      400,
+      'invalid_request_error',
+      `${feature} is not supported by this server yet.`,
+      param,
+      ErrorCode.unsupportedParameter,
+    );
   }
 
   static modelNotFound(model: string): OpenAiHttpError {
-    return new OpenAiHttpError(404, 'invalid_request_error', `The model '${model}' does not exist or is not deployed here.`, 'model', 'model_not_found');
+    return new OpenAiHttpError(
+      404,
+      'invalid_request_error',
+      `The model '${model}' does not exist or is not deployed here.`,
+      'model',
+      ErrorCode.modelNotFound,
+    );
   }
 
   static timeout(ms: number): OpenAiHttpError {
-    return new OpenAiHttpError(504, 'server_error', `The request did not complete within ${ms} ms and was cancelled.`, null, 'timeout');
+    return new OpenAiHttpError(
+      504,
+      'server_error',
+      `The request did not complete within ${ms} ms and was cancelled.`,
+      null,
+      ErrorCode.timeout,
+    );
   }
 
   static serverError(message: string, code: string): OpenAiHttpError {
@@ -39,6 +57,9 @@ export class OpenAiHttpError extends Error {
   }
 
   static unavailable(message: string): OpenAiHttpError {
-    return new OpenAiHttpError(503, 'service_unavailable', message, null, 'service_unavailable');
+    // A 503 always says when to try again, as a 429 does.
+    return new OpenAiHttpError(503, 'service_unavailable', message, null, ErrorCode.serviceUnavailable, {
+      'retry-after': '1',
+    });
   }
 }

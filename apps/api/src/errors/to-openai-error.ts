@@ -1,18 +1,8 @@
 import { HttpException } from '@nestjs/common';
 import { FileNotFoundError, FileTooLargeError, InvalidFileIdError } from '@conveyor/batch-store';
-import type { OpenAiErrorType } from '@conveyor/openai';
+import { ErrorCode, errorTypeFor } from '@conveyor/openai';
+import { RequestProblem } from '@conveyor/validation';
 import { OpenAiHttpError } from './openai-http.error.js';
-
-const TYPE_BY_STATUS: Record<number, OpenAiErrorType> = {
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  429: 'rate_limit_error',
-  503: 'service_unavailable',
-};
-
-const typeFor = (status: number): OpenAiErrorType =>
-  TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
 
 /** Fastify's own errors (bad JSON, body too large, bad content type) carry a 4xx statusCode and an FST_ code. */
 interface FastifyLikeError {
@@ -24,31 +14,64 @@ interface FastifyLikeError {
 const isFastifyError = (e: unknown): e is FastifyLikeError =>
   e instanceof Error && typeof (e as Partial<FastifyLikeError>).statusCode === 'number';
 
-const FASTIFY_MESSAGES: Record<string, { message: string; code: string }> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { message: 'We could not parse the JSON body of your request.', code: 'invalid_json' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { message: 'The request body is empty; expected a JSON object.', code: 'invalid_json' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { message: 'The request body is too large.', code: 'request_too_large' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { message: 'The Content-Length header does not match the body.', code: 'invalid_content_length' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { message: 'Unsupported Content-Type; send application/json.', code: 'unsupported_media_type' },
+const FASTIFY_MESSAGES: Record<string, { message: string; code: ErrorCode }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    message: 'We could not parse the JSON body of your request.',
+    code: ErrorCode.invalidJson,
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    message: 'The request body is empty; expected a JSON object.',
+    code: ErrorCode.invalidJson,
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: { message: 'The request body is too large.', code: ErrorCode.requestTooLarge },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    message: 'The Content-Length header does not match the body.',
+    code: ErrorCode.invalidContentLength,
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    message: 'Unsupported Content-Type; send application/json.',
+    code: ErrorCode.unsupportedMediaType,
+  },
 };
 
 /** Maps anything thrown while serving a request to the OpenAI error it should be shown as. */
 export function toOpenAiError(error: unknown): OpenAiHttpError {
   if (error instanceof OpenAiHttpError) return error;
-  if (error instanceof InvalidFileIdError) return OpenAiHttpError.invalidRequest(error.message, 'file_id', 'invalid_file_id');
+  if (error instanceof RequestProblem) {
+    return new OpenAiHttpError(error.status, errorTypeFor(error.status), error.message, error.param, error.code);
+  }
+  if (error instanceof InvalidFileIdError) {
+    return OpenAiHttpError.invalidRequest(error.message, 'file_id', ErrorCode.invalidFileId);
+  }
   // Another key's file is reported exactly like a missing one.
-  if (error instanceof FileNotFoundError) return new OpenAiHttpError(404, 'not_found_error', error.message, 'file_id', 'file_not_found');
-  if (error instanceof FileTooLargeError) return new OpenAiHttpError(413, 'invalid_request_error', error.message, 'file', 'file_too_large');
+  if (error instanceof FileNotFoundError) {
+    return new OpenAiHttpError(404, 'not_found_error', error.message, 'file_id', ErrorCode.fileNotFound);
+  }
+  if (error instanceof FileTooLargeError) {
+    return new OpenAiHttpError(413, 'invalid_request_error', error.message, 'file', ErrorCode.fileTooLarge);
+  }
   // Nest wraps Fastify's body-parsing errors; the original carries the precise code.
   if (error instanceof HttpException && isFastifyError(error.cause)) return toOpenAiError(error.cause);
   if (error instanceof HttpException) {
     const status = error.getStatus();
     const message = status === 404 ? 'Unknown route.' : error.message;
-    return new OpenAiHttpError(status, typeFor(status), message, null, status === 404 ? 'unknown_url' : null);
+    return new OpenAiHttpError(
+      status,
+      errorTypeFor(status),
+      message,
+      null,
+      status === 404 ? ErrorCode.unknownUrl : null,
+    );
   }
   if (isFastifyError(error) && error.statusCode >= 400 && error.statusCode < 500) {
     const known = error.code ? FASTIFY_MESSAGES[error.code] : undefined;
-    return new OpenAiHttpError(error.statusCode, typeFor(error.statusCode), known?.message ?? error.message, null, known?.code ?? null);
+    return new OpenAiHttpError(
+      error.statusCode,
+      errorTypeFor(error.statusCode),
+      known?.message ?? error.message,
+      null,
+      known?.code ?? null,
+    );
   }
   return new OpenAiHttpError(500, 'server_error', 'The server had an error while processing your request.', null, null);
 }

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { FileNotFoundError, FileStore, type StoredFile } from '@conveyor/batch-store';
-import type { FileObject, FilePurpose } from '@conveyor/openai';
+import { FileStore, type StoredFile } from '@conveyor/batch-store';
+import { ErrorCode, type FileObject, type FilePurpose } from '@conveyor/openai';
 import type { Readable } from 'node:stream';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { parseByteRange } from './byte-range.js';
 
 export const toFileObject = (f: StoredFile): FileObject => ({
   id: f.id,
@@ -15,24 +17,42 @@ export const toFileObject = (f: StoredFile): FileObject => ({
   expires_at: null,
 });
 
+export interface FileContent {
+  stream: Readable;
+  /** Set for a ranged read: bytes `start` to `end` (included) of `size`. */
+  range: { start: number; end: number; size: number } | null;
+}
+
 /** Files as one API key sees them: another key's files do not exist for it. */
 @Injectable()
 export class FilesService {
   constructor(private readonly store: FileStore) {}
 
-  async get(owner: string, id: string): Promise<StoredFile> {
-    const file = await this.store.get(id);
-    if (file.owner !== owner) throw new FileNotFoundError(id);
-    return file;
+  get(owner: string, id: string): Promise<StoredFile> {
+    return this.store.getOwned(id, owner);
   }
 
   async list(owner: string, purpose?: string): Promise<FileObject[]> {
     return (await this.store.list(owner)).filter((f) => !purpose || f.purpose === purpose).map(toFileObject);
   }
 
-  async content(owner: string, id: string): Promise<Readable> {
-    await this.get(owner, id);
-    return this.store.read(id);
+  /** The content, or the bytes a Range header names (`range` is then set, with the file's size when asked). */
+  async content(owner: string, id: string, rangeHeader?: string): Promise<FileContent> {
+    const file = await this.get(owner, id);
+    const asked = parseByteRange(rangeHeader, file.bytes);
+    if (asked.kind === 'unsatisfiable') {
+      throw new OpenAiHttpError(
+        416,
+        'invalid_request_error',
+        `The range '${rangeHeader}' names no byte of this file of ${file.bytes} bytes.`,
+        'range',
+        ErrorCode.rangeNotSatisfiable,
+        { 'Content-Range': `bytes */${file.bytes}`, 'Accept-Ranges': 'bytes' },
+      );
+    }
+    if (asked.kind === 'whole') return { stream: await this.store.read(id), range: null };
+    const { start, end } = asked;
+    return { stream: await this.store.read(id, { start, end }), range: { start, end, size: file.bytes } };
   }
 
   async delete(owner: string, id: string): Promise<void> {

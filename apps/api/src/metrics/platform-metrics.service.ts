@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { BatchRepository } from '../batches/batch.repository.js';
-import { DeploymentRegistry } from '../models/deployment-registry.service.js';
-import { ChatQueue } from '../queue/chat-queue.port.js';
-import { LiveWorkers } from '../workers/live-workers.service.js';
+import type { TokenUsage } from '@conveyor/queue';
+import { JobQueue } from '../generation/job-queue.port.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { LiveWorkers } from '../repositories/live-workers.port.js';
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -39,6 +40,29 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  readonly promptTokens = new Counter({
+    name: 'conveyor_prompt_tokens_total',
+    help: 'Prompt tokens of finished requests and batch lines: computed by the worker, or reused from its prompt cache',
+    labelNames: ['deployment', 'source'] as const,
+    registers: [this.registry],
+  });
+
+  readonly prefixRoutes = new Counter({
+    name: 'conveyor_prefix_routes_total',
+    help:
+      'Requests whose prompt is long enough to route by: hit (sent to the worker holding its beginning), ' +
+      'miss (no live worker holds it), saturated (the workers holding it had no free sequence)',
+    labelNames: ['deployment', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Counts a finished reply's prompt: what its worker computed and what it reused. */
+  countPrompt(deployment: string, usage: TokenUsage): void {
+    const cached = usage.cachedTokens ?? 0;
+    this.promptTokens.inc({ deployment, source: 'computed' }, usage.promptTokens - cached);
+    this.promptTokens.inc({ deployment, source: 'cached' }, cached);
+  }
+
   readonly tokens = new Counter({
     name: 'conveyor_generated_tokens_total',
     help: 'Completion tokens generated for interactive requests',
@@ -56,9 +80,10 @@ export class PlatformMetrics {
 
   constructor(
     registry: DeploymentRegistry,
-    queue: ChatQueue,
+    queue: JobQueue,
     workers: LiveWorkers,
-    batches: BatchRepository,
+    // Only what the batch-lines gauge reads, so the metrics can be built over fakes of the repositories.
+    @Inject(BatchRecords) batches: Pick<BatchRecords, 'active' | 'get'>,
   ) {
     const deployments = () => registry.all.map((d) => d.id);
     collectDefaultMetrics({ register: this.registry, prefix: 'conveyor_api_' });

@@ -26,6 +26,7 @@ export class ReplyTiming {
       this.metrics.timeToFirstToken.observe(labels, (now - this.enqueuedAt) / 1000);
     } else if (event.type === 'end') {
       this.metrics.tokens.inc(labels, event.usage.completionTokens);
+      this.metrics.countPrompt(this.deployment, event.usage);
       const seconds = (now - (this.startedAt ?? now)) / 1000;
       if (seconds > 0) this.metrics.tokensPerSecond.observe(labels, event.usage.completionTokens / seconds);
     }

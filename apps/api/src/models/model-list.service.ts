@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Model, ModelList } from '@conveyor/openai';
-import { LiveWorkers } from '../workers/live-workers.service.js';
-import { DeploymentRegistry } from './deployment-registry.service.js';
+import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 
 /** The model list, with each deployment's live-worker count as an extra field. */
 @Injectable()

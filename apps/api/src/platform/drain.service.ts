@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { SHUTTING_DOWN } from '../chat/chat.service.js';
-import { ReplyRelay } from '../relay/reply-relay.service.js';
+import { ReplyRelay } from '../generation/reply-relay.port.js';
 
 /**
  * Graceful stop of an API replica: readiness turns 503 at once so load
@@ -32,14 +32,16 @@ export class DrainService {
     const until = Date.now() + this.config.api.shutdownGraceMs;
     while (this.relay.open > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     if (this.relay.open > 0) {
-      this.logger.warn(`Ending ${this.relay.open} open repl${this.relay.open === 1 ? 'y' : 'ies'}: shutdown grace period over`);
+      this.logger.warn(
+        `Ending ${this.relay.open} open repl${this.relay.open === 1 ? 'y' : 'ies'}: shutdown grace period over`,
+      );
       this.relay.failAll(
         new OpenAiHttpError(
           503,
           'service_unavailable',
           'The server shut down before the reply was complete; resume it with GET /v1/chat/completions/{id}/stream and Last-Event-ID.',
           null,
-          SHUTTING_DOWN,
+          ErrorCode.serverShuttingDown,
         ),
       );
       // Let the stream writers flush their error events before the sockets close.

@@ -1,12 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { EngineInputError, type EmbedResult } from '@conveyor/engine';
-import { EMBED_JOB, type ChatJobResult, type EmbedJobData, type ReplyResult, type TokenUsage } from '@conveyor/queue';
-import { BatchResultSink } from '../batch/batch-result.sink.js';
-import { CancellationService, STOP } from '../cancel/cancellation.service.js';
+import { EMBED_JOB, type JobResult, type EmbedJobData, type ReplyResult, type TokenUsage } from '@conveyor/queue';
+import { BatchResultSink } from '../batch/batch-result-sink.port.js';
+import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import type { JobHandler } from '../jobs/job-handler.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.factory.js';
+import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
 import { toBase64Float32 } from './float32-base64.js';
 
 /**
@@ -15,18 +15,22 @@ import { toBase64Float32 } from './float32-base64.js';
  * starts over: its `start` (not resumed) drops whatever an earlier attempt sent.
  */
 @Injectable()
-export class EmbedProcessor implements JobHandler<EmbedJobData, ChatJobResult> {
+export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
   readonly jobName = EMBED_JOB;
   private readonly logger = new Logger(EmbedProcessor.name);
 
   constructor(
     private readonly engines: EngineRegistry,
     private readonly publishers: ReplyPublisherFactory,
-    private readonly cancellation: CancellationService,
+    private readonly cancellation: CancellationTracker,
     private readonly batchResults: BatchResultSink,
   ) {}
 
-  async handle(job: Job<EmbedJobData, ChatJobResult>, token: string | undefined, jobSignal: AbortSignal | undefined): Promise<ChatJobResult> {
+  async handle(
+    job: Job<EmbedJobData, JobResult>,
+    token: string | undefined,
+    jobSignal: AbortSignal | undefined,
+  ): Promise<JobResult> {
     const { requestId, deployment, batch } = job.data;
     const engine = this.engines.embedder(deployment);
     // Queues are per deployment and the API checks the task, so this only happens to a job put on a queue by hand.
@@ -51,14 +55,25 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, ChatJobResult> {
       this.cancellation.untrack(requestId);
     }
     const usage: TokenUsage = { promptTokens: result.promptTokens, completionTokens: 0 };
-    await this.report(job, attempt, { ok: true, reply: { choices: [], usage, embeddings: result.vectors.map(toBase64Float32) } });
-    this.logger.log({ msg: 'embed job finished', requestId, deployment, attempt, inputs: result.vectors.length, promptTokens: usage.promptTokens, ms: Date.now() - started });
+    await this.report(job, attempt, {
+      ok: true,
+      reply: { choices: [], usage, embeddings: result.vectors.map(toBase64Float32) },
+    });
+    this.logger.log({
+      msg: 'embed job finished',
+      requestId,
+      deployment,
+      attempt,
+      inputs: result.vectors.length,
+      promptTokens: usage.promptTokens,
+      ms: Date.now() - started,
+    });
     return { finishReason: 'stop', usage };
   }
 
   /** Sends the outcome where it is awaited: the request's reply stream, or the batch a line belongs to. */
   private async report(
-    job: Job<EmbedJobData, ChatJobResult>,
+    job: Job<EmbedJobData, JobResult>,
     attempt: number,
     outcome: { ok: true; reply: ReplyResult } | { ok: false; status: number; code: string; message: string },
   ): Promise<void> {

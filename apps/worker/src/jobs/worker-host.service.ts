@@ -1,69 +1,153 @@
-import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { CHAT_JOB, EMBED_JOB, chatQueueName } from '@conveyor/queue';
-import { Redis } from 'ioredis';
+import {
+  GENERATE_JOB,
+  EMBED_JOB,
+  affinityQueueName,
+  deploymentQueueName,
+  jobImageHashes,
+  type QueuedJobData,
+} from '@conveyor/queue';
+import { MAX_RECONNECT_DELAY_MS, connectionOptions, createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
-import { CancellationService, STOP } from '../cancel/cancellation.service.js';
+import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
+import { ImageReleaser } from '../images/image-releaser.port.js';
+import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
 import { WorkerPresence } from '../presence/worker-presence.js';
+import { RedisPrefixRoutes } from '../routing/redis-prefix-routes.js';
+import { AffinityRescuer } from './affinity-rescuer.js';
 import { JOB_HANDLERS, type JobHandler } from './job-handler.js';
+import { JobForwarder } from './job-forwarder.js';
 import { JobRouter } from './job-router.js';
+import { SlotGate, type SharedIntake } from './slot-gate.js';
 
-/** Runs one BullMQ worker per served deployment once the models are loaded, then announces itself. */
+/**
+ * Runs two BullMQ workers per served deployment once the models are loaded, then announces itself:
+ * one on the deployment's queue, which every worker takes from, and one on this worker's own queue,
+ * which holds the jobs the API routed here because this worker's sequences hold their prompt's
+ * beginning. A slot gate shares the deployment's sequences between the two.
+ */
 @Injectable()
 export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerHost.name);
   private readonly router: JobRouter;
-  private readonly workerId = `${hostname()}:${process.pid}`;
   private readonly workers: Worker[] = [];
   private readonly redis: Redis;
   private readonly presence: WorkerPresence;
+  private readonly forwarder: JobForwarder;
+  private readonly rescuer: AffinityRescuer;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     @Inject(SERVED_DEPLOYMENTS) private readonly deployments: DeploymentConfig[],
     @Inject(JOB_HANDLERS) handlers: JobHandler[],
+    @Inject(WORKER_IDENTITY) private readonly identity: WorkerIdentity,
     private readonly engines: EngineRegistry,
-    private readonly cancellation: CancellationService,
+    private readonly cancellation: CancellationTracker,
+    private readonly routes: RedisPrefixRoutes,
+    private readonly images: ImageReleaser,
   ) {
-    this.router = new JobRouter(handlers, [CHAT_JOB, EMBED_JOB]);
-    this.redis = new Redis(config.redis.url, { connectionName: 'conveyor-worker-presence' });
-    this.presence = new WorkerPresence(this.redis, config.redis.prefix, this.workerId, deployments.map((d) => d.id), config.worker.heartbeatMs);
+    this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB]);
+    this.redis = createRedis(config.redis, 'conveyor-worker-presence', 'background', this.logger);
+    this.presence = new WorkerPresence(
+      this.redis,
+      config.redis.prefix,
+      identity.id,
+      deployments.map((d) => d.id),
+      config.worker.heartbeatMs,
+    );
+    this.forwarder = new JobForwarder(config);
+    this.rescuer = new AffinityRescuer(
+      config,
+      deployments.map((d) => d.id),
+      identity.routeName,
+      this.forwarder,
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Registered before taking from it, so a job routed here is always found by whoever looks for it.
+    await this.routes.start();
+    for (const deployment of this.deployments) this.serve(deployment);
+    await this.presence.start();
+    this.rescuer.start();
+    if (!process.env.UV_THREADPOOL_SIZE) {
+      // libuv reads it when its pool starts, before any of this code runs, so only the launcher can set it.
+      this.logger.warn(
+        "UV_THREADPOOL_SIZE is not set (libuv defaults to 4 threads): a token's decode and sampling may run on different threads. " +
+          'Set it to the number of deployments this worker serves (npm run start:worker and the worker images set 1).',
+      );
+    }
+    this.logger.log(
+      `Worker ready: ${this.identity.id} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`,
+    );
+  }
+
+  private serve(deployment: DeploymentConfig): void {
+    const options = (name: string): WorkerOptions => ({
+      connection: connectionOptions(this.config.redis, name, 'blocking'),
+      prefix: this.config.redis.prefix,
+      concurrency: deployment.parallel,
+      lockDuration: this.config.worker.lockMs,
+      stalledInterval: this.config.worker.stalledIntervalMs,
+      maxStalledCount: this.config.worker.maxStalls,
+      // Recorded on each job as processedBy, so operators can tell which worker ran it.
+      name: this.identity.id,
+      autorun: false,
+      // BullMQ waits 15 s after a failed fetch by default: after an outage, service would resume that late.
+      runRetryDelay: MAX_RECONNECT_DELAY_MS,
+    });
     // Three declared parameters: BullMQ only passes the AbortSignal to processors that take it.
-    const processor = (job: Job, token: string | undefined, signal: AbortSignal | undefined) => this.router.route(job, token, signal);
-    for (const deployment of this.deployments) {
-      const worker = new Worker(chatQueueName(deployment.id), processor, {
-        connection: { url: this.config.redis.url, maxRetriesPerRequest: null },
-        prefix: this.config.redis.prefix,
-        concurrency: deployment.parallel,
-        lockDuration: this.config.worker.lockMs,
-        stalledInterval: this.config.worker.stalledIntervalMs,
-        maxStalledCount: this.config.worker.maxStalls,
-        // Recorded on each job as processedBy, so operators can tell which worker ran it.
-        name: this.workerId,
-        autorun: false,
+    const shared = new Worker(
+      deploymentQueueName(deployment.id),
+      async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
+        gate.enterShared();
+        try {
+          return await this.router.route(job, token, signal);
+        } finally {
+          gate.leaveShared();
+        }
+      },
+      options(`conveyor-worker-${deployment.id}`),
+    );
+    const gate = new SlotGate(deployment.parallel, intakeOf(shared), (free) => this.routes.free(deployment.id, free));
+    const own = new Worker(
+      affinityQueueName(deployment.id, this.identity.routeName),
+      async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
+        // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
+        if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
+        try {
+          return await this.router.route(job, token, signal);
+        } finally {
+          gate.leaveRouted();
+        }
+      },
+      options(`conveyor-worker-${deployment.id}-own`),
+    );
+    for (const worker of [shared, own]) {
+      worker.on('error', (err) => this.logger.warn(`Worker ${worker.name}: ${err.message}`));
+      worker.on('failed', (job, err) => {
+        this.logger.warn(`Job ${job?.id} failed: ${err.message}`);
+        // A job that stalled more often than allowed is failed by the next worker to fetch it, which
+        // never hands it to a job handler: its images are released here instead.
+        if (job?.id && job.deferredFailure) void this.releaseImages(job.id, job.data as QueuedJobData);
       });
-      worker.on('error', (err) => this.logger.warn(`Worker ${deployment.id}: ${err.message}`));
-      worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
       // A worker that was frozen past its lock must stop: another worker has the job now.
       worker.on('lockRenewalFailed', (jobIds) => this.cancellation.stop(STOP.lostLock, jobIds));
       void worker.run();
       this.workers.push(worker);
     }
-    await this.presence.start();
-    if (!process.env.UV_THREADPOOL_SIZE) {
-      // libuv reads it when its pool starts, before any of this code runs, so only the launcher can set it.
-      this.logger.warn(
-        'UV_THREADPOOL_SIZE is not set (libuv defaults to 4 threads): a token\'s decode and sampling may run on different threads. ' +
-          'Set it to the number of deployments this worker serves (npm run start:worker and the worker images set 1).',
-      );
-    }
-    this.logger.log(`Worker ready: ${this.workerId} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`);
+  }
+
+  private async releaseImages(jobId: string, data: QueuedJobData): Promise<void> {
+    const images = jobImageHashes(data);
+    if (!images.length) return;
+    await this.images.release(jobId, images).catch((err: Error) => {
+      this.logger.warn(`Could not release the images of ${jobId}: ${err.message}`);
+    });
   }
 
   /**
@@ -73,16 +157,42 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
    */
   async onApplicationShutdown(): Promise<void> {
     await this.presence.stop();
+    await this.rescuer.stop();
     const closing = Promise.all(this.workers.map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace-over'>((r) => (timer = setTimeout(() => r('grace-over'), this.config.worker.shutdownGraceMs)));
+    const graceOver = new Promise<'grace-over'>(
+      (r) => (timer = setTimeout(() => r('grace-over'), this.config.worker.shutdownGraceMs)),
+    );
     if ((await Promise.race([closing, graceOver])) === 'grace-over') {
       this.logger.warn('Shutdown grace period over: handing the jobs in hand back to the queue');
       this.cancellation.stop(STOP.shutdown);
       await closing;
     }
     clearTimeout(timer);
+    await this.forwarder.close();
     await this.engines.dispose();
     this.redis.disconnect();
   }
+}
+
+/** The fetch loop BullMQ keeps while a worker runs: adding a settled promise wakes it, as BullMQ's own resume() does. */
+interface FetchLoop {
+  add(promise: Promise<unknown>): void;
+}
+
+/**
+ * A BullMQ worker as the slot gate steers it. Raising `concurrency` alone takes effect only when one
+ * of the worker's jobs ends; waking its fetch loop makes it take a job at once.
+ */
+function intakeOf(worker: Worker): SharedIntake {
+  const internals = worker as unknown as { mainLoopQueue?: FetchLoop | null };
+  return {
+    get concurrency() {
+      return worker.concurrency;
+    },
+    set concurrency(value: number) {
+      worker.concurrency = value;
+    },
+    wake: () => internals.mainLoopQueue?.add(Promise.resolve()),
+  };
 }

@@ -21,7 +21,10 @@ export class WorkerPresence {
 
   async start(): Promise<void> {
     await this.beat();
-    this.timer = setInterval(() => void this.beat().catch((err: Error) => this.logger.warn(`Heartbeat failed: ${err.message}`)), this.heartbeatMs);
+    this.timer = setInterval(
+      () => void this.beat().catch((err: Error) => this.logger.warn(`Heartbeat failed: ${err.message}`)),
+      this.heartbeatMs,
+    );
   }
 
   private async beat(): Promise<void> {

@@ -1,56 +1,78 @@
 import { Type } from 'class-transformer';
+import { SamplingPresetDto } from '@conveyor/validation';
 import {
   ArrayNotEmpty,
   IsArray,
+  IsBoolean,
   IsHexadecimal,
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsNumber,
   IsOptional,
   IsString,
   Length,
   Matches,
   Max,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { ENGINE_KINDS, type EngineKind } from '../engine-config.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-export class SamplingDefaultsDto {
-  @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number;
-  @IsOptional() @IsNumber() @Min(0) @Max(1) top_p?: number;
-  @IsOptional() @IsInt() @Min(-1) top_k?: number;
-  @IsOptional() @IsNumber() @Min(0) @Max(1) min_p?: number;
-  @IsOptional() @IsNumber() @Min(0.01) @Max(10) repetition_penalty?: number;
-  @IsOptional() @IsNumber() @Min(-2) @Max(2) presence_penalty?: number;
-  @IsOptional() @IsNumber() @Min(-2) @Max(2) frequency_penalty?: number;
-  @IsOptional() @IsInt() @Min(1) max_tokens?: number;
-}
 
 export class AppAliasDto {
   @IsString() @Matches(SEGMENT, { message: 'org must be 1-64 letters, digits, ".", "_" or "-"' }) org: string;
   @IsString() @Matches(SEGMENT, { message: 'app must be 1-64 letters, digits, ".", "_" or "-"' }) app: string;
 }
 
+/** An OpenAI-compatible server a deployment with `engine: openai` sends its requests to. */
+export class UpstreamDto {
+  @IsString() @IsNotEmpty() url: string;
+  /** The key itself; prefer `apiKeyEnv`, which keeps it out of the file. */
+  @IsOptional() @IsString() @IsNotEmpty() apiKey?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'apiKeyEnv must be the name of an environment variable' })
+  apiKeyEnv?: string;
+  @IsOptional() @IsString() @IsNotEmpty() model?: string;
+}
+
+/** A deployment served by an upstream may leave `model` out: `upstream.model` names it then. */
+const servedByUpstream = (d: DeploymentDto): boolean => d.engine === 'openai' || d.upstream !== undefined;
+
 export class DeploymentDto {
-  @IsString() @Matches(/^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/, { message: "id must be 1-128 letters, digits, '.', '_', '-' or '/'" })
+  @IsString()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, {
+    message: "id must be 1-128 letters, digits, '.', '_', '-' or '/'",
+  })
   id: string;
 
-  @IsString() @IsNotEmpty() model: string;
+  @ValidateIf((d: DeploymentDto) => !servedByUpstream(d) || d.model !== undefined)
+  @IsString()
+  @IsNotEmpty()
+  model?: string;
 
   @IsOptional() @IsIn(['cpu', 'gpu']) pool?: 'cpu' | 'gpu';
   @IsOptional() @IsInt() @Min(64) contextSize?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(1024) promptCharsPerToken?: number;
   @IsOptional() @IsInt() @Min(1) @Max(256) parallel?: number;
   @IsOptional() @IsInt() @Min(1) @Max(1024) threads?: number;
   @IsOptional() @IsIn(['auto', 'on', 'off']) flashAttention?: 'auto' | 'on' | 'off';
+  @IsOptional() @IsIn([true, false, 'exact', 'full', 'off']) promptCache?: boolean | 'exact' | 'full' | 'off';
 
-  @IsOptional() @ValidateNested() @Type(() => SamplingDefaultsDto) defaults?: SamplingDefaultsDto;
+  @IsOptional() @ValidateNested() @Type(() => SamplingPresetDto) defaults?: SamplingPresetDto;
   @IsOptional() @ValidateNested() @Type(() => AppAliasDto) alias?: AppAliasDto;
   @IsOptional() @IsIn(['private', 'public']) auth?: 'private' | 'public';
   @IsOptional() @IsIn(['generate', 'embeddings']) task?: 'generate' | 'embeddings';
   @IsOptional() @IsIn(['think']) reasoningParser?: 'think';
+
+  @IsOptional() @IsIn(ENGINE_KINDS) engine?: EngineKind;
+  /** A vision projector (a .gguf path or an hf: URI); implies `engine: llama-server`. */
+  @IsOptional() @IsString() @IsNotEmpty() mmproj?: string;
+  @IsOptional() @IsInt() @Min(1) @Max(65_536) imageMaxTokens?: number;
+  @IsOptional() @IsBoolean() vision?: boolean;
+  @IsOptional() @ValidateNested() @Type(() => UpstreamDto) upstream?: UpstreamDto;
 }
 
 export class RateLimitDto {
@@ -59,17 +81,26 @@ export class RateLimitDto {
 }
 
 export class ApiKeyDto {
-  @IsString() @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: "name must be 1-64 letters, digits, '.', '_' or '-'" }) name: string;
-  @IsHexadecimal() @Length(64, 64, { message: 'sha256 must be the 64 hex digits of the key\'s SHA-256 (npm run hash-key -- <key>)' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: "name must be 1-64 letters, digits, '.', '_' or '-'" })
+  name: string;
+  @IsHexadecimal()
+  @Length(64, 64, { message: "sha256 must be the 64 hex digits of the key's SHA-256 (npm run hash-key -- <key>)" })
   sha256: string;
   @IsOptional() @ValidateNested() @Type(() => RateLimitDto) rateLimit?: RateLimitDto;
 }
 
 /** The deployments file (YAML or JSON) named by CONVEYOR_CONFIG. */
 export class DeploymentsFileDto {
-  @IsArray() @ArrayNotEmpty() @ValidateNested({ each: true }) @Type(() => DeploymentDto)
+  @IsArray()
+  @ArrayNotEmpty()
+  @ValidateNested({ each: true })
+  @Type(() => DeploymentDto)
   deployments: DeploymentDto[];
 
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => ApiKeyDto)
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ApiKeyDto)
   apiKeys?: ApiKeyDto[];
 }

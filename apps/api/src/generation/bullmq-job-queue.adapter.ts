@@ -1,0 +1,156 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import {
+  BATCH_LINE_PRIORITY,
+  CANCEL_TTL_MS,
+  GENERATE_JOB,
+  EMBED_JOB,
+  affinityQueueName,
+  cancelChannel,
+  cancelKey,
+  deploymentQueueName,
+  isEmbedJob,
+  routeQueuesKey,
+  type QueuedJobData,
+} from '@conveyor/queue';
+import { connectionOptions, createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+import { JobQueue, type JobCounts } from './job-queue.port.js';
+
+/**
+ * The job queue on BullMQ: one queue per deployment, carrying every kind of job for it, and beside
+ * it one per worker for the jobs routed to that worker (see JobRouting). A job is only ever moved
+ * from a worker's queue to its deployment's, added there before it leaves the first: so a job is
+ * looked for in the workers' queues first, and then in the deployment's, where it is if it has moved.
+ */
+@Injectable()
+export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
+  private readonly logger = new Logger(BullMqJobQueue.name);
+  private readonly queues = new Map<string, Queue<QueuedJobData>>();
+  private readonly redis: Redis;
+  /** One connection for all the workers' queues, however many workers come and go. */
+  private readonly affinityRedis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-commands', 'command', this.logger);
+    this.affinityRedis = createRedis(config.redis, 'conveyor-api-affinity-queues', 'command', this.logger);
+  }
+
+  get reachable(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  private queueNamed(name: string, shared = true): Queue<QueuedJobData> {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue<QueuedJobData>(name, {
+        connection: shared
+          ? this.affinityRedis
+          : connectionOptions(this.config.redis, `conveyor-api-queue-${name}`, 'command'),
+        prefix: this.config.redis.prefix,
+      });
+      queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  private queueFor(deployment: string): Queue<QueuedJobData> {
+    return this.queueNamed(deploymentQueueName(deployment), false);
+  }
+
+  /** The deployment's workers' own queues, then its queue: the order a moving job is sure to be found in. */
+  private async searchOrder(deployment: string): Promise<Queue<QueuedJobData>[]> {
+    const workers = await this.redis.smembers(routeQueuesKey(this.config.redis.prefix, deployment));
+    return [...workers.map((w) => this.queueNamed(affinityQueueName(deployment, w))), this.queueFor(deployment)];
+  }
+
+  /** Every deployment's queue, for the queue dashboard. */
+  all(): Queue<QueuedJobData>[] {
+    return this.config.deployments.map((d) => this.queueFor(d.id));
+  }
+
+  async enqueue(job: QueuedJobData, worker?: string | null): Promise<void> {
+    const queue = worker ? this.queueNamed(affinityQueueName(job.deployment, worker)) : this.queueFor(job.deployment);
+    // One queue per deployment carries both kinds; the worker routes them by job name.
+    await queue.add(isEmbedJob(job) ? EMBED_JOB : GENERATE_JOB, job, {
+      jobId: job.requestId,
+      attempts: 2,
+      backoff: { type: 'fixed', delay: 100 },
+      ...(job.batch
+        ? // A batch line's result goes to its batch's files; the job itself need not outlive it.
+          { priority: BATCH_LINE_PRIORITY, removeOnComplete: true, removeOnFail: true }
+        : {
+            removeOnComplete: { age: this.config.redis.jobRetentionSeconds, count: 10000 },
+            removeOnFail: { age: Math.max(this.config.redis.jobRetentionSeconds, 24 * 3600) },
+          }),
+    });
+  }
+
+  async cancel(deployment: string, requestId: string): Promise<boolean> {
+    let removed = false;
+    try {
+      // A job still waiting is removed; one a worker holds the lock of is not, and the cancel below stops
+      // it there. Removing after the cancel instead would delete the job's record of it once the worker
+      // had failed it, which a worker that stops quickly could do first.
+      for (const queue of await this.searchOrder(deployment)) {
+        removed = (await queue.remove(requestId).catch(() => 0)) === 1 || removed;
+      }
+      await this.redis
+        .multi()
+        .set(cancelKey(this.config.redis.prefix, requestId), '1', 'PX', CANCEL_TTL_MS)
+        .publish(cancelChannel(this.config.redis.prefix), requestId)
+        .exec();
+    } catch (err) {
+      this.logger.warn(`Could not cancel ${requestId}: ${(err as Error).message}`);
+    }
+    return removed;
+  }
+
+  async find(requestId: string): Promise<QueuedJobData | null> {
+    for (const deployment of this.config.deployments) {
+      for (const queue of await this.searchOrder(deployment.id)) {
+        const job = await queue.getJob(requestId);
+        if (job) return job.data;
+      }
+    }
+    return null;
+  }
+
+  async counts(deployment: string): Promise<JobCounts> {
+    const c = await this.queueFor(deployment).getJobCounts('waiting', 'prioritized', 'active');
+    return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, active: c.active ?? 0 };
+  }
+
+  async exists(deployment: string, jobId: string): Promise<boolean> {
+    for (const queue of await this.searchOrder(deployment)) {
+      if ((await queue.getJobState(jobId)) !== 'unknown') return true;
+    }
+    return false;
+  }
+
+  async withdraw(deployment: string, requestId: string): Promise<boolean> {
+    // BullMQ refuses to remove a job a worker holds the lock of, so this never pulls a running job.
+    for (const queue of await this.searchOrder(deployment)) {
+      if ((await queue.remove(requestId).catch(() => 0)) === 1) return true;
+    }
+    return false;
+  }
+
+  onReconnect(listener: () => void): void {
+    // Every connection drops in an outage; this one's first 'ready' after it says Redis answers again.
+    let connected = this.redis.status === 'ready';
+    this.redis.on('ready', () => {
+      if (connected) listener();
+      connected = true;
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.redis.disconnect();
+    this.affinityRedis.disconnect();
+  }
+}

@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode } from '@conveyor/openai';
+import { isRequestId, jobImageHashes, replyStreamKey, type QueuedJobData } from '@conveyor/queue';
+import type { DecodedImage } from '@conveyor/validation';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
+import { ReplyTiming } from '../metrics/reply-timing.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { ImageStore } from '../repositories/image-store.port.js';
+import { QueueAdmission } from '../repositories/queue-admission.port.js';
+import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { FollowedJobs } from './followed-jobs.js';
+import { JobQueue } from './job-queue.port.js';
+import { JobRouting } from './job-routing.service.js';
+import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
+import { ReplyRelay } from './reply-relay.port.js';
+import type { ReplyIdentity, ReplyRun } from './reply-run.js';
+
+/** What a route tells the pipeline about a request besides its job. */
+export interface SubmitOptions {
+  /** Prefix of the reply's id (`chatcmpl-`, `cmpl-`, `embd-`). */
+  idPrefix: string;
+  stream: boolean;
+  /** Logged only when LOG_PROMPTS is on. */
+  prompt: unknown;
+  /** Name of the API key that made the request (`anonymous` with auth off): the reply's owner. */
+  caller: string;
+  /** The images the job refers to, decoded: stored before it is queued, so that the job carries only their hashes. */
+  images?: readonly DecodedImage[];
+}
+
+/**
+ * The generation pipeline every route shares: admits a request to its deployment's job queue,
+ * and follows its reply through the reply relay with a per-request reader. Nothing is queued
+ * for a request that is refused.
+ */
+@Injectable()
+export class GenerationService {
+  private readonly logger = new Logger(GenerationService.name);
+  /** Jobs this replica enqueued and still follows: put back if Redis comes back without them. */
+  readonly followed: FollowedJobs;
+
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly registry: DeploymentRegistry,
+    private readonly queue: JobQueue,
+    private readonly relay: ReplyRelay,
+    private readonly workers: LiveWorkers,
+    private readonly metrics: PlatformMetrics,
+    private readonly admission: QueueAdmission,
+    private readonly routing: JobRouting,
+    private readonly images: ImageStore,
+  ) {
+    this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
+    queue.onReconnect(() => void this.followed.recover());
+  }
+
+  /** The deployment a request names; `only` limits it to one (an org/app route serves just its own). */
+  deploymentFor(model: string, only?: DeploymentConfig): DeploymentConfig {
+    const deployment = this.registry.require(model);
+    if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(model);
+    return deployment;
+  }
+
+  /** Enqueues the job `build` makes and follows its reply. Nothing is enqueued when the queue is full or unreachable. */
+  async submit(
+    deployment: DeploymentConfig,
+    build: (requestId: string, now: number) => QueuedJobData,
+    signal: AbortSignal,
+    options: SubmitOptions,
+  ): Promise<ReplyRun> {
+    this.assertQueueReachable();
+    const requestId = randomUUID();
+    await this.admit(deployment.id, requestId);
+    const now = Date.now();
+    const who: ReplyIdentity = {
+      id: `${options.idPrefix}${requestId}`,
+      model: deployment.id,
+      created: Math.floor(now / 1000),
+    };
+    const job: QueuedJobData = { ...build(requestId, now), owner: options.caller };
+    const images = jobImageHashes(job);
+    const source = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    this.logger.log({
+      msg: 'request queued',
+      requestId,
+      deployment: deployment.id,
+      stream: options.stream,
+      ...(this.config.logPrompts ? { prompt: options.prompt } : {}),
+    });
+    try {
+      if (options.images?.length) await this.images.hold(requestId, options.images);
+      await this.queue.enqueue(job, await this.routing.target(job));
+    } catch (err) {
+      source.close();
+      if (images.length) void this.images.release(requestId, images).catch(() => undefined);
+      throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
+    } finally {
+      // In the wait list now, where it counts against the limit; or never queued.
+      void this.admission.release(deployment.id, requestId).catch(() => undefined);
+    }
+    this.followed.follow(job, source);
+    const deadlines = new ReplyDeadlines(source, {
+      requestTimeoutMs: this.config.api.requestTimeoutMs,
+      queueTimeoutMs: this.config.api.queueTimeoutMs,
+      onQueueTimeout: () => this.withdrawUntaken(deployment.id, requestId, images),
+    });
+    return {
+      who,
+      events: this.read(source, signal, deadlines, { deployment: deployment.id, requestId, images }, now, true),
+    };
+  }
+
+  /**
+   * Follows a reply that is already under way (a client resuming a stream, on this replica or
+   * another): its events from the start, then the live ones. Only the caller that made the
+   * request may; anyone else is told there is no such reply, as files and batches do.
+   */
+  async resume(completionId: string, idPrefix: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
+    this.assertQueueReachable();
+    const requestId = completionId.startsWith(idPrefix) ? completionId.slice(idPrefix.length) : '';
+    if (!isRequestId(requestId)) {
+      throw OpenAiHttpError.invalidRequest(
+        `Invalid completion id '${completionId.slice(0, 80)}'.`,
+        'completion_id',
+        ErrorCode.invalidCompletionId,
+      );
+    }
+    const job = await this.queue.find(requestId);
+    if (!job || job.owner !== caller) {
+      throw new OpenAiHttpError(
+        404,
+        'not_found_error',
+        `No reply in progress or recently finished with id '${completionId}'.`,
+        'completion_id',
+        ErrorCode.completionNotFound,
+      );
+    }
+    const who: ReplyIdentity = { id: completionId, model: job.deployment, created: Math.floor(job.enqueuedAt / 1000) };
+    const source = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    const deadlines = new ReplyDeadlines(source, {
+      requestTimeoutMs: this.config.api.requestTimeoutMs,
+      queueTimeoutMs: null,
+      onQueueTimeout: () => Promise.resolve(null),
+    });
+    const followed = { deployment: job.deployment, requestId, images: jobImageHashes(job) };
+    return { who, events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false) };
+  }
+
+  private read(
+    source: Parameters<typeof readReply>[0],
+    signal: AbortSignal,
+    deadlines: ReplyDeadlines,
+    { deployment, requestId, images }: { deployment: string; requestId: string; images: readonly string[] },
+    enqueuedAt: number,
+    queued: boolean,
+  ): ReplyRun['events'] {
+    // A resumed stream's reply was timed by the replica that accepted it.
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued);
+    return readReply(source, signal, deadlines, {
+      observe: (event) => {
+        timing.observe(event);
+        this.followed.started(requestId);
+      },
+      finish: async (outcome: ReplyOutcome) => {
+        this.followed.forget(requestId);
+        this.logger.log({
+          msg: 'request ended',
+          requestId,
+          deployment,
+          outcome: outcome.label,
+          ...outcome.usage,
+          ms: Date.now() - enqueuedAt,
+        });
+        // A job taken off the queue before any worker had it is released here; a worker releases the rest.
+        if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId)))
+          await this.release(requestId, images);
+      },
+    });
+  }
+
+  /** Serverless cold-start semantics: a job waits in the queue for a worker, but not forever. */
+  private async withdrawUntaken(
+    deployment: string,
+    requestId: string,
+    images: readonly string[],
+  ): Promise<Error | null> {
+    // Not put back after an outage once withdrawn; followed again if a worker took it first after all.
+    const followed = this.followed.forget(requestId);
+    const [withdrawn, live] = await Promise.all([
+      this.queue.withdraw(deployment, requestId),
+      this.workers.count(deployment),
+    ]);
+    if (!withdrawn) {
+      if (followed) this.followed.follow(followed.job, followed.source, followed.started);
+      return null;
+    }
+    await this.release(requestId, images);
+    return OpenAiHttpError.unavailable(
+      `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
+        `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
+    );
+  }
+
+  /** Best effort: what is not released now expires with the images' safety expiry. */
+  private async release(requestId: string, images: readonly string[]): Promise<void> {
+    if (!images.length) return;
+    await this.images.release(requestId, images).catch((err: Error) => {
+      this.logger.warn(`Could not release the images of ${requestId}: ${err.message}`);
+    });
+  }
+
+  /** A request is refused at once while Redis is unreachable, rather than waiting on a connection. */
+  private assertQueueReachable(): void {
+    if (!this.queue.reachable) throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+  }
+
+  /**
+   * Refuses at once, rather than queueing without bound, when a deployment's queue is full. The
+   * check and the place it takes are one step in Redis, so requests arriving together, on any
+   * replica, cannot all see room that only one of them has.
+   */
+  private async admit(deployment: string, requestId: string): Promise<void> {
+    const admission = await this.admission.reserve(deployment, requestId, this.config.api.maxQueueDepth).catch(() => {
+      throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+    });
+    if (!admission.admitted) {
+      throw new OpenAiHttpError(
+        429,
+        'rate_limit_error',
+        `The "${deployment}" queue is full (${admission.queued} requests waiting); retry shortly.`,
+        null,
+        ErrorCode.queueFull,
+        { 'retry-after': '1' },
+      );
+    }
+  }
+}

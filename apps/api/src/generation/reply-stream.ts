@@ -1,0 +1,75 @@
+import type { FastifyReply } from 'fastify';
+import { ErrorCode } from '@conveyor/openai';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { toOpenAiError } from '../errors/to-openai-error.js';
+import type { DeltaEvent, EndEvent, ReplyRun } from './reply-run.js';
+import { SseWriter } from './sse.writer.js';
+
+/** How one route shapes a reply's events as chunks (chat.completion.chunk, text_completion). */
+export interface ChunkFormatter<Chunk> {
+  /** Before any output: the role chunk of each choice, or echoed prompts. */
+  opening(): Chunk[];
+  delta(event: DeltaEvent): Chunk[];
+  /** Each choice's finish reason, then usage when asked for. */
+  final(event: EndEvent): Chunk[];
+}
+
+export interface StreamOptions {
+  /** Number each chunk (`id: <n>`, its place in the reply) so a client can resume after it. */
+  numbered: boolean;
+  /** Resuming: send only the chunks after this one. */
+  after?: number;
+}
+
+/**
+ * Streams a reply as Server-Sent Events. The first event is awaited before the stream opens, so a
+ * failure before generation is still a plain JSON error with its status. Once open, a failure ends
+ * the stream with an error event in OpenAI's shape.
+ */
+export async function streamReply<Chunk>(
+  run: ReplyRun,
+  reply: FastifyReply,
+  formatter: ChunkFormatter<Chunk>,
+  options: StreamOptions,
+): Promise<void> {
+  const first = await run.events.next();
+  const headers = reply.getHeaders();
+  reply.hijack();
+  const sse = new SseWriter(reply.raw);
+  // Chunks are numbered by their place in the reply, the same on every replay of its events.
+  let index = -1;
+  const after = options.after ?? -1;
+  let sent = false;
+  const send = (chunks: Chunk[]) => {
+    for (const chunk of chunks) {
+      if (++index <= after) continue;
+      if (options.numbered) sse.data(chunk, index);
+      else sse.data(chunk);
+    }
+  };
+  sse.open(headers);
+  let opened = false;
+  try {
+    for (let step = first; !step.done; step = await run.events.next()) {
+      const event = step.value;
+      if (event.type === 'start') {
+        // A resumed attempt continues the same message; one that starts over cannot be taken back once sent.
+        if (!event.resumed && sent) {
+          throw OpenAiHttpError.serverError(
+            'The worker generating this reply stopped and it had to start over; retry the request.',
+            ErrorCode.replyRestarted,
+          );
+        }
+        if (!opened) send(formatter.opening());
+        opened = true;
+      } else if (event.type === 'delta') {
+        const chunks = formatter.delta(event);
+        send(chunks);
+        sent ||= chunks.length > 0;
+      } else if (event.type === 'end') send(formatter.final(event));
+    }
+    sse.done();
+  } catch (err) {
+    sse.fail(toOpenAiError(err).toBody());
+  }
+}

@@ -1,0 +1,73 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { admissionKey, waitListKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis, Result } from 'ioredis';
+import { QueueAdmission, type Admission } from './queue-admission.port.js';
+
+/** How long a reservation holds a place if its replica dies before the job reaches the queue. */
+const RESERVATION_MS = 10_000;
+
+/**
+ * Reserves a place in a deployment's queue: counts the jobs waiting plus the places other
+ * requests (on any replica) have reserved and not yet used, and takes one if that is under the
+ * limit. One script, so requests that arrive together cannot all see room that only one has.
+ */
+const RESERVE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+local queued = redis.call('LLEN', KEYS[1]) + redis.call('ZCARD', KEYS[2])
+if queued >= tonumber(ARGV[1]) then return {0, queued} end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {1, queued}
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    reserveQueuePlace(
+      waitList: string,
+      reservations: string,
+      limit: number,
+      now: number,
+      lapsesAt: number,
+      requestId: string,
+      ttlMs: number,
+    ): Result<[number, number], Context>;
+  }
+}
+
+/** Places in the deployments' queues, reserved atomically in Redis so every API replica shares one limit. */
+@Injectable()
+export class AdmissionRepository extends QueueAdmission implements OnApplicationShutdown {
+  private readonly logger = new Logger(AdmissionRepository.name);
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-admission', 'command', this.logger);
+    this.redis.defineCommand('reserveQueuePlace', { numberOfKeys: 2, lua: RESERVE });
+  }
+
+  async reserve(deployment: string, requestId: string, limit: number): Promise<Admission> {
+    const prefix = this.config.redis.prefix;
+    const now = Date.now();
+    const [admitted, queued] = await this.redis.reserveQueuePlace(
+      waitListKey(prefix, deployment),
+      admissionKey(prefix, deployment),
+      limit,
+      now,
+      now + RESERVATION_MS,
+      requestId,
+      RESERVATION_MS * 2,
+    );
+    return admitted ? { admitted: true } : { admitted: false, queued };
+  }
+
+  async release(deployment: string, requestId: string): Promise<void> {
+    await this.redis.zrem(admissionKey(this.config.redis.prefix, deployment), requestId);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}

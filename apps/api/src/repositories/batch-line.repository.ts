@@ -1,0 +1,175 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import {
+  batchDoneKey,
+  batchInflightKey,
+  batchKey,
+  batchLeaseKey,
+  batchResultsKey,
+  type BatchLineResult,
+} from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis, Result } from 'ioredis';
+import { BatchLines, type CollectedResults, type InflightLine } from './batch-lines.port.js';
+
+/**
+ * Commits results already written to the batch's files, if `holder` still drives the batch: their
+ * custom_ids become done, their lines leave the window, the results leave the list, the counters and
+ * the next part numbers move on. All or nothing, so a replica that dies after writing a part and before
+ * this leaves the results to be written again, to the same part, by whoever takes the batch over.
+ */
+const COMMIT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local ids = cjson.decode(ARGV[2])
+local lines = cjson.decode(ARGV[3])
+if #ids > 0 then redis.call('SADD', KEYS[2], unpack(ids)) end
+if #lines > 0 then redis.call('HDEL', KEYS[3], unpack(lines)) end
+redis.call('LTRIM', KEYS[4], tonumber(ARGV[4]), -1)
+redis.call('HINCRBY', KEYS[5], 'completed', tonumber(ARGV[5]))
+redis.call('HINCRBY', KEYS[5], 'failed', tonumber(ARGV[6]))
+redis.call('HINCRBY', KEYS[5], 'output_parts', tonumber(ARGV[7]))
+redis.call('HINCRBY', KEYS[5], 'error_parts', tonumber(ARGV[8]))
+return 1
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    commitBatchResults(
+      lease: string,
+      done: string,
+      inflight: string,
+      results: string,
+      record: string,
+      holder: string,
+      customIds: string,
+      lines: string,
+      taken: number,
+      completed: number,
+      failed: number,
+      outputParts: number,
+      errorParts: number,
+    ): Result<number, Context>;
+  }
+}
+
+/**
+ * The per-line state of running batches in Redis: the window of lines in flight, the results
+ * workers hand back, the custom_ids already written, and which API replica drives the batch.
+ */
+@Injectable()
+export class BatchLineRepository extends BatchLines implements OnApplicationShutdown {
+  private readonly logger = new Logger(BatchLineRepository.name);
+  private readonly redis: Redis;
+  private readonly prefix: string;
+
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-batch-lines', 'command', this.logger);
+    this.redis.defineCommand('commitBatchResults', { numberOfKeys: 5, lua: COMMIT });
+    this.prefix = config.redis.prefix;
+  }
+
+  /** Whether `holder` drives the batch right now. */
+  async holdsLease(batchId: string, holder: string): Promise<boolean> {
+    return (await this.redis.get(batchLeaseKey(this.prefix, batchId))) === holder;
+  }
+
+  /** Which of `customIds` are already written. */
+  async doneAmong(batchId: string, customIds: readonly string[]): Promise<Set<string>> {
+    if (!customIds.length) return new Set();
+    const member = await this.redis.smismember(batchDoneKey(this.prefix, batchId), ...customIds);
+    return new Set(customIds.filter((_, i) => member[i] === 1));
+  }
+
+  /** Commits a collection (see COMMIT); false when another replica drives the batch now, and nothing changed. */
+  async commit(batchId: string, holder: string, c: CollectedResults): Promise<boolean> {
+    const p = this.prefix;
+    const applied = await this.redis.commitBatchResults(
+      batchLeaseKey(p, batchId),
+      batchDoneKey(p, batchId),
+      batchInflightKey(p, batchId),
+      batchResultsKey(p, batchId),
+      batchKey(p, batchId),
+      holder,
+      JSON.stringify(c.customIds),
+      JSON.stringify(c.lines.map(String)),
+      c.taken,
+      c.completed,
+      c.failed,
+      c.outputParts,
+      c.errorParts,
+    );
+    return applied === 1;
+  }
+
+  /** Takes or renews the batch's lease for `holder`; false while another replica holds it. */
+  async holdLease(batchId: string, holder: string, ttlMs: number): Promise<boolean> {
+    const key = batchLeaseKey(this.prefix, batchId);
+    if ((await this.redis.set(key, holder, 'PX', ttlMs, 'NX')) === 'OK') return true;
+    if ((await this.redis.get(key)) !== holder) return false;
+    await this.redis.pexpire(key, ttlMs);
+    return true;
+  }
+
+  async addInflight(batchId: string, line: number, entry: InflightLine): Promise<void> {
+    await this.redis.hset(batchInflightKey(this.prefix, batchId), String(line), JSON.stringify(entry));
+  }
+
+  async inflightCount(batchId: string): Promise<number> {
+    return this.redis.hlen(batchInflightKey(this.prefix, batchId));
+  }
+
+  async inflightLine(batchId: string, line: number): Promise<InflightLine | null> {
+    const entry = await this.redis.hget(batchInflightKey(this.prefix, batchId), String(line));
+    return entry ? (JSON.parse(entry) as InflightLine) : null;
+  }
+
+  /** Every line in flight, by line number. */
+  async inflight(batchId: string): Promise<Map<number, InflightLine>> {
+    const hash = await this.redis.hgetall(batchInflightKey(this.prefix, batchId));
+    return new Map(Object.entries(hash).map(([line, entry]) => [Number(line), JSON.parse(entry) as InflightLine]));
+  }
+
+  async removeInflight(batchId: string, line: number): Promise<void> {
+    await this.redis.hdel(batchInflightKey(this.prefix, batchId), String(line));
+  }
+
+  /** A finished line's result, as a worker (or the failure watcher) hands it to the batch. */
+  async pushResult(batchId: string, result: BatchLineResult): Promise<void> {
+    await this.redis.rpush(batchResultsKey(this.prefix, batchId), JSON.stringify(result));
+  }
+
+  /** The oldest `count` results not yet written. */
+  async pendingResults(batchId: string, count: number): Promise<BatchLineResult[]> {
+    const items = await this.redis.lrange(batchResultsKey(this.prefix, batchId), 0, count - 1);
+    return items.map((item) => JSON.parse(item) as BatchLineResult);
+  }
+
+  async pendingResultCount(batchId: string): Promise<number> {
+    return this.redis.llen(batchResultsKey(this.prefix, batchId));
+  }
+
+  /** Drops the oldest `count` results, once they are written. */
+  async dropResults(batchId: string, count: number): Promise<void> {
+    await this.redis.ltrim(batchResultsKey(this.prefix, batchId), count, -1);
+  }
+
+  /** Records a custom_id as written; false when it already was (a line retried after its worker died). */
+  async markDone(batchId: string, customId: string): Promise<boolean> {
+    return (await this.redis.sadd(batchDoneKey(this.prefix, batchId), customId)) === 1;
+  }
+
+  /** Removes every per-line key of a batch that has ended: only its record and files remain. */
+  async clear(batchId: string): Promise<void> {
+    await this.redis.del(
+      batchDoneKey(this.prefix, batchId),
+      batchInflightKey(this.prefix, batchId),
+      batchResultsKey(this.prefix, batchId),
+      batchLeaseKey(this.prefix, batchId),
+    );
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,17 @@
+import type { BatchRecord } from './batch-record.js';
+
+export type BatchCounter = 'total' | 'completed' | 'failed';
+
+/** Batch records: one per batch, an index by creation time, and the set of batches still to drive. */
+export abstract class BatchRecords {
+  abstract create(record: BatchRecord): Promise<void>;
+  abstract get(id: string): Promise<BatchRecord | null>;
+  /** Updates some fields; the runner's progress and a client's cancel never overwrite each other. */
+  abstract update(id: string, fields: Partial<BatchRecord>): Promise<void>;
+  abstract count(id: string, counter: BatchCounter, by: number): Promise<void>;
+  /** Batches still to drive (validating, running, draining). */
+  abstract active(): Promise<string[]>;
+  abstract retire(id: string): Promise<void>;
+  /** Ids newest first, starting after `after`. */
+  abstract idsAfter(after: string | undefined, count: number): Promise<string[]>;
+}

@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { activeBatchesKey, batchIndexKey, batchKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+import type { BatchRecord } from './batch-record.js';
+import { BatchRecords, type BatchCounter } from './batch-records.port.js';
+
+/** Batch records in Redis: a hash per batch, an index by creation time, and the set the runner drives. */
+@Injectable()
+export class BatchRepository extends BatchRecords implements OnApplicationShutdown {
+  private readonly logger = new Logger(BatchRepository.name);
+  private readonly redis: Redis;
+  private readonly prefix: string;
+
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-batches', 'command', this.logger);
+    this.prefix = config.redis.prefix;
+  }
+
+  async create(record: BatchRecord): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(batchKey(this.prefix, record.id), serialize(record))
+      .zadd(batchIndexKey(this.prefix), record.created_at, record.id)
+      .sadd(activeBatchesKey(this.prefix), record.id)
+      .exec();
+  }
+
+  async get(id: string): Promise<BatchRecord | null> {
+    const hash = await this.redis.hgetall(batchKey(this.prefix, id));
+    return Object.keys(hash).length ? deserialize(hash) : null;
+  }
+
+  async update(id: string, fields: Partial<BatchRecord>): Promise<void> {
+    await this.redis.hset(batchKey(this.prefix, id), serialize(fields));
+  }
+
+  async count(id: string, counter: BatchCounter, by: number): Promise<void> {
+    if (by) await this.redis.hincrby(batchKey(this.prefix, id), counter, by);
+  }
+
+  async active(): Promise<string[]> {
+    return this.redis.smembers(activeBatchesKey(this.prefix));
+  }
+
+  async retire(id: string): Promise<void> {
+    await this.redis.srem(activeBatchesKey(this.prefix), id);
+  }
+
+  /** Ids newest first, starting after `after`. */
+  async idsAfter(after: string | undefined, count: number): Promise<string[]> {
+    const key = batchIndexKey(this.prefix);
+    let start = 0;
+    if (after) {
+      const rank = await this.redis.zrevrank(key, after);
+      if (rank === null) return [];
+      start = rank + 1;
+    }
+    return this.redis.zrevrange(key, start, start + count - 1);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}
+
+function serialize(fields: Partial<BatchRecord>): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, JSON.stringify(v)]));
+}
+
+function deserialize(hash: Record<string, string>): BatchRecord {
+  return Object.fromEntries(Object.entries(hash).map(([k, v]) => [k, JSON.parse(v)])) as unknown as BatchRecord;
+}

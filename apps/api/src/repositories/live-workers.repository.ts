@@ -1,0 +1,34 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { liveWorkersKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+import { LiveWorkers } from './live-workers.port.js';
+
+/** How many workers currently announce themselves for each deployment, from their heartbeats in Redis. */
+@Injectable()
+export class LiveWorkersRepository extends LiveWorkers implements OnApplicationShutdown {
+  private readonly logger = new Logger(LiveWorkersRepository.name);
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-workers', 'command', this.logger);
+  }
+
+  async counts(deployments: readonly string[]): Promise<Map<string, number>> {
+    const now = Date.now();
+    const pipeline = this.redis.pipeline();
+    for (const d of deployments) pipeline.zcount(liveWorkersKey(this.config.redis.prefix, d), now, '+inf');
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(deployments.map((d, i) => [d, Number(replies[i]?.[1] ?? 0)]));
+  }
+
+  async count(deployment: string): Promise<number> {
+    return (await this.counts([deployment])).get(deployment) ?? 0;
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { rateLimitKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+
+/** Request counters per API key and time window, in Redis so every API replica shares them. */
+@Injectable()
+export class RateLimitRepository implements OnApplicationShutdown {
+  private readonly logger = new Logger(RateLimitRepository.name);
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    this.redis = createRedis(config.redis, 'conveyor-api-ratelimit', 'command', this.logger);
+  }
+
+  /** Counts one request in the key's window `window` (of `windowMs`) and returns the window's count. */
+  async increment(keyName: string, window: number, windowMs: number): Promise<number> {
+    const key = rateLimitKey(this.config.redis.prefix, keyName, window);
+    const replies = await this.redis
+      .multi()
+      .incr(key)
+      .pexpire(key, windowMs + 1000)
+      .exec();
+    return Number(replies?.[0]?.[1] ?? 0);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { PlatformConfig } from '@conveyor/config';
+import { cancelKey } from '@conveyor/queue';
+import { STOP } from './cancellation-tracker.port.js';
+import { RedisCancellationTracker } from './redis-cancellation.tracker.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Resolves with the signal's reason once it aborts, or 'running' after `ms`. */
+function outcome(signal: AbortSignal, ms: number): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('running'), ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve(signal.reason)), { once: true });
+  });
+}
+
+describe('RedisCancellationTracker against real Redis', () => {
+  const prefix = `unit-${randomBytes(6).toString('hex')}`;
+  let redis: Redis;
+  let service: RedisCancellationTracker;
+
+  beforeAll(() => {
+    redis = new Redis(url);
+    // Only the Redis settings are read by what is tested here.
+    service = new RedisCancellationTracker({ redis: { url, prefix } } as PlatformConfig);
+  });
+
+  afterAll(async () => {
+    await redis.del(cancelKey(prefix, 'cancelled-early'));
+    redis.disconnect();
+    await service.onApplicationShutdown();
+  });
+
+  it('aborts a request whose client cancelled before its job started, with the cancel as reason', async () => {
+    await redis.set(cancelKey(prefix, 'cancelled-early'), '1', 'PX', 60_000);
+    const signal = service.track('cancelled-early');
+    service.abortIfCancelled('cancelled-early');
+    expect(await outcome(signal, 2000)).toBe(STOP.cancelled);
+    service.untrack('cancelled-early');
+  });
+
+  it('leaves a request nobody cancelled running', async () => {
+    const signal = service.track('not-cancelled');
+    service.abortIfCancelled('not-cancelled');
+    expect(await outcome(signal, 300)).toBe('running');
+    service.untrack('not-cancelled');
+  });
+});

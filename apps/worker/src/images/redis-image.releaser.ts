@@ -1,0 +1,36 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis, Result } from 'ioredis';
+import { ImageReleaser } from './image-releaser.port.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    releaseImage(image: string, jobs: string, jobId: string): Result<number, Context>;
+  }
+}
+
+/** Releases a finished job's images in Redis with the script the API uses too. */
+@Injectable()
+export class RedisImageReleaser extends ImageReleaser implements OnApplicationShutdown {
+  private readonly logger = new Logger(RedisImageReleaser.name);
+  private readonly redis: Redis;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-worker-images', 'background', this.logger);
+    this.redis.defineCommand('releaseImage', { numberOfKeys: 2, lua: RELEASE_IMAGE_LUA });
+  }
+
+  async release(jobId: string, sha256s: readonly string[]): Promise<void> {
+    const prefix = this.config.redis.prefix;
+    await Promise.all(
+      sha256s.map((sha) => this.redis.releaseImage(imageKey(prefix, sha), imageJobsKey(prefix, sha), jobId)),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+  }
+}

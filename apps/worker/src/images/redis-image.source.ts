@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { UnrecoverableError } from 'bullmq';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { ImageSource } from '@conveyor/engine';
+import { imageKey, type ImageRef } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+
+/**
+ * Reads a job's images where the API stored them: each image's bytes once, under its hash, for as long
+ * as a job refers to it. The connection is opened on the first image, so workers whose deployments take
+ * none never open it.
+ */
+@Injectable()
+export class RedisImageSource extends ImageSource implements OnApplicationShutdown {
+  private readonly logger = new Logger(RedisImageSource.name);
+  private redis: Redis | null = null;
+
+  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+    super();
+  }
+
+  async read(ref: ImageRef): Promise<Buffer> {
+    this.redis ??= createRedis(this.config.redis, 'conveyor-worker-images', 'background', this.logger);
+    const bytes = await this.redis.getBuffer(imageKey(this.config.redis.prefix, ref.sha256));
+    // Gone: its last job finished (or Redis lost it). Another attempt would find it gone too.
+    if (!bytes) {
+      throw new UnrecoverableError(
+        `Image ${ref.sha256} of this request is no longer stored in Redis; send the request again.`,
+      );
+    }
+    if (createHash('sha256').update(bytes).digest('hex') !== ref.sha256)
+      throw new UnrecoverableError(`The bytes stored for image ${ref.sha256} do not have that hash.`);
+    return bytes;
+  }
+
+  onApplicationShutdown(): void {
+    this.redis?.disconnect();
+  }
+}

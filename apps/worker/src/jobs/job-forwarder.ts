@@ -1,0 +1,51 @@
+import { Logger } from '@nestjs/common';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
+import type { PlatformConfig } from '@conveyor/config';
+import { deploymentQueueName, isEmbedJob, type QueuedJobData } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+
+/** What a job sent on from a worker's own queue ends with there. */
+export interface Forwarded {
+  forwardedTo: string;
+}
+
+/**
+ * Sends a job from a worker's own queue on to its deployment's queue, where any worker takes it: a
+ * routed job that found no free sequence, or one left in the queue of a worker that died. Added there
+ * under the same id before it leaves the first queue (adding an id twice adds nothing), so it is never
+ * in neither; its attempt numbers go on from the ones it had, so its reply's fencing holds across both.
+ */
+export class JobForwarder {
+  private readonly logger = new Logger(JobForwarder.name);
+  private readonly redis: Redis;
+  private readonly queues = new Map<string, Queue<QueuedJobData>>();
+
+  constructor(private readonly config: PlatformConfig) {
+    this.redis = createRedis(config.redis, 'conveyor-worker-forward', 'background', this.logger);
+  }
+
+  async forward(job: Job<QueuedJobData>, why: string): Promise<Forwarded> {
+    const queueName = deploymentQueueName(job.data.deployment);
+    let queue = this.queues.get(queueName);
+    if (!queue) {
+      queue = new Queue<QueuedJobData>(queueName, { connection: this.redis, prefix: this.config.redis.prefix });
+      queue.on('error', (err) => this.logger.warn(`Queue ${queueName}: ${err.message}`));
+      this.queues.set(queueName, queue);
+    }
+    const data: QueuedJobData = isEmbedJob(job.data)
+      ? job.data
+      : { ...job.data, attemptBase: (job.data.attemptBase ?? 0) + job.attemptsStarted };
+    const { priority, attempts, backoff, removeOnComplete, removeOnFail } = job.opts;
+    const opts: JobsOptions = { jobId: job.id, attempts, backoff, removeOnComplete, removeOnFail };
+    if (priority) opts.priority = priority;
+    await queue.add(job.name, data, opts);
+    this.logger.debug(`Job ${job.id} sent on to ${queueName}: ${why}`);
+    return { forwardedTo: queueName };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.redis.disconnect();
+  }
+}

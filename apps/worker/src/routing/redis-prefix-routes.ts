@@ -1,0 +1,108 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { routeBlocksKey, routeLoadKey, routeQueuesKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
+import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
+import { PrefixRoutes } from './prefix-routes.port.js';
+
+/** One deployment's announcement: what each sequence holds, and whether Redis has the latest. */
+interface Announcement {
+  readonly sequences: Map<number, readonly string[]>;
+  free: number;
+  dirty: boolean;
+}
+
+/**
+ * Announces in Redis what this worker's sequences hold (a set of block hashes per deployment, expiring
+ * with the worker's heartbeat) and its free sequences. Changes within one event-loop turn are written
+ * together, in one transaction, so the API never reads a set half rewritten.
+ */
+@Injectable()
+export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShutdown {
+  private readonly logger = new Logger(RedisPrefixRoutes.name);
+  private readonly redis: Redis;
+  private readonly announcements = new Map<string, Announcement>();
+  private flushing = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | null = null;
+  readonly worker: string;
+
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    @Inject(SERVED_DEPLOYMENTS) deployments: DeploymentConfig[],
+    @Inject(WORKER_IDENTITY) identity: WorkerIdentity,
+  ) {
+    super();
+    this.worker = identity.routeName;
+    this.redis = createRedis(config.redis, 'conveyor-worker-routes', 'background', this.logger);
+    for (const d of deployments) this.announcements.set(d.id, { sequences: new Map(), free: 0, dirty: false });
+  }
+
+  /** Registers this worker's queues (before it takes from them), and keeps the announcement alive. */
+  async start(): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    for (const d of this.announcements.keys()) pipeline.sadd(routeQueuesKey(this.config.redis.prefix, d), this.worker);
+    await pipeline.exec();
+    this.timer = setInterval(() => this.schedule(true), this.config.worker.heartbeatMs);
+  }
+
+  held(deployment: string, sequences: readonly number[], chains: readonly (readonly string[])[]): void {
+    const announcement = this.announcements.get(deployment);
+    if (!announcement) return;
+    sequences.forEach((sequence, i) => announcement.sequences.set(sequence, chains[i] ?? []));
+    announcement.dirty = true;
+    this.schedule();
+  }
+
+  free(deployment: string, count: number): void {
+    const announcement = this.announcements.get(deployment);
+    if (!announcement || announcement.free === count) return;
+    announcement.free = count;
+    announcement.dirty = true;
+    this.schedule();
+  }
+
+  /** Writes what changed at the end of this turn; `all` rewrites everything (the heartbeat's refresh). */
+  private schedule(all = false): void {
+    if (this.closed) return;
+    if (all) for (const a of this.announcements.values()) a.dirty = true;
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      this.flush().catch((err: Error) => this.logger.warn(`Could not announce held prompts: ${err.message}`));
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const prefix = this.config.redis.prefix;
+    const multi = this.redis.multi();
+    let writes = 0;
+    for (const [deployment, a] of this.announcements) {
+      if (!a.dirty) continue;
+      a.dirty = false;
+      writes++;
+      const key = routeBlocksKey(prefix, deployment, this.worker);
+      const blocks = new Set([...a.sequences.values()].flat());
+      multi.del(key);
+      if (blocks.size) multi.sadd(key, ...blocks).pexpire(key, this.config.worker.heartbeatMs * 3);
+      multi.hset(routeLoadKey(prefix, deployment), this.worker, a.free);
+    }
+    if (writes) await multi.exec();
+  }
+
+  /** Withdraws the announcement, so no request is routed here any more; the queue stays until it is drained. */
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    const prefix = this.config.redis.prefix;
+    const pipeline = this.redis.pipeline();
+    for (const d of this.announcements.keys()) {
+      pipeline.del(routeBlocksKey(prefix, d, this.worker)).hdel(routeLoadKey(prefix, d), this.worker);
+    }
+    await pipeline.exec().catch(() => undefined);
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,150 @@
+import { basename } from 'node:path';
+import { isModelPresetName, presetProjectorPath } from '@conveyor/gguf';
+import type { DeploymentTask, EngineConfig } from './config.types.js';
+
+export const ENGINE_KINDS = ['llama-cpp', 'llama-server', 'openai'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+/** A deployment's engine fields as the deployments file or the environment gives them, not yet checked. */
+export interface EngineFields {
+  /** The served model as given; for `openai`, the upstream's model name (or absent, with `upstream.model`). */
+  model?: string;
+  task: DeploymentTask;
+  engine?: EngineKind;
+  mmproj?: string;
+  imageMaxTokens?: number;
+  vision?: boolean;
+  upstream?: { url?: string; apiKey?: string; apiKeyEnv?: string; model?: string };
+}
+
+/** What a problem calls each field: its path in the deployments file, or its environment variable. */
+export type EngineFieldNames = Record<
+  | 'model'
+  | 'task'
+  | 'engine'
+  | 'mmproj'
+  | 'imageMaxTokens'
+  | 'vision'
+  | 'upstream'
+  | 'upstreamUrl'
+  | 'upstreamApiKey'
+  | 'upstreamApiKeyEnv'
+  | 'upstreamModel',
+  string
+>;
+
+export interface ResolvedEngine {
+  /** What the deployment serves: a preset, a GGUF path or an hf: URI; for `openai`, the upstream's model. */
+  model: string;
+  engine: EngineConfig;
+  vision: boolean;
+}
+
+const isGgufSource = (source: string): boolean =>
+  source.startsWith('hf:') || basename(source).toLowerCase().endsWith('.gguf');
+
+/**
+ * Settles which engine runs a deployment, and whether it takes images, from the fields given. A projector
+ * (`mmproj`, or a preset that comes with one) implies `llama-server`, an `upstream` implies `openai`;
+ * `llama-cpp` is the default. Each contradiction is one problem naming the fields at fault.
+ * `env` supplies the variable `upstream.apiKeyEnv` names; `modelsDir` is where presets are generated.
+ */
+export function resolveEngine(
+  fields: EngineFields,
+  names: EngineFieldNames,
+  context: { env: Record<string, string | undefined>; modelsDir: string },
+  problems: string[],
+): ResolvedEngine {
+  const presetProjector =
+    fields.model !== undefined && isModelPresetName(fields.model)
+      ? presetProjectorPath(fields.model, context.modelsDir)
+      : null;
+  const implied: Array<{ kind: EngineKind; by: string }> = [];
+  if (fields.mmproj !== undefined) implied.push({ kind: 'llama-server', by: names.mmproj });
+  if (fields.upstream !== undefined) implied.push({ kind: 'openai', by: names.upstream });
+  if (presetProjector !== null && fields.upstream === undefined)
+    implied.push({ kind: 'llama-server', by: `${names.model} ${fields.model} (a preset with a vision projector)` });
+
+  let kind: EngineKind = fields.engine ?? implied[0]?.kind ?? 'llama-cpp';
+  for (const { kind: wants, by } of implied) {
+    if (wants !== kind) {
+      problems.push(
+        fields.engine
+          ? `${by} needs engine ${wants}, but ${names.engine} is ${fields.engine}`
+          : `${by} needs engine ${wants}, which ${implied[0]!.by} rules out`,
+      );
+    }
+  }
+  if (kind !== 'llama-cpp' && fields.task === 'embeddings') {
+    problems.push(`${names.task} embeddings runs on engine llama-cpp only (${names.engine} is ${kind})`);
+    kind = 'llama-cpp';
+  }
+
+  if (kind === 'openai') return upstreamEngine(fields, names, context.env, problems);
+
+  const model = fields.model ?? 'tiny';
+  if (kind === 'llama-cpp') {
+    if (fields.imageMaxTokens !== undefined)
+      problems.push(`${names.imageMaxTokens} needs a vision projector (${names.mmproj}) on engine llama-server`);
+    if (fields.vision === true)
+      problems.push(
+        `${names.vision} needs a vision projector (${names.mmproj}, engine llama-server) or an openai upstream that takes images`,
+      );
+    return { model, engine: { kind: 'llama-cpp' }, vision: false };
+  }
+
+  const mmproj = fields.mmproj ?? presetProjector;
+  if (fields.mmproj !== undefined && !isGgufSource(fields.mmproj))
+    problems.push(`${names.mmproj} must be a .gguf path or an hf: URI (got "${fields.mmproj}")`);
+  if (mmproj === null && fields.imageMaxTokens !== undefined)
+    problems.push(`${names.imageMaxTokens} needs a vision projector (${names.mmproj})`);
+  if (mmproj === null && fields.vision === true)
+    problems.push(`${names.vision} needs a vision projector (${names.mmproj})`);
+  return {
+    model,
+    engine: { kind: 'llama-server', mmproj, imageMaxTokens: fields.imageMaxTokens ?? null },
+    vision: mmproj !== null && fields.vision !== false,
+  };
+}
+
+/**
+ * An OpenAI-compatible server already running. Whether it takes images is the operator's to say: the
+ * platform cannot know. The key comes from the file, or from the variable the file names, never both.
+ */
+function upstreamEngine(
+  fields: EngineFields,
+  names: EngineFieldNames,
+  env: Record<string, string | undefined>,
+  problems: string[],
+): ResolvedEngine {
+  const upstream = fields.upstream ?? {};
+  const url = upstream.url?.trim().replace(/\/+$/, '');
+  if (!url) problems.push(`${names.upstreamUrl} is required for engine openai: the upstream's base URL, /v1 included`);
+  else if (!isHttpUrl(url))
+    problems.push(`${names.upstreamUrl} must be an http:// or https:// URL (got "${upstream.url}")`);
+
+  let apiKey: string | null = upstream.apiKey?.trim() || null;
+  if (upstream.apiKeyEnv !== undefined) {
+    if (apiKey) problems.push(`${names.upstreamApiKey} and ${names.upstreamApiKeyEnv} are exclusive: set one`);
+    apiKey = env[upstream.apiKeyEnv]?.trim() || null;
+    if (!apiKey) problems.push(`${names.upstreamApiKeyEnv} names ${upstream.apiKeyEnv}, which is not set`);
+  }
+
+  const model = fields.model ?? upstream.model;
+  if (!model) problems.push(`${names.model} or ${names.upstreamModel} must name the model the upstream serves`);
+  if (fields.imageMaxTokens !== undefined) problems.push(`${names.imageMaxTokens} is for engine llama-server only`);
+  return {
+    model: model ?? '',
+    engine: { kind: 'openai', url: url ?? '', apiKey, model: upstream.model ?? null },
+    vision: fields.vision ?? false,
+  };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}

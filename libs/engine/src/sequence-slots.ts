@@ -1,0 +1,258 @@
+import { withLock } from 'lifecycle-utils';
+import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
+import { PREFILL_CHUNK } from './native-batcher.js';
+import type { NativeContext } from './native-context.js';
+import { sequenceId } from './native-context.js';
+
+/** One sequence of the context, kept for the engine's life, and the tokens its KV cells hold. */
+interface Slot {
+  readonly id: number;
+  busy: boolean;
+  /** The tokens at positions 0, 1, … of this sequence's KV cells. */
+  cached: Token[];
+  /** How many of them were computed as a prompt (in whole chunks), not one at a time as a reply. */
+  prefilled: number;
+  /** Last taken: the least recently used free slot is the one given up first. */
+  lastUsed: number;
+  /** While busy: the prompt its generation evaluates, and how many of its tokens are in the cells now. */
+  prompt: readonly Token[] | null;
+  progress: number;
+  /** Counts the times it was taken, so a wait on one generation's progress never mistakes the next one's. */
+  taken: number;
+}
+
+/** A busy slot whose generation computes a longer beginning of a prompt than the cache holds. */
+interface Share {
+  from: Slot;
+  taken: number;
+  upTo: number;
+}
+
+/** A slot a generation runs on: its sequence id, and how much of its prompt is already in the cells. */
+export interface SlotLease {
+  readonly sequenceId: number;
+  /**
+   * Tokens at the start of the prompt whose KV cells are reused: the generation evaluates the rest. When
+   * another sequence is computing a longer beginning of the same prompt right now (requests sharing
+   * instructions that arrive together, the choices of `n`), this waits for it and copies its cells.
+   */
+  ready(): Promise<number>;
+  /** The generation has this many tokens of its prompt in the cells (for requests waiting to share them). */
+  progressed(position: number): void;
+  /**
+   * Gives the slot back with the tokens now in its cells (what the generation evaluated) and how many of
+   * them were its prompt; `null` after a failure, when nobody knows what the cells hold.
+   */
+  release(cells: { tokens: readonly Token[]; prompt: number } | null): void;
+}
+
+/** Length of the common prefix of two token lists. */
+export function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
+  const most = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < most && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * How a sequence's cells are reused. `exact`: only whole prefill chunks that were computed as a prompt.
+ * `full`: the longest common prefix of the cells and the prompt, the last reply's tokens and a prompt's
+ * last partial chunk included, as llama.cpp's server reuses its slots. Those were computed one at a time,
+ * or in a batch of another size than the chunk that computes them without the cache, and on the CPU a
+ * batch's size changes a result's last bits: a reply can then differ from the one without the cache
+ * where two tokens were all but tied (on the random-weight tiny model, 10 of 24 seeded conversation
+ * turns did, and a greedy one did too; none of 24 did on the bench model). `exact` recomputes up to a
+ * chunk and the last reply per request, and keeps every reply what it would be without the cache.
+ * `off`: nothing is reused.
+ */
+export type PromptCacheMode = 'exact' | 'full' | 'off';
+
+/**
+ * What of a slot's cells a prompt may reuse under `mode`. At least the prompt's last token is always
+ * evaluated again: its logits are what the first sample reads.
+ */
+export function reusable(
+  cells: readonly Token[],
+  prefilled: number,
+  prompt: readonly Token[],
+  mode: PromptCacheMode,
+): number {
+  if (mode === 'off') return 0;
+  const common = Math.min(commonPrefix(cells, prompt), prompt.length - 1);
+  if (mode === 'full') return common;
+  const prefix = Math.min(common, prefilled);
+  return prefix - (prefix % PREFILL_CHUNK);
+}
+
+/**
+ * The context's sequences as a prompt cache. A reply's tokens stay in its sequence when it ends; a new
+ * request takes the free sequence whose cells hold the longest reusable prefix of its prompt (the least
+ * recently used one when none does), drops the cells past it, and evaluates only the rest. A request
+ * whose prompt begins as another's that is being computed right now waits for that beginning and copies
+ * its cells (llama.cpp copies a sequence's whole KV buffer), so requests sharing their instructions that
+ * arrive together compute them once. Every sequence of the context is allocated at load, so the cache
+ * costs no memory beyond the context.
+ */
+export class SequenceSlots {
+  private readonly slots: Slot[];
+  private readonly waiters: Array<() => void> = [];
+  /** Requests waiting for a busy slot's progress. */
+  private readonly watchers: Array<() => void> = [];
+  private clock = 0;
+
+  constructor(
+    sequences: readonly LlamaContextSequence[],
+    private readonly context: LlamaContext,
+    private readonly native: NativeContext,
+    private readonly mode: PromptCacheMode,
+  ) {
+    this.slots = sequences.map((sequence) => ({
+      id: sequenceId(sequence),
+      busy: false,
+      cached: [],
+      prefilled: 0,
+      lastUsed: 0,
+      prompt: null,
+      progress: 0,
+      taken: 0,
+    }));
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Whether a finished reply's cells are kept for later requests (the prompt cache is on). */
+  get reusing(): boolean {
+    return this.mode !== 'off';
+  }
+
+  /**
+   * Takes one slot per prompt, all at once or none: a request holding some while it waits for more could
+   * wait forever on another doing the same. Each prompt gets the free slot that reuses most of it.
+   */
+  async acquire(prompts: readonly (readonly Token[])[]): Promise<SlotLease[]> {
+    if (prompts.length > this.slots.length)
+      throw new Error(`${prompts.length} sequences asked for; the context has ${this.slots.length}.`);
+    while (this.slots.filter((s) => !s.busy).length < prompts.length) {
+      await new Promise<void>((resume) => this.waiters.push(resume));
+    }
+    const chosen = prompts.map((prompt) => {
+      const slot = this.best(prompt);
+      slot.busy = true;
+      slot.lastUsed = ++this.clock;
+      slot.taken++;
+      const reused = reusable(slot.cached, slot.prefilled, prompt, this.mode);
+      const share = this.sharer(prompt, reused, slot);
+      // Set now, so the next choice of the same request can share this one's prompt.
+      slot.prompt = prompt;
+      slot.progress = reused;
+      return { slot, reused, share, prompt };
+    });
+    // Cells past the reused prefix go, under the context's lock: never while a decode runs on the context.
+    await withLock([this.context, 'context'], async () => {
+      for (const { slot, reused } of chosen) {
+        if (reused < slot.cached.length) this.native.removeTokenCellsFromSequence(slot.id, reused, -1);
+        slot.cached = slot.cached.slice(0, reused);
+        slot.prefilled = Math.min(slot.prefilled, reused);
+      }
+    });
+    return chosen.map(({ slot, reused, share, prompt }) => {
+      const taken = slot.taken;
+      return {
+        sequenceId: slot.id,
+        ready: () => (share ? this.copy(slot, prompt, reused, share) : Promise.resolve(reused)),
+        progressed: (position) => {
+          if (slot.taken !== taken || position <= slot.progress) return;
+          slot.progress = position;
+          this.notify();
+        },
+        release: (cells) => this.release(slot, taken, cells),
+      };
+    });
+  }
+
+  /**
+   * The busy slot computing the longest beginning of `prompt`, if that is at least a chunk more than
+   * `reused`: worth waiting for rather than computing again. In `exact` mode, in whole chunks.
+   */
+  private sharer(prompt: readonly Token[], reused: number, self: Slot): Share | null {
+    if (this.mode === 'off') return null;
+    let best: Share | null = null;
+    for (const from of this.slots) {
+      if (!from.busy || from === self || !from.prompt) continue;
+      let upTo = Math.min(commonPrefix(from.prompt, prompt), prompt.length - 1);
+      if (this.mode === 'exact') upTo -= upTo % PREFILL_CHUNK;
+      if (upTo >= reused + PREFILL_CHUNK && upTo > (best?.upTo ?? 0)) best = { from, taken: from.taken, upTo };
+    }
+    return best;
+  }
+
+  /**
+   * Waits until the sharing slot has computed the shared beginning (or stopped computing it), then copies
+   * what its cells hold of it into `slot`'s. Returns how much of the prompt `slot` now holds.
+   */
+  private async copy(slot: Slot, prompt: readonly Token[], reused: number, share: Share): Promise<number> {
+    const { from } = share;
+    while (from.busy && from.taken === share.taken && from.progress < share.upTo) {
+      await new Promise<void>((resume) => this.watchers.push(resume));
+    }
+    return withLock([this.context, 'context'], async () => {
+      // What `from` holds now: its prompt as far as computed while busy, its kept cells once free.
+      const computing = from.busy && from.taken === share.taken && from.prompt;
+      const cells = computing ? from.prompt!.slice(0, from.progress) : from.busy ? [] : from.cached;
+      const prefilled = computing ? from.progress : from.prefilled;
+      let take = Math.min(share.upTo, commonPrefix(cells, prompt));
+      if (this.mode === 'exact') take = Math.min(take, prefilled) - (Math.min(take, prefilled) % PREFILL_CHUNK);
+      if (take <= reused) return reused;
+      await this.native.copySequenceStateFromOtherSequence(slot.id, from.id);
+      this.native.removeTokenCellsFromSequence(slot.id, take, -1);
+      slot.progress = take;
+      return take;
+    });
+  }
+
+  private notify(): void {
+    for (const resume of this.watchers.splice(0)) resume();
+  }
+
+  /** The free slot whose cells hold the longest reusable prefix of `prompt`; among equals, the least recently used. */
+  private best(prompt: readonly Token[]): Slot {
+    let best: Slot | null = null;
+    let bestPrefix = -1;
+    for (const slot of this.slots) {
+      if (slot.busy) continue;
+      const prefix = reusable(slot.cached, slot.prefilled, prompt, this.mode);
+      if (prefix > bestPrefix || (prefix === bestPrefix && slot.lastUsed < (best?.lastUsed ?? Infinity))) {
+        best = slot;
+        bestPrefix = prefix;
+      }
+    }
+    return best as Slot;
+  }
+
+  private release(slot: Slot, taken: number, cells: { tokens: readonly Token[]; prompt: number } | null): void {
+    if (!slot.busy || slot.taken !== taken) return;
+    if (cells && this.reusing) {
+      slot.cached = [...cells.tokens];
+      slot.prefilled = Math.min(cells.prompt, cells.tokens.length);
+    } else {
+      // Unknown cells (a failed decode) or no cache: empty the sequence, so nothing stale is ever reused.
+      slot.cached = [];
+      slot.prefilled = 0;
+      void withLock([this.context, 'context'], async () => {
+        this.native.removeTokenCellsFromSequence(slot.id, 0, -1);
+      });
+    }
+    slot.busy = false;
+    slot.prompt = null;
+    // Every waiter looks again: one that needs several slots must not keep a freed one from one that needs one.
+    for (const resume of this.waiters.splice(0)) resume();
+    this.notify();
+  }
+
+  /** Tokens every slot's cells hold, for tests and metrics. */
+  cachedTokens(): number[] {
+    return this.slots.map((s) => s.cached.length);
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The ids jobs and batches go by, made and read back in one place: a request's job id is its
+ * request id (a UUID); a batch line's job id names its batch and line, so whoever sees only the
+ * job (a failure event, say) can find the line it belongs to.
+ */
+import { randomBytes } from 'node:crypto';
+
+const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BATCH_ID = /^batch_[a-f0-9]{24}$/;
+const BATCH_LINE_JOB_ID = /^(batch_[a-f0-9]{24})-([1-9]\d*)$/;
+
+export const isRequestId = (id: string): boolean => REQUEST_ID.test(id);
+
+export const isBatchId = (id: string): boolean => BATCH_ID.test(id);
+
+export const newBatchId = (): string => `batch_${randomBytes(12).toString('hex')}`;
+
+/** The job of line `line` (1-based) of batch `batchId`. */
+export const batchLineJobId = (batchId: string, line: number): string => `${batchId}-${line}`;
+
+/** The batch and line a batch-line job id names, or null for any other job id. */
+export function parseBatchLineJobId(jobId: string): { batchId: string; line: number } | null {
+  const match = BATCH_LINE_JOB_ID.exec(jobId);
+  return match ? { batchId: match[1]!, line: Number(match[2]) } : null;
+}

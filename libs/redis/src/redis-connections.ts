@@ -1,0 +1,137 @@
+import type { RedisOptions as BullConnectionOptions } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { PlatformConfig, SentinelConfig } from '@conveyor/config';
+
+export type RedisSettings = PlatformConfig['redis'];
+
+/**
+ * What a connection is for, which decides how it behaves while Redis is away:
+ * - `command`: fails a command at once (no offline queue), so a client request gets an error it can report;
+ * - `background`: a worker's writes (reply events, batch results, heartbeats): held while reconnecting, for
+ *   as long as Redis is away, then sent in order. Giving up after a few retries made a failover (seconds
+ *   with tight sentinel settings, 30 s with their defaults) fail replies already under way;
+ * - `blocking`: waits as long as it takes (BullMQ workers, blocking reads);
+ * - `subscriber`: pub/sub, resubscribed on reconnect.
+ */
+export type ConnectionRole = 'command' | 'background' | 'blocking' | 'subscriber';
+
+const MAX_RETRIES: Record<ConnectionRole, number | null> = {
+  command: 2,
+  background: null,
+  blocking: null,
+  subscriber: null,
+};
+
+/** Longest wait between reconnect attempts: service resumes within about this long of Redis returning. */
+export const MAX_RECONNECT_DELAY_MS = 1000;
+
+/**
+ * Longest a connection attempt may take. A primary that died with its host (no one left to refuse
+ * the connection) would otherwise hold each attempt for ioredis's 10 s, and the connection would
+ * reach the primary a failover promoted that much later.
+ */
+export const CONNECT_TIMEOUT_MS = 2000;
+
+const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS);
+
+/**
+ * A node that became a replica (a primary demoted while it stayed up: a manual failover, a partition
+ * that healed) refuses writes with READONLY, inside scripts too. Reconnecting asks the sentinels
+ * again, and ioredis settles only on a node whose INFO says it is a primary (`role: 'master'`). The
+ * command is failed rather than resent: it may belong to a transaction or pipeline that cannot be
+ * replayed piecemeal, and its caller already handles errors.
+ */
+const reconnectOnReadOnly = (err: Error): boolean => err.message.includes('READONLY');
+
+/** Reports a connection's errors once per outage, as structured log lines, never as ioredis's "Unhandled error event". */
+export interface ConnectionLogger {
+  warn(message: string): void;
+}
+
+/**
+ * Options for an ioredis client or a BullMQ connection, from the one place that knows how the
+ * platform reaches Redis. BullMQ takes the same options object (with `url`), so queues, workers
+ * and plain clients reconnect alike.
+ */
+export function connectionOptions(settings: RedisSettings, name: string, role: ConnectionRole): BullConnectionOptions {
+  return clientOptions(settings, name, role);
+}
+
+/** How a connection finds the primary through Sentinel and follows it across failovers. */
+interface SentinelOptions {
+  sentinels: { host: string; port: number }[];
+  name: string;
+  sentinelPassword?: string;
+  role: 'master';
+  enableTLSForSentinelMode: boolean;
+  reconnectOnError: (err: Error) => boolean;
+}
+
+/** The options both kinds of client take: ioredis's and BullMQ's option types differ, these fit both. */
+interface SharedOptions extends Partial<SentinelOptions> {
+  url: string;
+  connectionName: string;
+  retryStrategy: (attempt: number) => number;
+  connectTimeout: number;
+  enableOfflineQueue: boolean;
+  maxRetriesPerRequest: number | null;
+}
+
+function clientOptions(settings: RedisSettings, name: string, role: ConnectionRole): SharedOptions {
+  return {
+    url: settings.url,
+    connectionName: name,
+    retryStrategy: reconnectDelay,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    enableOfflineQueue: role !== 'command',
+    maxRetriesPerRequest: MAX_RETRIES[role],
+    ...(settings.sentinel ? sentinelOptions(settings.sentinel, settings.url) : {}),
+  };
+}
+
+/**
+ * With sentinels, REDIS_URL's host and port are not used: each (re)connection asks the sentinels
+ * for the primary. Its password and database still apply to the data nodes, and rediss:// still
+ * means TLS to them (ioredis only applies `tls` to them with enableTLSForSentinelMode).
+ */
+function sentinelOptions(sentinel: SentinelConfig, url: string): SentinelOptions {
+  return {
+    sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+    name: sentinel.name,
+    ...(sentinel.password ? { sentinelPassword: sentinel.password } : {}),
+    // ioredis's default, spelled out: a node that answers as a replica is left for the next sentinel's answer.
+    role: 'master',
+    enableTLSForSentinelMode: url.startsWith('rediss://'),
+    // Not ioredis's failoverDetector, which would move every connection at the sentinels' +switch-master:
+    // in ioredis 6.0 its sentinel connections have no error listener, so each retry while a sentinel is
+    // down prints a non-JSON "[ioredis] Unhandled error event" line, and each client keeps up to ten of
+    // them open. Writers move at their first READONLY instead; a reader left on a demoted node still
+    // gets every entry and message through replication, and moves when that node goes away.
+    reconnectOnError: reconnectOnReadOnly,
+  };
+}
+
+/** A client for `role`, its errors reported through `logger` once per outage; `extra` adds client options (auto-pipelining). */
+export function createRedis(
+  settings: RedisSettings,
+  name: string,
+  role: ConnectionRole,
+  logger?: ConnectionLogger,
+  extra: Pick<RedisOptions, 'enableAutoPipelining'> = {},
+): Redis {
+  const { url, ...options } = clientOptions(settings, name, role);
+  const client = new Redis(url, { ...options, ...extra });
+  reportErrors(client, name, logger);
+  return client;
+}
+
+/** Logs the first error of an outage and stays quiet until the connection is ready again. */
+export function reportErrors(client: Pick<Redis, 'on'>, name: string, logger?: ConnectionLogger): void {
+  let reported = false;
+  client.on('error', (err: Error) => {
+    if (reported) return;
+    reported = true;
+    logger?.warn(`Redis connection ${name}: ${err.message}; reconnecting`);
+  });
+  client.on('ready', () => (reported = false));
+}

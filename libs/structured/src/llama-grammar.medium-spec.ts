@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { resolve } from 'node:path';
+import {
+  getLlama,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammarEvaluationState,
+  LlamaModel,
+  TokenBias,
+} from 'node-llama-cpp';
+import { ensurePresetModel } from '@conveyor/gguf';
+import { JsonSchema, jsonSchemaGrammar } from './index.js';
+
+/**
+ * Runs a random-weight model at temperature 1 under the generated grammars in
+ * real llama.cpp: whatever it samples must be complete JSON that validates
+ * against the schema and fits the byte (and so token) budget.
+ */
+const SEEDS = [1, 2, 3, 4];
+const PROMPT = '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n';
+
+const point = {
+  type: 'object',
+  properties: { x: { type: 'number' }, y: { type: 'integer' } },
+  required: ['x', 'y'],
+  additionalProperties: false,
+};
+
+/** `favor`: characters whose tokens get a strong bias, to reach rare branches such as escapes. */
+const CASES: { name: string; schema: JsonSchema | null; maxBytes: number; favor?: string }[] = [
+  { name: 'json_object (null schema)', schema: null, maxBytes: 300 },
+  {
+    name: 'nested object with arrays',
+    schema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 12 },
+        tags: { type: 'array', items: { type: 'string', maxLength: 6 }, minItems: 1, maxItems: 3 },
+        scores: { type: 'array', items: { type: 'number' } },
+        address: {
+          type: 'object',
+          properties: { city: { type: 'string' }, zip: { type: 'string', minLength: 5, maxLength: 5 } },
+          required: ['zip'],
+        },
+        count: { type: 'integer', minimum: 0 },
+      },
+      required: ['name', 'tags', 'address'],
+    },
+    maxBytes: 400,
+  },
+  {
+    name: 'enums and consts',
+    schema: {
+      type: 'object',
+      properties: {
+        color: { enum: ['red', 'green', null, 3, { a: [1, 'é'] }, 'naïve "quoted"'] },
+        unit: { type: 'string', enum: ['c', 'f', 7] },
+        ok: { const: true },
+        日本: { type: 'boolean' },
+      },
+      required: ['color', 'unit', 'ok', '日本'],
+      additionalProperties: false,
+    },
+    maxBytes: 200,
+  },
+  {
+    name: 'anyOf / oneOf',
+    schema: {
+      type: 'object',
+      properties: {
+        a: {
+          anyOf: [
+            { type: 'string', maxLength: 5 },
+            { type: 'integer' },
+            { type: 'object', properties: { x: { type: 'boolean' } }, required: ['x'] },
+          ],
+        },
+        b: { oneOf: [{ type: 'null' }, { type: 'array', items: { type: 'boolean' }, maxItems: 2 }] },
+        c: { type: ['string', 'null'], maxLength: 3 },
+      },
+      required: ['a', 'b', 'c'],
+    },
+    maxBytes: 200,
+  },
+  {
+    name: '$defs / $ref',
+    schema: {
+      $defs: { point },
+      definitions: { label: { type: 'string', maxLength: 8 } },
+      type: 'object',
+      properties: {
+        from: { $ref: '#/$defs/point' },
+        to: { $ref: '#/$defs/point' },
+        label: { $ref: '#/definitions/label' },
+      },
+      required: ['from', 'to'],
+    },
+    maxBytes: 250,
+  },
+  {
+    name: 'formats',
+    schema: {
+      type: 'object',
+      properties: {
+        day: { type: 'string', format: 'date' },
+        at: { type: 'string', format: 'time' },
+        stamp: { type: 'string', format: 'date-time' },
+        id: { type: 'string', format: 'uuid' },
+      },
+      required: ['day', 'at', 'stamp', 'id'],
+    },
+    maxBytes: 200,
+  },
+  {
+    name: 'prefixItems tuple',
+    schema: {
+      type: 'array',
+      prefixItems: [{ type: 'string', maxLength: 4 }, { type: 'integer' }, { type: 'boolean' }],
+      items: { type: 'null' },
+      minItems: 2,
+      maxItems: 5,
+    },
+    maxBytes: 100,
+  },
+  { name: 'any value (true schema)', schema: true, maxBytes: 120 },
+  { name: 'array of long strings', schema: { type: 'array', items: { type: 'string' }, minItems: 1 }, maxBytes: 1000 },
+  // Escapes: backslash, `u` and hex digits favoured, and the bytes of é and 日, which the grammar must refuse.
+  {
+    name: 'escapes',
+    schema: { type: 'array', items: { type: 'string', maxLength: 20 } },
+    maxBytes: 400,
+    favor: '\\ud0f9\u00e9\u65e5',
+  },
+  {
+    name: 'tight budget of 40 bytes',
+    schema: {
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'array', items: { type: 'integer' } } },
+      required: ['a', 'b'],
+    },
+    maxBytes: 40,
+  },
+];
+
+describe('generated grammars in llama.cpp with a random model', () => {
+  let llama: Llama;
+  let model: LlamaModel;
+  let context: LlamaContext;
+  let sequence: LlamaContextSequence;
+  const ajv = new Ajv2020({ strict: false });
+  addFormatsModule.default(ajv);
+
+  beforeAll(async () => {
+    const modelPath = await ensurePresetModel('tiny', resolve('models'));
+    llama = await getLlama({ build: 'never', gpu: false });
+    model = await llama.loadModel({ modelPath });
+    context = await model.createContext({ contextSize: 2048, sequences: 1, threads: 1 });
+    sequence = context.getSequence();
+  });
+
+  afterAll(async () => {
+    await context?.dispose();
+    await model?.dispose();
+  });
+
+  async function generate(gbnf: string, seed: number, favor?: string): Promise<{ text: string; tokens: number }> {
+    const grammar = await llama.createGrammar({ grammar: gbnf });
+    const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
+    await sequence.clearHistory();
+    // One character at a time, so each gets its byte tokens rather than a merged one. The random
+    // model's logits are large: this bias makes favoured tokens win whenever the grammar allows one.
+    const tokenBias = favor
+      ? [...favor].reduce((bias, ch) => bias.set(ch, { logit: 1000 }), new TokenBias(model.tokenizer))
+      : undefined;
+    const tokens = [];
+    // topK/topP off: sample from every token the grammar allows, the most adversarial case.
+    for await (const token of sequence.evaluate(model.tokenize(PROMPT, true), {
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      seed,
+      grammarEvaluationState,
+      tokenBias,
+    })) {
+      tokens.push(token);
+      if (tokens.length > 2000) throw new Error('grammar did not end');
+    }
+    return { text: model.detokenize(tokens), tokens: tokens.length };
+  }
+
+  it('llama.cpp accepts grammars with repetitions past its 2000-rule limit per repeat', async () => {
+    const grammar = jsonSchemaGrammar(
+      { type: 'array', items: { type: 'string', minLength: 2100 }, minItems: 2100 },
+      1e9,
+    )!;
+    await expect(llama.createGrammar({ grammar: grammar.gbnf })).resolves.toBeDefined();
+  });
+
+  it.each(CASES)('$name: output is complete, valid and within budget', async ({ schema, maxBytes, favor }) => {
+    const grammar = jsonSchemaGrammar(schema, maxBytes);
+    expect(grammar).not.toBeNull();
+    expect(grammar!.maxBytes).toBeLessThanOrEqual(maxBytes);
+    const validate = ajv.compile(schema ?? { type: 'object' });
+    for (const seed of SEEDS) {
+      const { text, tokens } = await generate(grammar!.gbnf, seed, favor);
+      let value: unknown;
+      expect(() => (value = JSON.parse(text))).not.toThrow();
+      if (!validate(value)) throw new Error(`${text} does not match the schema: ${ajv.errorsText(validate.errors)}`);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(grammar!.maxBytes);
+      expect(tokens).toBeLessThanOrEqual(grammar!.maxBytes);
+    }
+  });
+});

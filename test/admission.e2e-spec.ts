@@ -1,0 +1,95 @@
+import { Redis } from 'ioredis';
+import type { ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
+import { waitListKey } from '@conveyor/queue';
+import { readJson } from './support/json.js';
+import { PrivateRedis } from './support/private-redis.js';
+import { REDIS_URL, TestPlatform } from './support/platform.js';
+
+const MODEL = 'conveyor-tiny';
+const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+const post = (baseUrl: string) =>
+  fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+describe('admission: the queue-depth limit holds for requests that arrive together, on every replica', () => {
+  let platform: TestPlatform;
+  let secondUrl: string;
+
+  beforeAll(async () => {
+    // No worker: every admitted request waits in the queue until its queue deadline.
+    platform = await TestPlatform.start({ workers: 0, env: { MAX_QUEUE_DEPTH: '5', QUEUE_TIMEOUT_MS: '4000' } });
+    ({ baseUrl: secondUrl } = await platform.startExtraApi());
+  });
+
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  it('admits exactly MAX_QUEUE_DEPTH of 50 simultaneous requests across two API replicas, refusing the rest at once', async () => {
+    const started = Date.now();
+    const replies = Array.from({ length: 50 }, (_, i) => post(i % 2 ? secondUrl : platform.baseUrl));
+    const refused: Response[] = [];
+    const admitted: Promise<Response>[] = [];
+    // A refusal comes back at once; an admitted request waits for a worker (there is none) until its deadline.
+    await Promise.all(
+      replies.map(async (reply) => {
+        const res = await Promise.race([reply, new Promise<null>((r) => setTimeout(() => r(null), 2000))]);
+        if (res) refused.push(res);
+        else admitted.push(reply);
+      }),
+    );
+    expect(refused).toHaveLength(45);
+    expect(admitted).toHaveLength(5);
+    for (const res of refused) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect((await readJson<OpenAiErrorBody>(res)).error.code).toBe('queue_full');
+    }
+    const redis = new Redis(REDIS_URL);
+    expect(await redis.llen(waitListKey(platform.prefix, MODEL))).toBe(5);
+    redis.disconnect();
+    // Withdrawn at the queue deadline: a 503 that says when to retry.
+    for (const res of await Promise.all(admitted)) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('an API started while Redis is down', () => {
+  let redis: PrivateRedis;
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.start();
+    await redis.down();
+    platform = await TestPlatform.start({ workers: 0, env: { REDIS_URL: redis.url } });
+  });
+
+  afterAll(async () => {
+    await platform?.stop();
+    await redis?.stop();
+  });
+
+  it('answers 503 with Retry-After at once, then serves as soon as Redis is back', async () => {
+    for (let i = 0; i < 3; i++) {
+      const t0 = Date.now();
+      const res = await post(platform.baseUrl);
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('service_unavailable');
+    }
+    await redis.up();
+    await platform.startWorker();
+    let res: Response | null = null;
+    const until = Date.now() + 10_000;
+    while (Date.now() < until) {
+      res = await post(platform.baseUrl);
+      if (res.status === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(res?.status).toBe(200);
+    expect((await readJson<ChatCompletion>(res!)).usage.completion_tokens).toBe(2);
+  });
+});

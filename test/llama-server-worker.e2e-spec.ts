@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import OpenAI from 'openai';
+import { findLlamaServer } from '../libs/engine/src/llama-server-binary.js';
+import { exited, TestPlatform, type ManagedProcess } from './support/platform.js';
+
+/** The cached llama-server build; without one these tests are skipped, except in CI, which builds it. */
+async function llamaServer(): Promise<string | null> {
+  try {
+    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null);
+  } catch (err) {
+    if (process.env.CI) throw err;
+    console.warn(`Skipping the llama-server worker tests: ${(err as Error).message}`);
+    return null;
+  }
+}
+const binary = await llamaServer();
+const describeWithServer = binary ? describe : describe.skip;
+
+/** The pid of the llama-server a worker runs now, as its log names it when it starts or restarts one. */
+function serverPid(worker: ManagedProcess): number {
+  const output = worker.output.join('');
+  const pids = [...output.matchAll(/llama-server (?:\S+ \(pid|restarted \(pid) (\d+)/g)].map((m) => Number(m[1]));
+  if (!pids.length) throw new Error(`no llama-server pid in the worker's output:\n${output}`);
+  return pids.at(-1)!;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(check: () => boolean, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function gone(pid: number, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return !alive(pid);
+}
+
+// Workers whose deployment runs on a llama-server child: the generated vision preset, end to end.
+describeWithServer('a worker serving the vision preset through llama-server', () => {
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    platform = await TestPlatform.start({ env: { MODEL: 'vision', LLAMA_SERVER_BIN: binary! } });
+  });
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  it('answers a chat through its llama-server child', async () => {
+    const client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused' });
+    // ignore_eos: a vLLM / llama.cpp extra the openai client's types do not list; it sends it as it is.
+    const reply = await client.chat.completions.create({
+      model: 'conveyor-tiny-vision',
+      messages: [{ role: 'user', content: 'Hello!' }],
+      max_tokens: 6,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming & { ignore_eos: boolean });
+    expect(reply.choices[0]?.finish_reason).toBe('length');
+    expect(reply.usage?.completion_tokens).toBe(6);
+  });
+
+  it('finishes a streamed reply whose llama-server is killed mid-way: the job is retried and the reply continues', async () => {
+    const client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused' });
+    const pid = serverPid(platform.workers[0]!);
+    const stream = await client.chat.completions.create({
+      model: 'conveyor-tiny-vision',
+      messages: [{ role: 'user', content: 'Tell me a long story.' }],
+      max_tokens: 4000,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming & { ignore_eos: boolean });
+    let killed = false;
+    let roles = 0;
+    let finish: string | null | undefined;
+    let completionTokens: number | undefined;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice?.delta.role) roles++;
+      if (choice?.delta.content && !killed) {
+        killed = true;
+        process.kill(pid, 'SIGKILL');
+      }
+      if (choice?.finish_reason) finish = choice.finish_reason;
+      if (chunk.usage) completionTokens = chunk.usage.completion_tokens;
+    }
+    expect(killed).toBe(true);
+    // One well-formed reply: one role chunk, and every token of the budget counted once across both attempts.
+    expect(roles).toBe(1);
+    expect(finish).toBe('length');
+    expect(completionTokens).toBe(4000);
+    expect(alive(pid)).toBe(false);
+    await until(() => serverPid(platform.workers[0]!) !== pid, 10_000);
+  });
+
+  it('leaves no llama-server behind when the worker is stopped, or killed with SIGKILL', async () => {
+    const first = platform.workers[0]!;
+    const firstPid = serverPid(first);
+    expect(alive(firstPid)).toBe(true);
+    first.proc.kill('SIGTERM');
+    expect(await exited(first)).toBe(0);
+    expect(await gone(firstPid, 1000)).toBe(true);
+
+    const second = await platform.startWorker();
+    const secondPid = serverPid(second);
+    expect(alive(secondPid)).toBe(true);
+    // No exit handler runs on SIGKILL: the kernel's parent-death signal has to stop the child.
+    second.proc.kill('SIGKILL');
+    await exited(second);
+    expect(await gone(secondPid, 2000)).toBe(true);
+  });
+});
+
+describe('a worker whose deployment needs llama-server without a binary', () => {
+  it('refuses to start with one message naming LLAMA_SERVER_BIN and the npm script', async () => {
+    const worker = spawn(process.execPath, [resolve(import.meta.dirname, '../dist/apps/worker/src/main.js')], {
+      env: {
+        ...process.env,
+        MODEL: 'vision',
+        LLAMA_SERVER_BIN: '/nonexistent/llama-server',
+        REDIS_PREFIX: `test-no-llama-server-${process.pid}`,
+        LOG_FORMAT: 'text',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    worker.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    worker.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const code = await new Promise<number | null>((r) => worker.once('exit', r));
+    expect(code).toBe(1);
+    expect(output).toContain(
+      'Deployment "conveyor-tiny-vision" runs on llama-server: LLAMA_SERVER_BIN is /nonexistent/llama-server, which is not an executable file',
+    );
+    expect(output).toContain('npm run build:llama-server');
+  });
+});
