@@ -2,20 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
-import { findLlamaServer } from '../libs/engine/src/llama-server-binary.js';
+import { llamaServerForTests } from './support/llama-server.js';
 import { exited, TestPlatform, type ManagedProcess } from './support/platform.js';
 
-/** The cached llama-server build; without one these tests are skipped, except in CI, which builds it. */
-async function llamaServer(): Promise<string | null> {
-  try {
-    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null);
-  } catch (err) {
-    if (process.env.CI) throw err;
-    console.warn(`Skipping the llama-server worker tests: ${(err as Error).message}`);
-    return null;
-  }
-}
-const binary = await llamaServer();
+const binary = await llamaServerForTests('the llama-server worker tests');
 const describeWithServer = binary ? describe : describe.skip;
 
 /** The pid of the llama-server a worker runs now, as its log names it when it starts or restarts one. */

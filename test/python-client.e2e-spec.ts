@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { TestPlatform } from './support/platform.js';
-import { pythonWithOpenAi } from './support/python.js';
+import { pythonWithOpenAi, runCheckScript, type CheckLine, type CheckRun } from './support/python.js';
 
 const CHAT = 'conveyor-tiny';
 const EMBED = 'conveyor-embed';
@@ -28,54 +27,12 @@ const CHECKS = [
   'embeddings',
 ];
 
-interface CheckLine {
-  check: string;
-  ok: boolean;
-  detail: unknown;
-}
-
-const isCheckLine = (v: unknown): v is CheckLine =>
-  typeof v === 'object' &&
-  v !== null &&
-  typeof (v as Partial<CheckLine>).check === 'string' &&
-  typeof (v as Partial<CheckLine>).ok === 'boolean';
-
-const parseLine = (line: string): CheckLine | null => {
-  try {
-    const value: unknown = JSON.parse(line);
-    return isCheckLine(value) ? value : null;
-  } catch {
-    return null;
-  }
-};
-
-/** Runs the script to its end; it reports every check whatever fails, so nothing here stops it early. */
-function runScript(
-  python: string,
-  env: Record<string, string>,
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((ok, fail) => {
-    const proc = spawn(python, [SCRIPT], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.on('error', fail);
-    proc.on('close', (code) => {
-      clearTimeout(timer);
-      ok({ code, stdout, stderr });
-    });
-  });
-}
-
 const python = pythonWithOpenAi();
 const describeWithPython = python ? describe : describe.skip;
 
 describeWithPython('the official Python openai client against the platform', () => {
   let platform: TestPlatform;
-  let run: { code: number | null; stdout: string; stderr: string };
+  let run: CheckRun;
   let lines: CheckLine[];
 
   beforeAll(async () => {
@@ -89,8 +46,9 @@ describeWithPython('the official Python openai client against the platform', () 
     platform = await TestPlatform.start({
       env: { CONVEYOR_CONFIG: config, DATA_DIR: `/tmp/conveyor-test-data-${process.pid}-python` },
     });
-    run = await runScript(
+    run = await runCheckScript(
       python!,
+      SCRIPT,
       {
         CONVEYOR_BASE_URL: `${platform.baseUrl}/v1`,
         CONVEYOR_CHAT_MODEL: CHAT,
@@ -99,10 +57,7 @@ describeWithPython('the official Python openai client against the platform', () 
       },
       150_000,
     );
-    lines = run.stdout
-      .split('\n')
-      .map(parseLine)
-      .filter((l): l is CheckLine => l !== null);
+    lines = run.lines;
   }, 180_000);
 
   afterAll(async () => {

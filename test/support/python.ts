@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -17,4 +17,63 @@ export function pythonWithOpenAi(): string | null {
     throw new Error(`.venv/bin/python with the openai package is required in CI: ${PYTHON_VENV_HINT}`);
   console.warn(`No .venv/bin/python with the openai package: skipping the Python client tests (${PYTHON_VENV_HINT})`);
   return null;
+}
+
+/** One line a check script prints: `{"check": name, "ok": bool, "detail": ...}`. */
+export interface CheckLine {
+  check: string;
+  ok: boolean;
+  detail: unknown;
+}
+
+export interface CheckRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The check lines in the order printed; other output is left out. */
+  lines: CheckLine[];
+}
+
+const isCheckLine = (v: unknown): v is CheckLine =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as Partial<CheckLine>).check === 'string' &&
+  typeof (v as Partial<CheckLine>).ok === 'boolean';
+
+const parseLine = (line: string): CheckLine | null => {
+  try {
+    const value: unknown = JSON.parse(line);
+    return isCheckLine(value) ? value : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Runs a check script to its end (killed after `timeoutMs`); such a script reports every check whatever
+ * fails, so nothing here stops it early.
+ */
+export function runCheckScript(
+  python: string,
+  script: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<CheckRun> {
+  return new Promise((ok, fail) => {
+    const proc = spawn(python, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.on('error', fail);
+    proc.on('close', (code) => {
+      clearTimeout(timer);
+      const lines = stdout
+        .split('\n')
+        .map(parseLine)
+        .filter((l): l is CheckLine => l !== null);
+      ok({ code, stdout, stderr, lines });
+    });
+  });
 }

@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import OpenAI from 'openai';
+import { ensurePresetModel } from '@conveyor/gguf';
+import { deploymentQueueName, type QueuedJobData } from '@conveyor/queue';
+import { writeDeploymentsFile } from './support/deployments-file.js';
+import { llamaServerForTests, startLlamaServer, type RunningLlamaServer } from './support/llama-server.js';
+import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
+import { pythonWithOpenAi, runCheckScript, type CheckRun } from './support/python.js';
+
+const VISION = 'lfm-vision';
+const TEXT = 'conveyor-tiny';
+const UPSTREAM = 'upstream-chat';
+const IMAGE_MAX_BYTES = 64 * 1024;
+const SCRIPT = resolve(import.meta.dirname, 'python/vision_client_check.py');
+/** Every check the script makes, in the order it prints them. */
+const CHECKS = [
+  'vision.sync',
+  'vision.several_images_before_text',
+  'vision.stream',
+  'vision.batch',
+  'vision.corrupt_image',
+  'vision.oversized_image',
+  'vision.text_only_deployment_refuses',
+];
+// Short locks so a dead worker's job is taken over in about a second.
+const FAST_FAILOVER = {
+  WORKER_LOCK_MS: '1000',
+  WORKER_STALLED_INTERVAL_MS: '300',
+  WORKER_MAX_STALLS: '1',
+  WORKER_SHUTDOWN_GRACE_MS: '300',
+};
+/** The spec's presets for its 1.6B vision checkpoint, as a deployments file gives them. */
+const VISION_DEFAULTS = { temperature: 0.1, min_p: 0.15, repetition_penalty: 1.05 };
+
+const binary = await llamaServerForTests('the vision tests');
+const python = pythonWithOpenAi();
+const describeWithBoth = binary && python ? describe : describe.skip;
+const describeWithServer = binary ? describe : describe.skip;
+
+// A vision deployment as a new user sets one up: a deployments file, the official Python client, 8×8 PNGs.
+describeWithBoth('a vision deployment, driven by the official Python client', () => {
+  let platform: TestPlatform;
+  let run: CheckRun;
+
+  beforeAll(async () => {
+    const config = writeDeploymentsFile({
+      deployments: [
+        { id: VISION, model: 'vision', contextSize: 2048, parallel: 2, threads: 1, defaults: VISION_DEFAULTS },
+        { id: TEXT, model: 'tiny', contextSize: 1024, parallel: 1, threads: 1 },
+      ],
+    });
+    platform = await TestPlatform.start({
+      env: {
+        CONVEYOR_CONFIG: config,
+        LLAMA_SERVER_BIN: binary!,
+        IMAGE_MAX_BYTES: String(IMAGE_MAX_BYTES),
+        DATA_DIR: `/tmp/conveyor-test-data-${process.pid}-vision`,
+      },
+    });
+    run = await runCheckScript(
+      python!,
+      SCRIPT,
+      {
+        CONVEYOR_BASE_URL: `${platform.baseUrl}/v1`,
+        CONVEYOR_VISION_MODEL: VISION,
+        CONVEYOR_TEXT_MODEL: TEXT,
+        CONVEYOR_IMAGE_MAX_BYTES: String(IMAGE_MAX_BYTES),
+      },
+      240_000,
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  it('runs every check once, in order, and exits 0', () => {
+    if (run.stderr) console.warn(`The vision check wrote to stderr:\n${run.stderr}`);
+    expect({ checks: run.lines.map((l) => l.check), code: run.code }).toEqual({ checks: CHECKS, code: 0 });
+  });
+
+  it.each(CHECKS)('passes %s', (name) => {
+    const line = run.lines.find((l) => l.check === name);
+    if (!line) throw new Error(`No line for ${name}; the script exited ${run.code}:\n${run.stdout}${run.stderr}`);
+    expect(line).toEqual({ check: name, ok: true, detail: line.detail });
+  });
+
+  it("ran the image requests with the deployment's presets, image references in place of the images", async () => {
+    const queue = new Queue<QueuedJobData>(deploymentQueueName(VISION), {
+      connection: { url: REDIS_URL },
+      prefix: platform.prefix,
+    });
+    try {
+      const jobs = await queue.getJobs(['completed']);
+      const withImages = jobs.filter((j) => JSON.stringify(j.data).includes('"sha256"'));
+      expect(withImages.length).toBeGreaterThan(3);
+      for (const job of withImages) {
+        expect(job.data).toMatchObject({ sampling: { temperature: 0.1, minP: 0.15, repeatPenalty: 1.05 } });
+        // References, never the image bytes: the job stays small however big its images.
+        expect(JSON.stringify(job.data)).not.toContain('base64');
+        expect(JSON.stringify(job.data).length).toBeLessThan(8 * 1024);
+      }
+    } finally {
+      await queue.close();
+    }
+    // Every stored image was released when its job ended.
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.keys(`${platform.prefix}:image:*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+// `engine: openai`: the deployment's workers drive an OpenAI-compatible server that is already running.
+describeWithServer('a deployment on an upstream OpenAI-compatible server (llama-server)', () => {
+  let upstream: RunningLlamaServer;
+  let platform: TestPlatform;
+  let client: OpenAI;
+
+  /** Whether the upstream is generating for any of its slots now. */
+  const upstreamBusy = async (): Promise<boolean> => {
+    const slots = (await (await fetch(`${upstream.origin}/slots`)).json()) as Array<{ is_processing: boolean }>;
+    return slots.some((s) => s.is_processing);
+  };
+
+  beforeAll(async () => {
+    const model = await ensurePresetModel('tiny', MODELS_DIR);
+    upstream = await startLlamaServer(binary!, model, { parallel: 1, contextSize: 2048 });
+    const config = writeDeploymentsFile({
+      deployments: [{ id: UPSTREAM, engine: 'openai', upstream: { url: upstream.url, model: 'tiny' }, parallel: 1 }],
+    });
+    platform = await TestPlatform.start({ env: { CONVEYOR_CONFIG: config, ...FAST_FAILOVER } });
+    client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.stop();
+  });
+
+  it('answers a chat, synchronous and streamed, through the upstream', async () => {
+    const body = { model: UPSTREAM, messages: [{ role: 'user' as const, content: 'Hello!' }], max_tokens: 5 };
+    const reply = await client.chat.completions.create({ ...body, ignore_eos: true } as typeof body);
+    expect(reply.choices[0]?.finish_reason).toBe('length');
+    expect(reply.usage?.completion_tokens).toBe(5);
+    expect(reply.usage?.prompt_tokens).toBeGreaterThan(0);
+
+    const stream = await client.chat.completions.create({
+      ...body,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true },
+    } as typeof body & { stream: true });
+    let text = '';
+    let roles = 0;
+    let finish: string | null | undefined;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      for (const choice of chunk.choices) {
+        if (choice.delta.role) roles++;
+        text += choice.delta.content ?? '';
+        finish = choice.finish_reason ?? finish;
+      }
+    }
+    expect({ roles, finish, tokens: usage?.completion_tokens }).toEqual({ roles: 1, finish: 'length', tokens: 5 });
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('aborts the upstream request when the client goes away mid-stream', async () => {
+    for (let round = 0; round < 3; round++) {
+      const abort = new AbortController();
+      const stream = await client.chat.completions.create(
+        {
+          model: UPSTREAM,
+          messages: [{ role: 'user', content: `Tell me a long story, take ${round}.` }],
+          max_tokens: 1500,
+          stream: true,
+          ignore_eos: true,
+        } as OpenAI.ChatCompletionCreateParamsStreaming,
+        { signal: abort.signal },
+      );
+      // Leave after a few chunks, at a different point each round, while the upstream is generating.
+      let chunks = 0;
+      let busyWhenLeaving = false;
+      try {
+        for await (const chunk of stream) {
+          // Chunks already on their way still arrive after the abort; the first decides.
+          if (chunk.choices[0]?.delta.content && ++chunks > 2 + round * 5 && !abort.signal.aborted) {
+            busyWhenLeaving = await upstreamBusy();
+            abort.abort();
+          }
+        }
+      } catch (err) {
+        if (!abort.signal.aborted) throw err;
+      }
+      expect(busyWhenLeaving).toBe(true);
+      const left = Date.now();
+      while (await upstreamBusy()) {
+        if (Date.now() - left > 3000) throw new Error('the upstream kept generating 3 s after the client left');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    // And the deployment still serves.
+    const after = await client.chat.completions.create({
+      model: UPSTREAM,
+      messages: [{ role: 'user', content: 'Still there?' }],
+      max_tokens: 3,
+    });
+    expect(after.choices[0]?.message.role).toBe('assistant');
+  });
+
+  it('continues a reply whose worker is killed mid-stream, on another worker, through the upstream', async () => {
+    for (const killAfter of [1, 12, 40]) {
+      const victim = platform.workers.at(-1)!;
+      const stream = await client.chat.completions.create({
+        model: UPSTREAM,
+        messages: [{ role: 'user', content: `Count to a hundred, round ${killAfter}.` }],
+        max_tokens: 120,
+        stream: true,
+        stream_options: { include_usage: true },
+        ignore_eos: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
+      let chunks = 0;
+      let roles = 0;
+      let finish: string | null | undefined;
+      let usage: OpenAI.CompletionUsage | undefined;
+      let successor: Promise<unknown> | undefined;
+      for await (const chunk of stream) {
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices[0];
+        if (choice?.delta.role) roles++;
+        finish = choice?.finish_reason ?? finish;
+        if (choice?.delta.content && ++chunks === killAfter) {
+          victim.proc.kill('SIGKILL');
+          // The job waits for a worker: the next one takes it over once the dead one's lock lapses.
+          successor = platform.startWorker();
+        }
+      }
+      await successor;
+      expect(victim.proc.signalCode).toBe('SIGKILL');
+      // One well-formed reply: one role chunk, and the budget counted once across both workers.
+      expect({ roles, finish, tokens: usage?.completion_tokens }).toEqual({ roles: 1, finish: 'length', tokens: 120 });
+    }
+  });
+});
