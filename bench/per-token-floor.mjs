@@ -17,7 +17,8 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseCli, positiveInt } from './lib/cli.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, stopChildrenOnSignal } from './lib/processes.mjs';
+import { startLlamaServer } from './lib/llama-server.mjs';
 import { pct, sleep, table } from './lib/stats.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { rerunWithWorkerThreadpool } from './lib/threadpool.mjs';
@@ -187,31 +188,15 @@ async function main() {
 
   const children = new Children(ROOT);
   stopChildrenOnSignal();
-  const port = await freePort();
-  const binary = ensureLlamaServer();
-  const args = [
-    '-m',
-    path,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '-t',
-    '1',
-    '-tb',
-    '1',
-    '-np',
-    String(PARALLEL),
-    '-c',
-    String(CONTEXT_SIZE * PARALLEL),
-    '-ngl',
-    '0',
-    '--jinja',
-    '--no-webui',
-  ];
-  await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
+  const { base } = await startLlamaServer(children, {
+    binary: ensureLlamaServer(),
+    modelPath: path,
+    threads: 1,
+    sequences: PARALLEL,
+    contextSize: CONTEXT_SIZE,
+  });
   async function llamaServer() {
-    const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+    const res = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', connection: 'close' },
       body: JSON.stringify({

@@ -27,6 +27,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { barChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { median, now, sleep, table } from './lib/stats.mjs';
@@ -501,47 +502,6 @@ async function warmUp(/** @type {Side} */ side) {
 }
 
 // ---- Servers -----------------------------------------------------------------------------------
-
-/**
- * @param {Children} children
- * @param {string} binary
- * @param {string} modelPath
- * @returns {Promise<{ side: Side, args: string[] }>}
- */
-async function startLlamaServer(children, binary, modelPath) {
-  // llama-server closes a connection after a streamed reply, so a kept-alive socket fails on reuse.
-  const client = new HttpClient({ keepAlive: false });
-  const port = await freePort();
-  const args = [
-    '-m',
-    modelPath,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '-t',
-    String(THREADS),
-    '-tb',
-    String(THREADS),
-    '-np',
-    String(SEQUENCES),
-    // llama-server's -c is the whole context, shared by its sequences; Conveyor's CONTEXT_SIZE is per sequence.
-    '-c',
-    String(CONTEXT_SIZE * SEQUENCES),
-    '-fa',
-    'auto',
-    '-ngl',
-    '0',
-    '--jinja',
-    '--no-webui',
-  ];
-  const server = await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
-  console.log(`  llama-server ${args.slice(6).join(' ')}: ready in ${(server.readyMs / 1000).toFixed(1)} s`);
-  return {
-    side: { name: 'llama-server', client, base: `http://127.0.0.1:${port}`, model: 'model' },
-    args: args.slice(6),
-  };
-}
 
 /**
  * The API and `WORKERS` workers; `addWorker` starts one more on the same queue.
@@ -1111,12 +1071,21 @@ async function main() {
   const sides = [];
   try {
     console.log('\n== Starting both servers');
-    const llama = await startLlamaServer(children, binary, model.path);
-    sides.push(llama.side);
+    const llamaServer = await startLlamaServer(children, {
+      binary,
+      modelPath: model.path,
+      threads: THREADS,
+      sequences: SEQUENCES,
+      contextSize: CONTEXT_SIZE,
+      extra: ['-fa', 'auto'],
+    });
+    /** @type {Side} */
+    const llama = { name: 'llama-server', client: llamaServer.client, base: llamaServer.base, model: 'model' };
+    sides.push(llama);
     const conveyor = await startConveyor(children, model, prefix, dataDir);
     sides.push(conveyor.side);
     header.push(
-      `llama-server: ${relative(os.homedir(), binary)} ${llama.args.join(' ')} (prompt cache on, as it ships)`,
+      `llama-server: ${relative(os.homedir(), binary)} ${llamaServer.args.join(' ')} (prompt cache on, as it ships)`,
       `Conveyor: API + ${WORKERS} worker process(es), each THREADS=${THREADS} PARALLEL=${SEQUENCES} CONTEXT_SIZE=${CONTEXT_SIZE} FLASH_ATTENTION=auto UV_THREADPOOL_SIZE=${WORKER_THREADPOOL_SIZE}` +
         `; BATCH_INFLIGHT=${BATCH_INFLIGHT ?? 'default (16)'}; PROMPT_CACHE=${PROMPT_CACHE ?? 'default (exact)'}; Redis ${REDIS_URL}`,
     );
@@ -1124,9 +1093,7 @@ async function main() {
     console.log('\n== Calibrating the prompt text with the model tokenizer');
     const tokenize = async (/** @type {string} */ text) =>
       /** @type {{ tokens: number[] }} */ (
-        JSON.parse(
-          await llama.side.client.call(`${llama.side.base}/tokenize`, { method: 'POST', body: { content: text } }),
-        )
+        JSON.parse(await llama.client.call(`${llama.base}/tokenize`, { method: 'POST', body: { content: text } }))
       ).tokens.length;
     texts.shared = await textOf(tokenize, 1, S.sharedPromptTokens - FRAME.shared);
     texts.turnSystem = await textOf(tokenize, 2, S.turnSystemTokens - FRAME.conversation);
@@ -1141,7 +1108,7 @@ async function main() {
 
     console.log('\n== Warming up both sides');
     for (const side of sides) await children.watch(warmUp(side));
-    const measured = await measure(llama.side, conveyor.side, children);
+    const measured = await measure(llama, conveyor.side, children);
     const scale = opts.scale ? await measureScale(conveyor.side, conveyor.addWorker, children) : null;
     header.push(`load average at the end (1 / 5 / 15 min): ${loadAverage()}`);
     const problems = children.problems();

@@ -19,6 +19,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { lineChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { fmtMs, now, pct, sleep, table } from './lib/stats.mjs';
@@ -159,36 +160,17 @@ function sameBody(model) {
  * @param {string} modelPath
  * @returns {Promise<Side>}
  */
-async function startLlamaServer(children, binary, modelPath) {
-  // llama-server closes a connection after a streamed reply, so a kept-alive socket fails on reuse.
-  const client = new HttpClient({ keepAlive: false });
-  const port = await freePort();
-  const args = [
-    '-m',
+async function startLlama(children, binary, modelPath) {
+  const { client, base } = await startLlamaServer(children, {
+    binary,
     modelPath,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '-t',
-    String(THREADS),
-    '-tb',
-    String(THREADS),
-    '-np',
-    String(PARALLEL),
-    '-c',
-    String(CONTEXT_SIZE * PARALLEL),
-    '-ngl',
-    '0',
-    '--jinja',
-    '--no-webui',
-  ];
-  const server = await children.launch('llama-server', binary, args, {}, /listening on http/, 60_000);
-  console.log(`  llama-server ${args.slice(4).join(' ')}: ready in ${fmtMs(server.readyMs)}`);
-  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+    threads: THREADS,
+    sequences: PARALLEL,
+    contextSize: CONTEXT_SIZE,
+  });
   // Its prompt cache would skip the prompt of every repeated request; Conveyor evaluates it each time.
   const body = { ...sameBody('model'), cache_prompt: false };
-  return { name: 'llama-server', client, runOne: () => client.streamChat(url, body) };
+  return { name: 'llama-server', client, runOne: () => client.streamChat(`${base}/v1/chat/completions`, body) };
 }
 
 /**
@@ -246,7 +228,7 @@ async function measureBoth(binary, model) {
   const sides = [];
   console.log('\n== Starting both servers');
   try {
-    sides.push(await startLlamaServer(children, binary, model.path));
+    sides.push(await startLlama(children, binary, model.path));
     sides.push(await startConveyor(children, model.model, model.deploymentId, prefix));
     console.log(`\n== Measuring, ${ROUNDS} round(s) per side and concurrency, taking turns`);
     const rows = await children.watch(measureInTurns(sides));
