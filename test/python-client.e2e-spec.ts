@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { TestPlatform } from './support/platform.js';
-import { pythonWithOpenAi, runCheckScript, type CheckLine, type CheckRun } from './support/python.js';
+import { itPassesEveryCheck, pythonWithOpenAi, runCheckScript, type CheckRun } from './support/python.js';
 
 const CHAT = 'conveyor-tiny';
 const EMBED = 'conveyor-embed';
@@ -33,7 +33,6 @@ const describeWithPython = python ? describe : describe.skip;
 describeWithPython('the official Python openai client against the platform', () => {
   let platform: TestPlatform;
   let run: CheckRun;
-  let lines: CheckLine[];
 
   beforeAll(async () => {
     const config = writeDeploymentsFile({
@@ -57,22 +56,11 @@ describeWithPython('the official Python openai client against the platform', () 
       },
       150_000,
     );
-    lines = run.lines;
   }, 180_000);
 
   afterAll(async () => {
     await platform?.stop();
   });
 
-  it('runs every check once, in order, and exits 0', () => {
-    if (run.stderr) console.warn(`The Python client check wrote to stderr:\n${run.stderr}`);
-    expect({ checks: lines.map((l) => l.check), code: run.code }).toEqual({ checks: CHECKS, code: 0 });
-  });
-
-  it.each(CHECKS)('passes %s', (name) => {
-    const line = lines.find((l) => l.check === name);
-    if (!line) throw new Error(`No line for ${name}; the script exited ${run.code}:\n${run.stdout}${run.stderr}`);
-    // On failure the diff shows the script's detail: the exception and the line it came from.
-    expect(line).toEqual({ check: name, ok: true, detail: line.detail });
-  });
+  itPassesEveryCheck('The Python client check', CHECKS, () => run);
 });

@@ -8,7 +8,7 @@ import { deploymentQueueName, type QueuedJobData } from '@conveyor/queue';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { llamaServerForTests, startLlamaServer, type RunningLlamaServer } from './support/llama-server.js';
 import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
-import { pythonWithOpenAi, runCheckScript, type CheckRun } from './support/python.js';
+import { itPassesEveryCheck, pythonWithOpenAi, runCheckScript, type CheckRun } from './support/python.js';
 
 const VISION = 'lfm-vision';
 const TEXT = 'conveyor-tiny';
@@ -77,16 +77,7 @@ describeWithBoth('a vision deployment, driven by the official Python client', ()
     await platform?.stop();
   });
 
-  it('runs every check once, in order, and exits 0', () => {
-    if (run.stderr) console.warn(`The vision check wrote to stderr:\n${run.stderr}`);
-    expect({ checks: run.lines.map((l) => l.check), code: run.code }).toEqual({ checks: CHECKS, code: 0 });
-  });
-
-  it.each(CHECKS)('passes %s', (name) => {
-    const line = run.lines.find((l) => l.check === name);
-    if (!line) throw new Error(`No line for ${name}; the script exited ${run.code}:\n${run.stdout}${run.stderr}`);
-    expect(line).toEqual({ check: name, ok: true, detail: line.detail });
-  });
+  itPassesEveryCheck('The vision check', CHECKS, () => run);
 
   it("ran the image requests with the deployment's presets, image references in place of the images", async () => {
     const queue = new Queue<QueuedJobData>(deploymentQueueName(VISION), {

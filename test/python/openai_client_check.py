@@ -14,9 +14,9 @@ import json
 import os
 import sys
 import time
-import traceback
 
 import openai
+from checks import check, exit_status, expect
 
 BASE_URL = os.environ["CONVEYOR_BASE_URL"]
 CHAT = os.environ["CONVEYOR_CHAT_MODEL"]
@@ -26,33 +26,8 @@ client = openai.OpenAI(
     base_url=BASE_URL, api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=0, timeout=60
 )
 hello = [{"role": "user", "content": "Say hello to the queue."}]
-failures = 0
 # What earlier checks made, for the later ones (a file id, a batch id).
 made = {}
-
-
-def check(name):
-    """Runs the decorated function at once as the check `name`; what it returns is the detail."""
-
-    def run(fn):
-        global failures
-        try:
-            detail, ok = fn(), True
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none ends the run
-            failures += 1
-            # The check's own line that failed, not one in a helper or deep in the client.
-            frames = traceback.extract_tb(e.__traceback__)
-            line = next((f.lineno for f in reversed(frames) if f.filename == __file__ and f.name == fn.__name__), None)
-            detail, ok = f"{type(e).__name__}: {e} (line {line})", False
-        print(json.dumps({"check": name, "ok": ok, "detail": detail}, default=str), flush=True)
-        return fn
-
-    return run
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def needs(key):
@@ -305,4 +280,4 @@ def _():
     return {"width": len(vectors[0]), "prompt_tokens": res.usage.prompt_tokens}
 
 
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

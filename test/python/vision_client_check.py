@@ -17,10 +17,10 @@ import os
 import struct
 import sys
 import time
-import traceback
 import zlib
 
 import openai
+from checks import check, exit_status, expect
 
 BASE_URL = os.environ["CONVEYOR_BASE_URL"]
 VISION = os.environ["CONVEYOR_VISION_MODEL"]
@@ -30,30 +30,6 @@ IMAGE_MAX_BYTES = int(os.environ["CONVEYOR_IMAGE_MAX_BYTES"])
 client = openai.OpenAI(
     base_url=BASE_URL, api_key=os.environ.get("OPENAI_API_KEY") or "unused", max_retries=0, timeout=120
 )
-failures = 0
-
-
-def check(name):
-    """Runs the decorated function at once as the check `name`; what it returns is the detail."""
-
-    def run(fn):
-        global failures
-        try:
-            detail, ok = fn(), True
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none ends the run
-            failures += 1
-            frames = traceback.extract_tb(e.__traceback__)
-            line = next((f.lineno for f in reversed(frames) if f.filename == __file__ and f.name == fn.__name__), None)
-            detail, ok = f"{type(e).__name__}: {e} (line {line})", False
-        print(json.dumps({"check": name, "ok": ok, "detail": detail}, default=str), flush=True)
-        return fn
-
-    return run
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def png(width, height, pixel):
@@ -201,4 +177,4 @@ def _():
     return e
 
 
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

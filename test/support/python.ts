@@ -1,3 +1,4 @@
+import { expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -75,5 +76,25 @@ export function runCheckScript(
         .filter((l): l is CheckLine => l !== null);
       ok({ code, stdout, stderr, lines });
     });
+  });
+}
+
+/**
+ * The tests every check script gets, in the describe that runs it: all of `checks` ran once, in order,
+ * and the script exited 0; then each check passed. `run` gives the finished run (set in beforeAll).
+ */
+export function itPassesEveryCheck(script: string, checks: string[], run: () => CheckRun): void {
+  it('runs every check once, in order, and exits 0', () => {
+    const { lines, code, stderr } = run();
+    if (stderr) console.warn(`${script} wrote to stderr:\n${stderr}`);
+    expect({ checks: lines.map((l) => l.check), code }).toEqual({ checks, code: 0 });
+  });
+
+  it.each(checks)('passes %s', (name) => {
+    const { lines, code, stdout, stderr } = run();
+    const line = lines.find((l) => l.check === name);
+    if (!line) throw new Error(`No line for ${name}; ${script} exited ${code}:\n${stdout}${stderr}`);
+    // On failure the diff shows the script's detail: the exception and the line it came from.
+    expect(line).toEqual({ check: name, ok: true, detail: line.detail });
   });
 }
