@@ -18,6 +18,7 @@ import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { FileStoreCheck } from '../platform/file-store.check.js';
 import { BatchLineRepository } from '../repositories/batch-line.repository.js';
 import { BatchRepository } from '../repositories/batch.repository.js';
+import { newBatchRecord } from '../repositories/batch-record.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
@@ -128,32 +129,21 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
     const id = newBatchId();
     const now = Math.floor(Date.now() / 1000);
     await batches.create({
-      id,
-      owner: 'o',
-      endpoint: '/v1/chat/completions',
-      input_file_id: input.id,
-      completion_window: '24h',
-      metadata: null,
+      ...newBatchRecord({
+        id,
+        owner: 'o',
+        endpoint: '/v1/chat/completions',
+        input_file_id: input.id,
+        completion_window: '24h',
+        metadata: null,
+        created_at: now,
+        expires_at: now + 86_400,
+      }),
       status: 'in_progress',
-      created_at: now,
-      expires_at: now + 86_400,
       in_progress_at: now,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null,
       output_file_id: output.id,
-      error_file_id: null,
-      errors: null,
       total: customIds.length,
-      completed: 0,
-      failed: 0,
       fed_line: fedLine,
-      output_parts: 0,
-      error_parts: 0,
-      cancel_requested: false,
     });
     return { id, outputId: output.id };
   };

@@ -20,7 +20,7 @@ import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { FileStoreCheck } from '../platform/file-store.check.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
-import type { BatchRecord } from '../repositories/batch-record.js';
+import { newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines, type CollectedResults, type InflightLine } from '../repositories/batch-lines.port.js';
 import { BatchRecords, type BatchCounter } from '../repositories/batch-records.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
@@ -354,34 +354,18 @@ describe('BatchRunner', () => {
 
   async function createBatch(ids: string[], withImages = false): Promise<string> {
     const id = 'batch_0123456789abcdef01234567';
-    await records.create({
-      id,
-      owner: 'anonymous',
-      endpoint: '/v1/chat/completions',
-      input_file_id: files.put(input(ids, withImages)),
-      completion_window: '24h',
-      metadata: null,
-      status: 'validating',
-      created_at: 0,
-      expires_at: Math.floor(Date.now() / 1000) + 3600,
-      in_progress_at: null,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null,
-      output_file_id: null,
-      error_file_id: null,
-      errors: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      fed_line: 0,
-      output_parts: 0,
-      error_parts: 0,
-      cancel_requested: false,
-    });
+    await records.create(
+      newBatchRecord({
+        id,
+        owner: 'anonymous',
+        endpoint: '/v1/chat/completions',
+        input_file_id: files.put(input(ids, withImages)),
+        completion_window: '24h',
+        metadata: null,
+        created_at: 0,
+        expires_at: Math.floor(Date.now() / 1000) + 3600,
+      }),
+    );
     return id;
   }
 

@@ -4,7 +4,7 @@ import { ErrorCode, type Batch, type ListPage } from '@conveyor/openai';
 import { isBatchId, newBatchId } from '@conveyor/queue';
 import { validateDto } from '@conveyor/validation';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { BatchRecord } from '../repositories/batch-record.js';
+import { newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
@@ -39,34 +39,16 @@ export class BatchesService {
       );
     }
     const created = Math.floor(Date.now() / 1000);
-    const record: BatchRecord = {
+    const record = newBatchRecord({
       id: newBatchId(),
       owner,
       endpoint: dto.endpoint,
       input_file_id: file.id,
       completion_window: dto.completion_window,
       metadata,
-      status: 'validating',
       created_at: created,
       expires_at: created + windowSeconds(dto.completion_window),
-      in_progress_at: null,
-      finalizing_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelling_at: null,
-      cancelled_at: null,
-      output_file_id: null,
-      error_file_id: null,
-      errors: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      fed_line: 0,
-      output_parts: 0,
-      error_parts: 0,
-      cancel_requested: false,
-    };
+    });
     await this.repo.create(record);
     return toBatch(record);
   }

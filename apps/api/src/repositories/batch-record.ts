@@ -20,3 +20,34 @@ export type BatchRecord = Omit<Batch, 'object' | 'errors' | 'request_counts'> & 
   /** Set by a cancel request; the runner drains and then marks the batch cancelled. */
   cancel_requested: boolean;
 };
+
+/** What a new batch is given; everything else starts empty. */
+export type NewBatch = Pick<
+  BatchRecord,
+  'id' | 'owner' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'created_at' | 'expires_at'
+>;
+
+/** A batch as it is first stored: validating, nothing fed, counted or written yet. */
+export function newBatchRecord(batch: NewBatch): BatchRecord {
+  return {
+    ...batch,
+    status: 'validating',
+    in_progress_at: null,
+    finalizing_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelling_at: null,
+    cancelled_at: null,
+    output_file_id: null,
+    error_file_id: null,
+    errors: null,
+    total: 0,
+    completed: 0,
+    failed: 0,
+    fed_line: 0,
+    output_parts: 0,
+    error_parts: 0,
+    cancel_requested: false,
+  };
+}
