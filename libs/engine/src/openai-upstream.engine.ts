@@ -148,27 +148,17 @@ export class OpenAiUpstreamEngine implements ChatEngine {
         if (done) break;
       }
       if (!done) for (const data of parser.end()) handle(data);
-      if (request.signal?.aborted) return aborted(progress, usage, sent);
+      if (request.signal?.aborted) return replyResult(progress, usage, sent, true);
       const unfinished = progress.findIndex((p) => p.finishReason === undefined);
       if (unfinished >= 0)
         throw new UpstreamError(`${this.name} ended its stream before choice ${unfinished} finished`);
     } catch (err) {
-      if (request.signal?.aborted) return aborted(progress, usage, sent);
+      if (request.signal?.aborted) return replyResult(progress, usage, sent, true);
       if (err instanceof EngineInputError || err instanceof UpstreamError) throw err;
       throw new UpstreamError(`${this.name} failed: ${(err as Error).message}`);
     }
     start(usage?.promptTokens ?? 0);
-    const finishReasons = progress.map((p) => p.finishReason ?? 'stop');
-    return {
-      finishReason: finishReasons[0]!,
-      finishReasons,
-      usage: {
-        promptTokens: usage?.promptTokens ?? 0,
-        completionTokens: sent + (usage?.completionTokens ?? progress.reduce((sum, p) => sum + p.tokens, 0)),
-        ...(usage?.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
-      },
-      aborted: false,
-    };
+    return replyResult(progress, usage, sent, false);
   }
 
   /**
@@ -247,16 +237,26 @@ function addUsage(total: TokenUsage | undefined, next: ChunkUsage): TokenUsage {
   };
 }
 
-/** A reply stopped by its signal: what it cost so far, as far as the stream told. */
-function aborted(progress: ChoiceProgress[], usage: TokenUsage | undefined, sent: number): GenerateResult {
+/**
+ * The reply's result. A reply stopped by its signal costs what the stream told so far; a finished one
+ * what the upstream's usage says, where it sent one. `sent` counts the tokens of an earlier attempt.
+ */
+function replyResult(
+  progress: ChoiceProgress[],
+  usage: TokenUsage | undefined,
+  sent: number,
+  aborted: boolean,
+): GenerateResult {
   const finishReasons = progress.map((p) => p.finishReason ?? 'stop');
+  const generated = (aborted ? undefined : usage?.completionTokens) ?? progress.reduce((sum, p) => sum + p.tokens, 0);
   return {
     finishReason: finishReasons[0]!,
     finishReasons,
     usage: {
       promptTokens: usage?.promptTokens ?? 0,
-      completionTokens: sent + progress.reduce((sum, p) => sum + p.tokens, 0),
+      completionTokens: sent + generated,
+      ...(usage?.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
     },
-    aborted: true,
+    aborted,
   };
 }
