@@ -59,13 +59,16 @@ describe('infra: Redis', () => {
 });
 
 describe('infra: container images', () => {
-  it.each(['api', 'worker-cpu', 'worker-gpu'])('%s builds on Node 24 and runs a file the build produces', (name) => {
-    const text = read(`docker/${name}.Dockerfile`);
-    expect(text).toMatch(/^FROM node:24-/m);
-    const cmd = JSON.parse(text.match(/^CMD (\[.*\])$/m)![1]) as string[];
-    const entry = cmd[1].replace(/^dist\//, '').replace(/\.js$/, '.ts');
-    expect(existsSync(join(ROOT, entry))).toBe(true);
-  });
+  it.each(['api', 'worker-cpu', 'worker-gpu', 'worker-vision'])(
+    '%s builds on Node 24 and runs a file the build produces',
+    (name) => {
+      const text = read(`docker/${name}.Dockerfile`);
+      expect(text).toMatch(/^FROM node:24-/m);
+      const cmd = JSON.parse(text.match(/^CMD (\[.*\])$/m)![1]) as string[];
+      const entry = cmd[1].replace(/^dist\//, '').replace(/\.js$/, '.ts');
+      expect(existsSync(join(ROOT, entry))).toBe(true);
+    },
+  );
 
   it('the api image lets the user it runs as write the local file store (DATA_DIR, without FILE_STORE)', () => {
     const text = read('docker/api.Dockerfile');
@@ -75,6 +78,15 @@ describe('infra: container images', () => {
 
   it('the cpu worker gives libuv one thread, so a token is decoded and sampled on the same one', () => {
     expect(read('docker/worker-cpu.Dockerfile')).toMatch(/^ENV .*\bUV_THREADPOOL_SIZE=1\b/m);
+  });
+
+  it('the vision worker builds llama-server into the image, with its libraries, and names it', () => {
+    const text = read('docker/worker-vision.Dockerfile');
+    expect(text).toContain('npm run -s build:llama-server');
+    expect(text).toMatch(/^COPY --from=build \/opt\/llama\.cpp \/opt\/llama\.cpp$/m);
+    expect(text).toMatch(/\bLLAMA_SERVER_BIN=\/opt\/llama\.cpp\/llama-server\b/);
+    expect(text).toMatch(/\bLD_LIBRARY_PATH=\/opt\/llama\.cpp\b/);
+    expect(text).toMatch(/\bUV_THREADPOOL_SIZE=1\b/);
   });
 
   it('the gpu worker runs on a CUDA base and asks for the gpu pool', () => {
