@@ -12,10 +12,19 @@ const RESERVATION_MS = 10_000;
  * Reserves a place in a deployment's queue: counts the jobs waiting plus the places other
  * requests (on any replica) have reserved and not yet used, and takes one if that is under the
  * limit. One script, so requests that arrive together cannot all see room that only one has.
+ * A request's job enters the wait list (under the request's id) a moment before its replica
+ * releases the reservation; in that moment it is counted once, not twice. BullMQ pushes new jobs
+ * at the head, so each look stops after the few entries any job added since then can take.
  */
 const RESERVE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
-local queued = redis.call('LLEN', KEYS[1]) + redis.call('ZCARD', KEYS[2])
+local reserved = redis.call('ZRANGE', KEYS[2], 0, -1)
+local scan = #reserved + 64
+local unused = 0
+for _, id in ipairs(reserved) do
+  if not redis.call('LPOS', KEYS[1], id, 'MAXLEN', scan) then unused = unused + 1 end
+end
+local queued = redis.call('LLEN', KEYS[1]) + unused
 if queued >= tonumber(ARGV[1]) then return {0, queued} end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])

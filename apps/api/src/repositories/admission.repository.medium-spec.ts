@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { PlatformConfig } from '@conveyor/config';
+import { admissionKey, waitListKey } from '@conveyor/queue';
+import { AdmissionRepository } from './admission.repository.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('AdmissionRepository against real Redis', () => {
+  const prefix = `unit-${randomBytes(6).toString('hex')}`;
+  // Only the Redis settings are read by the repository.
+  const config = { redis: { url, prefix } } as PlatformConfig;
+  let redis: Redis;
+  let admission: AdmissionRepository;
+  let deployment: string;
+  /** What enqueueing does to the wait list: BullMQ pushes a new job's id at the head. */
+  const enqueue = (id: string) => redis.lpush(waitListKey(prefix, deployment), id);
+
+  beforeAll(() => {
+    redis = new Redis(url);
+    admission = new AdmissionRepository(config);
+  });
+  beforeEach(() => {
+    deployment = `d-${randomBytes(4).toString('hex')}`;
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    admission.onApplicationShutdown();
+    redis.disconnect();
+  });
+
+  it('counts jobs waiting and places reserved, and refuses at the limit', async () => {
+    await enqueue('waiting-1');
+    expect(await admission.reserve(deployment, 'a', 3)).toEqual({ admitted: true });
+    expect(await admission.reserve(deployment, 'b', 3)).toEqual({ admitted: true });
+    expect(await admission.reserve(deployment, 'c', 3)).toEqual({ admitted: false, queued: 3 });
+    await admission.release(deployment, 'b');
+    expect(await admission.reserve(deployment, 'c', 3)).toEqual({ admitted: true });
+  });
+
+  it('counts a job once between its entering the wait list and its reservation being released', async () => {
+    // Request a is admitted and queued; its replica has not released the reservation yet.
+    expect(await admission.reserve(deployment, 'a', 2)).toEqual({ admitted: true });
+    await enqueue('a');
+    // b sees one request waiting, not two.
+    expect(await admission.reserve(deployment, 'b', 2)).toEqual({ admitted: true });
+    await enqueue('b');
+    expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: false, queued: 2 });
+  });
+
+  it('finds a queued reservation behind jobs pushed after it', async () => {
+    expect(await admission.reserve(deployment, 'a', 100)).toEqual({ admitted: true });
+    await enqueue('a');
+    for (let i = 0; i < 40; i++) await enqueue(`later-${i}`);
+    expect(await admission.reserve(deployment, 'b', 100)).toEqual({ admitted: true });
+    // 41 waiting and b's place: a is not counted a second time.
+    expect(await admission.reserve(deployment, 'c', 43)).toEqual({ admitted: true });
+    expect(await admission.reserve(deployment, 'd', 43)).toEqual({ admitted: false, queued: 43 });
+  });
+
+  it('lets a reservation of a replica that died lapse', async () => {
+    await redis.zadd(admissionKey(prefix, deployment), Date.now() - 1, 'from-a-dead-replica');
+    expect(await admission.reserve(deployment, 'a', 1)).toEqual({ admitted: true });
+  });
+});
