@@ -27,6 +27,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { barChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { assertBuilt, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
@@ -1048,17 +1049,11 @@ const loadAverage = () =>
     .join(' / ');
 
 async function main() {
-  for (const f of ['apps/api/src/main.js', 'apps/worker/src/main.js', 'libs/gguf/src/index.js']) {
-    if (!existsSync(resolve(DIST, f))) throw new Error(`${resolve(DIST, f)} is missing: run \`npm run build\` first`);
-  }
-  const cpus = os.cpus();
-  const command = ['node', 'bench/prompt-cache.bench.mjs', ...process.argv.slice(2)].join(' ');
+  assertBuilt(DIST);
   const model = await resolveModel();
   const binary = ensureLlamaServer({ log: (line) => console.log(line) });
   const header = [
-    `command: \`${command}\``,
-    `date: ${new Date().toISOString()}`,
-    `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.arch()}, node ${process.version}`,
+    ...runHeader('bench/prompt-cache.bench.mjs'),
     `load average at the start (1 / 5 / 15 min): ${loadAverage()}`,
     `model: ${opts.model} (${relative(ROOT, model.path)}); greedy (temperature 0), ignore_eos; ${ROUNDS} round(s), the side going first alternating`,
   ];

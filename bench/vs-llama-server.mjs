@@ -19,6 +19,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { lineChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { assertBuilt, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
@@ -314,17 +315,11 @@ function report(header, llama, conveyor) {
 }
 
 async function main() {
-  for (const f of ['apps/api/src/main.js', 'apps/worker/src/main.js', 'libs/gguf/src/index.js']) {
-    if (!existsSync(resolve(DIST, f))) throw new Error(`${resolve(DIST, f)} is missing: run \`npm run build\` first`);
-  }
-  const cpus = os.cpus();
-  const command = ['node', 'bench/vs-llama-server.mjs', ...process.argv.slice(2)].join(' ');
+  assertBuilt(DIST);
   const model = await resolveModel();
   const binary = ensureLlamaServer({ log: (line) => console.log(line) });
   const header = [
-    `command: \`${command}\``,
-    `date: ${new Date().toISOString()}`,
-    `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.arch()}, node ${process.version}`,
+    ...runHeader('bench/vs-llama-server.mjs'),
     `model: ${opts.model} (${relative(ROOT, model.path)}); ${TOKENS}-token replies, temperature 0, ignore_eos; ${ROUNDS} round(s) per row after a warm-up`,
     `llama-server: ${relative(os.homedir(), binary)} with -t ${THREADS} -np ${PARALLEL} -c ${CONTEXT_SIZE * PARALLEL}`,
     `Conveyor: API + ${WORKERS} worker process(es), each THREADS=${WORKER_THREADS} PARALLEL=${WORKER_PARALLEL} CONTEXT_SIZE=${CONTEXT_SIZE} UV_THREADPOOL_SIZE=${WORKER_THREADPOOL_SIZE}; Redis ${REDIS_URL}`,
