@@ -28,9 +28,9 @@ async function reply(
 }
 
 /** Two engines on the same model: the prompt cache in `mode` in the first, off in the second. */
-async function engines(mode: PromptCacheMode): Promise<[LlamaCppEngine, LlamaCppEngine]> {
+async function engines(mode: PromptCacheMode, parallel = 2): Promise<[LlamaCppEngine, LlamaCppEngine]> {
   const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../models'));
-  const options = { modelPath, contextSize: 4096, parallel: 2, threads: 1, gpu: false };
+  const options = { modelPath, contextSize: 4096, parallel, threads: 1, gpu: false };
   return [
     await LlamaCppEngine.load({ ...options, promptCache: mode }),
     await LlamaCppEngine.load({ ...options, promptCache: 'off' }),
@@ -115,12 +115,13 @@ describe('the prompt cache, exact, the default (the generated tiny model)', () =
 // A sampled reply reads the exact probabilities, so it shows a difference in the last bits that greedy
 // decoding hides. Those bits also depend on where in a sequence's KV buffer its cells lie (attention sums
 // over cells in buffer order), which earlier requests change, with or without the cache; so this runs on
-// engines nothing else used.
+// engines nothing else used, each with one sequence, so the engine without the cache does not spread the
+// turns over two sequences' cells where the one with it keeps them in one.
 describe('the prompt cache, exact, with seeded sampling (fresh engines)', () => {
   let pair: [LlamaCppEngine, LlamaCppEngine];
 
   beforeAll(async () => {
-    pair = await engines('exact');
+    pair = await engines('exact', 1);
   });
 
   afterAll(async () => {
