@@ -21,12 +21,13 @@
 //        [--context-size N] [--batch-inflight N] [--prompt-cache exact|full|off] [--scale] [--dist DIR]
 //        [--out NAME] [--quick]
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { barChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { resolveBenchModel } from './lib/model.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
@@ -36,7 +37,6 @@ import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 
-/** @import { DistModules } from './lib/dist.mjs' */
 /** @import { StreamResult, StreamOptions } from './lib/http.mjs' */
 /** @import { ReadyChild } from './lib/processes.mjs' */
 /** @typedef {{ role: 'system' | 'user' | 'assistant', content: string }} Message */
@@ -64,7 +64,7 @@ import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
  * @typedef {{ shared: SharedRun[], batch: SharedRun[], turns: Turn[][], long: LongRun[], decode: DecodeRun[] }} Runs
  */
 /** @typedef {{ workers: number, chat: SharedRun[], batch: SharedRun[] }} ScaleRuns */
-/** @typedef {{ model: string, path: string, deploymentId: string }} Model */
+/** @import { Model } from './lib/model.mjs' */
 /**
  * The fields of a Batches API batch the bench reads.
  * @typedef {{ id: string, status: string, output_file_id?: string | null,
@@ -167,13 +167,6 @@ if (CONTEXT_SIZE < Math.max(S.longPromptTokens, turnsTarget) + 128) {
   console.error(`--context-size ${CONTEXT_SIZE} is too small for prompts of ~${turnsTarget} tokens`);
   process.exit(2);
 }
-
-/**
- * @template {keyof DistModules} P
- * @param {P} path
- * @returns {Promise<DistModules[P]>}
- */
-const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
 
 // ---- Prompt text -------------------------------------------------------------------------------
 
@@ -553,20 +546,6 @@ async function startConveyor(children, model, prefix, dataDir) {
   /** @type {Side} */
   const side = { name: 'Conveyor', client, base: `http://127.0.0.1:${port}`, model: model.deploymentId };
   return { side, addWorker };
-}
-
-/** @returns {Promise<Model>} */
-async function resolveModel() {
-  const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
-  const { deriveDeploymentId } = await importDist('libs/config/src/index.js');
-  if (isModelPresetName(opts.model)) {
-    const path = await ensurePresetModel(opts.model, MODELS_DIR);
-    return { model: opts.model, path, deploymentId: deriveDeploymentId(opts.model) };
-  }
-  const path = resolve(opts.model);
-  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path))
-    throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
-  return { model: path, path, deploymentId: deriveDeploymentId(path) };
 }
 
 // ---- Figures as text ---------------------------------------------------------------------------
@@ -1050,7 +1029,7 @@ const loadAverage = () =>
 
 async function main() {
   assertBuilt(DIST);
-  const model = await resolveModel();
+  const model = await resolveBenchModel(DIST, opts.model, MODELS_DIR);
   const binary = ensureLlamaServer({ log: (line) => console.log(line) });
   const header = [
     ...runHeader('bench/prompt-cache.bench.mjs'),

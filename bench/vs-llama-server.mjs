@@ -13,12 +13,13 @@
 // Usage: node bench/vs-llama-server.mjs [--model bench|tiny|/path.gguf] [--threads N] [--workers N]
 //        [--parallel N] [--tokens N] [--rounds N] [--dist DIR] [--out NAME] [--quick]
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { lineChartSvg } from './lib/chart.mjs';
 import { HttpClient } from './lib/http.mjs';
+import { resolveBenchModel } from './lib/model.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
@@ -28,7 +29,6 @@ import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 
-/** @import { DistModules } from './lib/dist.mjs' */
 /** @import { StreamResult } from './lib/http.mjs' */
 /**
  * One server under test: `runOne` streams one reply from it.
@@ -39,7 +39,7 @@ import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
  * @typedef {{ tps: number, ttftP50: number, ttftP99: number, tokens: number }} Row
  */
 /** @typedef {Record<number, Row>} RowsByConcurrency */
-/** @typedef {{ model: string, path: string, deploymentId: string }} Model */
+/** @import { Model } from './lib/model.mjs' */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODELS_DIR = resolve(ROOT, 'models');
@@ -83,13 +83,6 @@ if (THREADS % WORKERS !== 0) {
 }
 const WORKER_THREADS = THREADS / WORKERS;
 const WORKER_PARALLEL = Math.max(1, Math.ceil(PARALLEL / WORKERS));
-
-/**
- * @template {keyof DistModules} P
- * @param {P} path
- * @returns {Promise<DistModules[P]>}
- */
-const importDist = (path) => import(pathToFileURL(resolve(DIST, path)).href);
 
 /** A pause between the two sides' rounds, so one side's threads have gone idle before the other starts. */
 const SETTLE_MS = 300;
@@ -249,20 +242,6 @@ async function measureBoth(binary, model) {
   }
 }
 
-/** @returns {Promise<Model>} */
-async function resolveModel() {
-  const { ensurePresetModel, isModelPresetName } = await importDist('libs/gguf/src/index.js');
-  const { deriveDeploymentId } = await importDist('libs/config/src/index.js');
-  if (isModelPresetName(opts.model)) {
-    const path = await ensurePresetModel(opts.model, MODELS_DIR);
-    return { model: opts.model, path, deploymentId: deriveDeploymentId(opts.model) };
-  }
-  const path = resolve(opts.model);
-  if (!path.toLowerCase().endsWith('.gguf') || !existsSync(path))
-    throw new Error(`--model must be tiny, bench or an existing .gguf file (got "${opts.model}")`);
-  return { model: path, path, deploymentId: deriveDeploymentId(path) };
-}
-
 /**
  * Prints the results and writes them as Markdown, JSON and an SVG chart under bench/results/.
  * @param {string[]} header
@@ -316,7 +295,7 @@ function report(header, llama, conveyor) {
 
 async function main() {
   assertBuilt(DIST);
-  const model = await resolveModel();
+  const model = await resolveBenchModel(DIST, opts.model, MODELS_DIR);
   const binary = ensureLlamaServer({ log: (line) => console.log(line) });
   const header = [
     ...runHeader('bench/vs-llama-server.mjs'),
