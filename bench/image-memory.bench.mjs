@@ -26,7 +26,7 @@ import { freePort } from './lib/processes.mjs';
 /** @import { Job, Worker as BullWorker } from 'bullmq' */
 /** @import { PlatformConfig } from '../libs/config/src/index.js' */
 /** @import { GenerationJobData, JobResult, QueuedJobData } from '../libs/queue/src/index.js' */
-/** @import { ChatCompletionRequestDto, DecodedImage } from '../libs/validation/src/index.js' */
+/** @import { ChatCompletionRequestDto, DecodedImage } from '../libs/protocol/src/index.js' */
 
 const USAGE =
   'usage: node bench/image-memory.bench.mjs [--requests 100] [--lines 1000] [--image-bytes 1000000] [--window 16] [--line-ms 100]';
@@ -51,8 +51,8 @@ const importDist = (path) => import(pathToFileURL(resolve(ROOT, 'dist', path)).h
 const { loadConfig } = await importDist('libs/config/src/index.js');
 /** @type {typeof import('../libs/queue/src/index.js')} */
 const { batchLineJobId, deploymentQueueName, jobImageHashes } = await importDist('libs/queue/src/index.js');
-/** @type {typeof import('../libs/validation/src/index.js')} */
-const { ChatCompletionRequestDto: RequestDto, validateDto } = await importDist('libs/validation/src/index.js');
+/** @type {typeof import('../libs/protocol/src/index.js')} */
+const { ChatCompletionRequestDto: RequestDto, validateDto } = await importDist('libs/protocol/src/index.js');
 /** @type {typeof import('../apps/api/src/repositories/image.repository.js')} */
 const { ImageRepository } = await importDist('apps/api/src/repositories/image.repository.js');
 /** @type {typeof import('../apps/api/src/generation/bullmq-job-queue.adapter.js')} */

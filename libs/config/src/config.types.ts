@@ -1,4 +1,4 @@
-import type { SamplingPreset } from '@conveyor/validation';
+import type { SamplingPreset } from '@conveyor/protocol';
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 export type Pool = 'cpu' | 'gpu';

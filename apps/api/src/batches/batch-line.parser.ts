@@ -1,6 +1,6 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import { RequestProblem } from '@conveyor/validation';
+import { RequestProblem } from '@conveyor/protocol';
 import type { BatchEndpoint, ParsedBatchBody } from '../generation/batch-endpoint.js';
 
 export interface ParsedLine {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { FileStore, assertFileId } from '@conveyor/batch-store';
 import { ErrorCode, type Batch, type ListPage } from '@conveyor/openai';
 import { isBatchId, newBatchId } from '@conveyor/queue';
-import { validateDto } from '@conveyor/validation';
+import { validateDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
-import { ChatCompletionRequestDto } from '@conveyor/validation';
+import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';

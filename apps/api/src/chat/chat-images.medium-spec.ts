@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, imageJobsKey, imageKey, type GenerationJobData } from '@conveyor/queue';
-import { ChatCompletionRequestDto } from '@conveyor/validation';
+import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from '../generation/generation.service.js';

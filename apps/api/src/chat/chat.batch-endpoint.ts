@@ -1,4 +1,4 @@
-import { ChatCompletionRequestDto, type ImageLimits } from '@conveyor/validation';
+import { ChatCompletionRequestDto, type ImageLimits } from '@conveyor/protocol';
 import type { BatchEndpoint } from '../generation/batch-endpoint.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toChatCompletion } from './chat-response.mapper.js';

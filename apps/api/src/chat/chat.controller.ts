@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { ChatCompletion } from '@conveyor/openai';
-import { ChatCompletionRequestDto } from '@conveyor/validation';
+import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { ApiHeader, ApiParam, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
-import { RequestProblem } from '@conveyor/validation';
+import { RequestProblem } from '@conveyor/protocol';
 import { parseCompletionBody } from './completion-body.parser.js';
 
 const parse = (extra: Record<string, unknown> = {}) =>

@@ -1,4 +1,4 @@
-import { CompletionRequestDto, RequestProblem } from '@conveyor/validation';
+import { CompletionRequestDto, RequestProblem } from '@conveyor/protocol';
 import { parseRequest } from '../generation/parse-request.js';
 
 /** OpenAI also takes a prompt as token ids (`[1, 2]`) or several of them (`[[1, 2], [3]]`). */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
-import type { CompletionRequestDto } from '@conveyor/validation';
+import type { CompletionRequestDto } from '@conveyor/protocol';
 import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';

@@ -1,4 +1,4 @@
-import { RequestProblem } from '@conveyor/validation';
+import { RequestProblem } from '@conveyor/protocol';
 import type { BatchEndpoint } from '../generation/batch-endpoint.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { toCompletion } from './completion-response.mapper.js';

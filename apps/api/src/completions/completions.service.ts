@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
-import type { CompletionRequestDto } from '@conveyor/validation';
+import type { CompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';

@@ -4,7 +4,7 @@ import type { DeploymentConfig } from '@conveyor/config';
 import type { EmbeddingList } from '@conveyor/openai';
 import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
 import { DrainService } from '../platform/drain.service.js';
-import { EmbeddingRequestDto } from '@conveyor/validation';
+import { EmbeddingRequestDto } from '@conveyor/protocol';
 import { parseRequest } from '../generation/parse-request.js';
 import { EmbeddingsService } from './embeddings.service.js';
 

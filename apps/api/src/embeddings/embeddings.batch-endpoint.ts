@@ -1,4 +1,4 @@
-import { EmbeddingRequestDto, RequestProblem } from '@conveyor/validation';
+import { EmbeddingRequestDto, RequestProblem } from '@conveyor/protocol';
 import type { BatchEndpoint } from '../generation/batch-endpoint.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toEmbeddingList } from './embeddings-response.mapper.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
 import { ErrorCode, type EmbeddingList } from '@conveyor/openai';
-import type { EmbeddingRequestDto } from '@conveyor/validation';
+import type { EmbeddingRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { FileNotFoundError, FileTooLargeError, InvalidFileIdError } from '@conveyor/batch-store';
 import { ErrorCode, errorTypeFor } from '@conveyor/openai';
-import { RequestProblem } from '@conveyor/validation';
+import { RequestProblem } from '@conveyor/protocol';
 import { OpenAiHttpError } from './openai-http.error.js';
 
 /** Fastify's own errors (bad JSON, body too large, bad content type) carry a 4xx statusCode and an FST_ code. */

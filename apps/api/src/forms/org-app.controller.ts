@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/commo
 import type { FastifyReply } from 'fastify';
 import type { ChatCompletion, Completion, EmbeddingList, ModelList } from '@conveyor/openai';
 import { ApiParam } from '@nestjs/swagger';
-import { ChatCompletionRequestDto, CompletionRequestDto, EmbeddingRequestDto } from '@conveyor/validation';
+import { ChatCompletionRequestDto, CompletionRequestDto, EmbeddingRequestDto } from '@conveyor/protocol';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';

@@ -1,7 +1,7 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import type { BatchEndpointUrl } from '@conveyor/openai';
 import type { QueuedJobData, ReplyResult } from '@conveyor/queue';
-import type { DecodedImage } from '@conveyor/validation';
+import type { DecodedImage } from '@conveyor/protocol';
 import type { ReplyIdentity } from './reply-run.js';
 
 /** A batch line's body once it has passed every check of its synchronous route's body validation. */

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
-import type { DecodedImage } from '@conveyor/validation';
+import type { DecodedImage } from '@conveyor/protocol';
 import {
   isRequestId,
   replyStreamKey,

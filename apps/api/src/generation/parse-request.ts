@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ClassConstructor } from 'class-transformer';
-import { RequestProblem, validateDto } from '@conveyor/validation';
+import { RequestProblem, validateDto } from '@conveyor/protocol';
 
 const logger = new Logger('RequestBody');
 const knownFields = new WeakMap<ClassConstructor<object>, ReadonlySet<string>>();

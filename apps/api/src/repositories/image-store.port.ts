@@ -1,4 +1,4 @@
-import type { DecodedImage } from '@conveyor/validation';
+import type { DecodedImage } from '@conveyor/protocol';
 
 /**
  * The images jobs refer to. A job carries references (hash, type, size), never the bytes: each image is

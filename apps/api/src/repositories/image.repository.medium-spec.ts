@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { imageJobsKey, imageKey } from '@conveyor/queue';
-import type { DecodedImage } from '@conveyor/validation';
+import type { DecodedImage } from '@conveyor/protocol';
 import { ImageRepository } from './image.repository.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

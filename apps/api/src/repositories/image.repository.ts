@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { HOLD_IMAGE_LUA, REFER_IMAGE_LUA, RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
 import { createRedis } from '@conveyor/redis';
-import type { DecodedImage } from '@conveyor/validation';
+import type { DecodedImage } from '@conveyor/protocol';
 import type { Redis, Result } from 'ioredis';
 import { ImageStore } from './image-store.port.js';
 

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { SamplingPresetDto } from '@conveyor/validation';
+import { SamplingPresetDto } from '@conveyor/protocol';
 import {
   ArrayNotEmpty,
   IsArray,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { validateDto } from '@conveyor/validation';
+import { validateDto } from '@conveyor/protocol';
 import { parse as parseYaml } from 'yaml';
 import { DeploymentsFileDto } from './deployments-file.dto.js';
 
