@@ -6,8 +6,8 @@ import tseslint from 'typescript-eslint';
 
 /**
  * API feature folders: each may use the shared layers (generation, repositories, deployments,
- * errors, auth, platform), never another feature. forms/ routes the hosted forms' paths to the
- * features' own handlers, so it may use them; no feature may use forms/.
+ * errors, auth, platform), never another feature. hosted-routes/ routes the hosted forms' paths to the
+ * features' own handlers, so it may use them; no feature may use hosted-routes/.
  */
 const API_FEATURES = ['chat', 'completions', 'embeddings', 'batches', 'files', 'models'];
 
@@ -18,7 +18,7 @@ const featureBoundaries = API_FEATURES.map((feature) => ({
     'no-restricted-imports': [
       'error',
       {
-        patterns: [...API_FEATURES.filter((other) => other !== feature), 'forms'].map((other) => ({
+        patterns: [...API_FEATURES.filter((other) => other !== feature), 'hosted-routes'].map((other) => ({
           group: [`../${other}/*`, `../../${other}/*`],
           message: `Feature folders do not import each other: move what ${feature}/ needs from ${other}/ to a shared module.`,
         })),
