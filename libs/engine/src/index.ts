@@ -1,12 +1,12 @@
 export type {
-  ChatEngine,
+  GenerationEngine,
   GenerateCallbacks,
   GenerateRequest,
   GenerateResult,
   GenerationInput,
   OutputPiece,
-} from './chat-engine.js';
-export { EngineInputError } from './chat-engine.js';
+} from './generation-engine.js';
+export { EngineInputError } from './generation-engine.js';
 export { toChatHistory, toSamplingOptions } from './llama-options.js';
 export { GpuUnavailableError, LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp.engine.js';
 export { resolveModelSource } from './model-source.js';

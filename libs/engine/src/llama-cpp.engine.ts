@@ -10,7 +10,13 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import type { FinishReason } from '@conveyor/queue';
-import { ChatEngine, EngineInputError, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
+import {
+  GenerationEngine,
+  EngineInputError,
+  GenerateCallbacks,
+  GenerateRequest,
+  GenerateResult,
+} from './generation-engine.js';
 import { toChatHistory, toSamplingOptions } from './llama-options.js';
 import { LlamaGeneration, type GenerationOutcome, type GenerationRuntime } from './llama-generation.js';
 import { NativeBatcher, PREFILL_CHUNK } from './native-batcher.js';
@@ -90,7 +96,7 @@ export function runtime(gpu: boolean): Promise<Llama> {
  * model's template. A scheduler steps all running replies together, so every
  * decode carries one token of each, as llama.cpp's own server batches them.
  */
-export class LlamaCppEngine implements ChatEngine {
+export class LlamaCppEngine implements GenerationEngine {
   private readonly scheduler = new LockstepScheduler();
   private readonly shapes: ReplyShapes;
   // Found once: ignore_eos and min_tokens ban them.

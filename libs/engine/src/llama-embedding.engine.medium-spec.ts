@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
-import { EngineInputError } from './chat-engine.js';
+import { EngineInputError } from './generation-engine.js';
 import { LlamaEmbeddingEngine } from './llama-embedding.engine.js';
 
 const CONTEXT = 256;

@@ -6,7 +6,7 @@ import {
   type TokenBias,
 } from 'node-llama-cpp';
 import type { FinishReason, TokenLogprob } from '@conveyor/queue';
-import type { OutputPiece } from './chat-engine.js';
+import type { OutputPiece } from './generation-engine.js';
 import type { Stepper } from './lockstep-scheduler.js';
 import { PENALTY_WINDOW, type SamplingOptions } from './llama-options.js';
 import type { NativeBatcher } from './native-batcher.js';

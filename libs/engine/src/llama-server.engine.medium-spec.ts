@@ -5,7 +5,7 @@ import { deflateSync } from 'node:zlib';
 import { ensurePresetModel, presetProjectorPath } from '@conveyor/gguf';
 import type { ImageMime, ImageRef } from '@conveyor/queue';
 import { llamaServerCacheDir } from '../../../scripts/llama-server-build.mjs';
-import { EngineInputError, type GenerateRequest, type OutputPiece } from './chat-engine.js';
+import { EngineInputError, type GenerateRequest, type OutputPiece } from './generation-engine.js';
 import { ImageSource } from './image-source.port.js';
 import { cachedLlamaServerPath, findLlamaServer } from './llama-server-binary.js';
 import { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server.engine.js';

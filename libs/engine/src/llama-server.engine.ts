@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Template } from '@huggingface/jinja';
 import type { FinishReason } from '@conveyor/queue';
-import type { ChatEngine, GenerateCallbacks, GenerateRequest, GenerateResult } from './chat-engine.js';
+import type { GenerationEngine, GenerateCallbacks, GenerateRequest, GenerateResult } from './generation-engine.js';
 import type { ImageSource } from './image-source.port.js';
 import { describeExit, LlamaServerProcess } from './llama-server.process.js';
 import { OpenAiUpstreamEngine } from './openai-upstream.engine.js';
@@ -88,7 +88,7 @@ export function llamaServerArgs(o: LlamaServerEngineOptions): string[] {
  * again, and a reply continues from what was sent), and it is restarted after a wait that grows while
  * restarts fail. Disposing stops it: SIGTERM, then SIGKILL after a grace period.
  */
-export class LlamaServerEngine implements ChatEngine {
+export class LlamaServerEngine implements GenerationEngine {
   readonly continuesReplies: boolean;
   private live: Live | null;
   /** Settles with the running server; pending while one is being (re)started. */

@@ -1,11 +1,11 @@
 import type { FinishReason, ImageRef, TokenUsage } from '@conveyor/queue';
 import {
   EngineInputError,
-  type ChatEngine,
+  type GenerationEngine,
   type GenerateCallbacks,
   type GenerateRequest,
   type GenerateResult,
-} from './chat-engine.js';
+} from './generation-engine.js';
 import { ImageSource } from './image-source.port.js';
 import { ReasoningSplitter } from './reasoning-splitter.js';
 import {
@@ -61,7 +61,7 @@ interface ChoiceProgress {
  * pieces as they arrive. A reply to continue is sent as a trailing assistant turn the model goes on from.
  * The request is aborted with the job's signal, which the upstream sees as its client leaving.
  */
-export class OpenAiUpstreamEngine implements ChatEngine {
+export class OpenAiUpstreamEngine implements GenerationEngine {
   /** A reply is continued from its text, unless reasoning is split out of it here (as in process). */
   readonly continuesReplies: boolean;
   private readonly http: UpstreamHttp;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
-import type { GenerateResult } from './chat-engine.js';
+import type { GenerateResult } from './generation-engine.js';
 import { LlamaCppEngine } from './llama-cpp.engine.js';
 import { PREFILL_CHUNK } from './native-batcher.js';
 import type { PromptCacheMode } from './sequence-slots.js';

@@ -7,7 +7,7 @@ import {
   LlamaServerEngine,
   OpenAiUpstreamEngine,
   resolveModelSource,
-  type ChatEngine,
+  type GenerationEngine,
   type ImageSource,
 } from '@conveyor/engine';
 
@@ -17,7 +17,7 @@ const logger = new Logger('Engine');
 export class EngineRegistry {
   /** Engines already loaded, by deployment; `load` loads them from config. */
   constructor(
-    private readonly engines: Map<string, ChatEngine>,
+    private readonly engines: Map<string, GenerationEngine>,
     private readonly embedders: Map<string, LlamaEmbeddingEngine>,
   ) {}
 
@@ -27,7 +27,7 @@ export class EngineRegistry {
     deployments: readonly DeploymentConfig[],
     images: ImageSource,
   ): Promise<EngineRegistry> {
-    const engines = new Map<string, ChatEngine>();
+    const engines = new Map<string, GenerationEngine>();
     const embedders = new Map<string, LlamaEmbeddingEngine>();
     try {
       for (const d of deployments) {
@@ -41,7 +41,7 @@ export class EngineRegistry {
     return new EngineRegistry(engines, embedders);
   }
 
-  get(deployment: string): ChatEngine | undefined {
+  get(deployment: string): GenerationEngine | undefined {
     return this.engines.get(deployment);
   }
 
@@ -63,7 +63,7 @@ async function loadEngine(
   deployment: DeploymentConfig,
   config: PlatformConfig,
   images: ImageSource | null,
-): Promise<ChatEngine> {
+): Promise<GenerationEngine> {
   const started = Date.now();
   const { engine, describe } = await startEngine(deployment, config, images);
   try {
@@ -83,7 +83,7 @@ async function startEngine(
   deployment: DeploymentConfig,
   config: PlatformConfig,
   images: ImageSource | null,
-): Promise<{ engine: ChatEngine; describe: string }> {
+): Promise<{ engine: GenerationEngine; describe: string }> {
   const { engine: kind } = deployment;
   const running = `(context ${deployment.contextSize} x ${deployment.parallel} sequences, ${deployment.threads} thread(s), flash attention ${deployment.flashAttention}`;
   if (kind.kind === 'openai') {

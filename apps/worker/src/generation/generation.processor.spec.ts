@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import {
   EngineInputError,
-  type ChatEngine,
+  type GenerationEngine,
   type GenerateCallbacks,
   type GenerateRequest,
   type GenerateResult,
@@ -142,7 +142,7 @@ class RecordingRoutes extends PrefixRoutes {
 type Generation = (request: GenerateRequest, callbacks: GenerateCallbacks) => Promise<GenerateResult>;
 
 /** An engine that runs whatever generation the test gives it, and keeps every request it was given. */
-class ScriptedEngine implements ChatEngine {
+class ScriptedEngine implements GenerationEngine {
   readonly requests: GenerateRequest[] = [];
   continuesReplies = true;
   generation: Generation = async () => finished('stop', 0);

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import { EngineInputError, type ChatEngine, type OutputPiece } from '@conveyor/engine';
+import { EngineInputError, type GenerationEngine, type OutputPiece } from '@conveyor/engine';
 import {
   GENERATE_JOB,
   ReplyAccumulator,
@@ -151,7 +151,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
   /** A batch line: generate the whole reply, then hand it to the batch (no client is listening). */
   private async runBatchLine(
     job: Job<GenerationJobData, JobResult>,
-    engine: ChatEngine,
+    engine: GenerationEngine,
     token: string | undefined,
     jobSignal: AbortSignal | undefined,
   ): Promise<JobResult> {

@@ -57,7 +57,7 @@ export interface GenerateResult {
 }
 
 /** The port the worker generates through; node-llama-cpp is one implementation. */
-export interface ChatEngine {
+export interface GenerationEngine {
   /** Whether a reply can be continued from the text already sent (`continueFrom`): not when reasoning is split out of it. */
   readonly continuesReplies: boolean;
   generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult>;
