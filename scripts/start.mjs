@@ -116,6 +116,6 @@ process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
 await ensureRedis();
-// One libuv thread: a token's decode and sampling then run on the same thread (see the README).
+// One libuv thread: a token's decode and sampling then run on the same thread (see docs/operations/running-the-parts.md).
 run('worker', 'dist/apps/worker/src/main.js', { UV_THREADPOOL_SIZE: '1' });
 run('api', 'dist/apps/api/src/main.js');
