@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { imageSize } from 'image-size';
 import type { ImageMime, ImageRef } from '@conveyor/queue';
+import { readImageHeader, type ImageHeader } from './image-header.reader.js';
 import { RequestProblem } from './request-problem.js';
 
 /** What one request's images are held to (the platform's IMAGE_MAX_* settings). */
@@ -117,9 +117,9 @@ export function parseImageDataUri(url: string, limits: ImageLimits, param: strin
   checkBytes(text, limits, param);
   if (!isBase64(text)) throw new RequestProblem('The image is not valid base64.', param, 'invalid_image_url');
   const data = Buffer.from(text, 'base64');
-  let size: { width: number; height: number; type?: string };
+  let size: ImageHeader;
   try {
-    size = imageSize(data);
+    size = readImageHeader(data);
   } catch {
     throw new RequestProblem(`The image could not be read as ${FORMATS}.`, param, 'invalid_image');
   }
