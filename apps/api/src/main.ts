@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { PinoNestLogger } from '@conveyor/logging';
+import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
@@ -14,6 +14,9 @@ import { QUEUE_DASHBOARD_PATH } from './admin/queue-dashboard.path.js';
 import { buildOpenApiDocument, OpenApiDocument } from './docs/openapi.document.js';
 import { installRequestChecks } from './http/request-checks.js';
 import { httpServerOptions } from './http/server-options.js';
+
+/** How long closing the app (its Redis connections, queues and servers) may take once replies are drained. */
+const CLOSE_DEADLINE_MS = 5000;
 
 async function bootstrap(config: PlatformConfig): Promise<void> {
   const adapter = new FastifyAdapter({
@@ -52,20 +55,18 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   await checkFileStore(app.get(FileStoreCheck), logger);
   await app.listen(config.api.port, config.api.host);
   logger.log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
-  // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit 0.
+  // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit. Each step has a
+  // deadline: with Redis gone, closing its connections would wait for a reconnect that never comes.
   const shutdown = (signal: string) => {
     logger.log(`${signal}: draining`);
-    void app
-      .get(DrainService)
-      .drain()
-      .then(() => app.close())
-      .then(
-        () => process.exit(0),
-        (err: Error) => {
-          logger.error(`Shutdown failed: ${err.message}`);
-          process.exit(1);
-        },
-      );
+    const drain = app.get(DrainService);
+    void shutDown(
+      [
+        { name: 'draining open replies', run: () => drain.drain(), deadlineMs: config.api.shutdownGraceMs + 1000 },
+        { name: 'closing connections', run: () => app.close(), deadlineMs: CLOSE_DEADLINE_MS },
+      ],
+      logger,
+    );
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { PinoNestLogger } from '@conveyor/logging';
+import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import {
   ConfigError,
   enabledLogLevels,
@@ -27,15 +27,20 @@ try {
     logger:
       config.logFormat === 'json' ? new PinoNestLogger('worker', config.logLevel) : enabledLogLevels(config.logLevel),
   });
-  // SIGTERM/SIGINT: stop announcing, finish (or hand back) the jobs in hand, then exit 0.
+  // SIGTERM/SIGINT: stop announcing, finish (or hand back) the jobs in hand, then exit. Closing has a deadline:
+  // with Redis gone, handing jobs back and closing connections would wait for a reconnect that never comes.
   const shutdown = (signal: string) => {
-    new Logger('Worker').log(`${signal}: taking no new jobs, finishing the ones in hand`);
-    void app.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        new Logger('Worker').error(`Shutdown failed: ${err.message}`);
-        process.exit(1);
-      },
+    const logger = new Logger('Worker');
+    logger.log(`${signal}: taking no new jobs, finishing the ones in hand`);
+    void shutDown(
+      [
+        {
+          name: 'finishing jobs and closing',
+          run: () => app.close(),
+          deadlineMs: config.worker.shutdownGraceMs + 5000,
+        },
+      ],
+      logger,
     );
   };
   process.once('SIGTERM', shutdown);
