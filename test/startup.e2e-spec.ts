@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ChatCompletion } from '@conveyor/openai';
@@ -40,6 +41,33 @@ describe('start-up', () => {
     expect(out.text()).toMatch(/Invalid configuration/);
     for (const name of ['PORT', 'THREADS', 'REDIS_URL']) expect(out.text()).toContain(name);
     expect(out.text()).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it('an API whose port is taken says so in one line, naming PORT, and exits 1', async () => {
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((ok) => taken.listen(port, '127.0.0.1', ok));
+    try {
+      const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          MODEL: 'tiny',
+          MODELS_DIR,
+          REDIS_URL,
+        },
+      });
+      const out = collect(proc);
+      expect(await new Promise((r) => proc.on('exit', r))).toBe(1);
+      expect(out.text()).toContain(`Port ${port} is already in use on 127.0.0.1`);
+      expect(out.text()).toContain('PORT=<port>');
+      expect(out.text()).not.toMatch(/EADDRINUSE|setupListenHandle|at .*\.js:\d+/);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
   });
 
   const runWorker = (env: Record<string, string>, args: string[] = []) => {

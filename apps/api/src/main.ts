@@ -14,6 +14,7 @@ import { QUEUE_DASHBOARD_PATH } from './admin/queue-dashboard.path.js';
 import { buildOpenApiDocument, OpenApiDocument } from './docs/openapi.document.js';
 import { installRequestChecks } from './http/request-checks.js';
 import { httpServerOptions } from './http/server-options.js';
+import { assertCanListen, ListenProblem, listenProblem } from './http/listen-problem.js';
 
 /** How long closing the app (its Redis connections, queues and servers) may take once replies are drained. */
 const CLOSE_DEADLINE_MS = 5000;
@@ -53,7 +54,20 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
     await mountDashboardHint(fastify);
   }
   await checkFileStore(app.get(FileStoreCheck), logger);
-  await app.listen(config.api.port, config.api.host);
+  try {
+    await app.listen(config.api.port, config.api.host);
+  } catch (err) {
+    const problem = listenProblem(err as NodeJS.ErrnoException, config.api);
+    if (!problem) throw err;
+    // Taken after the check above: the same one line.
+    console.error(problem);
+    await shutDown(
+      [{ name: 'closing connections', run: () => app.close(), deadlineMs: CLOSE_DEADLINE_MS }],
+      logger,
+      () => process.exit(1),
+    );
+    return;
+  }
   logger.log(`Conveyor API listening on http://${config.api.host}:${config.api.port} (OpenAI routes under /v1)`);
   // SIGTERM/SIGINT: not ready at once, let open replies finish (or end them cleanly), then exit. Each step has a
   // deadline: with Redis gone, closing its connections would wait for a reconnect that never comes.
@@ -102,6 +116,14 @@ try {
   config = loadConfig();
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(1);
+}
+try {
+  await assertCanListen(config.api.host, config.api.port);
+} catch (err) {
+  if (!(err instanceof ListenProblem)) throw err;
+  // One line, as configuration errors are: a stack trace says nothing an operator can act on.
   console.error(err.message);
   process.exit(1);
 }
