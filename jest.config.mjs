@@ -32,6 +32,9 @@ export default {
   // End-to-end hooks start and stop processes; small and medium tests finish far inside this.
   // Jest reads the timeout from the top level only, so it is one for every project.
   testTimeout: 60_000,
+  // A Redis for the run, and no process left behind by it: see test/support/owned-processes.mjs.
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   projects: [
     {
       ...shared,
@@ -41,12 +44,18 @@ export default {
     {
       ...shared,
       displayName: 'medium',
+      setupFilesAfterEnv: ['<rootDir>/test/support/stop-owned-after-file.mjs'],
       testMatch: [
         '<rootDir>/apps/**/*.medium-spec.ts',
         '<rootDir>/libs/**/*.medium-spec.ts',
         '<rootDir>/test/**/*.medium-spec.ts',
       ],
     },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...shared,
+      displayName: 'e2e',
+      setupFilesAfterEnv: ['<rootDir>/test/support/stop-owned-after-file.mjs'],
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+    },
   ],
 };

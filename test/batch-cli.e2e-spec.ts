@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnOwned } from './support/owned-processes.mjs';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -74,15 +74,15 @@ describe('the batch command-line client (scripts/batch.mjs)', () => {
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.INIT_CWD;
     if (options.initCwd) env.INIT_CWD = options.initCwd;
-    const cli = spawn(process.execPath, [join(ROOT, 'scripts/batch.mjs'), ...args], {
+    const cli = spawnOwned(process.execPath, [join(ROOT, 'scripts/batch.mjs'), ...args], {
       cwd: options.cwd ?? ROOT,
       env,
     });
     let stdout = '';
     let stderr = '';
-    cli.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    cli.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
     let interrupted = false;
-    cli.stderr.on('data', (c: Buffer) => {
+    cli.stderr?.on('data', (c: Buffer) => {
       stderr += c.toString();
       if (!interrupted && options.interruptWhen?.test(stderr)) interrupted = cli.kill('SIGINT');
     });

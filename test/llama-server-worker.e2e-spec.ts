@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { spawnOwned } from './support/owned-processes.mjs';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import { llamaServerForTests } from './support/llama-server.js';
@@ -117,7 +117,7 @@ describeWithServer('a worker serving the vision preset through llama-server', ()
 
 describe('a worker whose deployment needs llama-server without a binary', () => {
   it('refuses to start with one message naming LLAMA_SERVER_BIN and the npm script', async () => {
-    const worker = spawn(process.execPath, [resolve(import.meta.dirname, '../dist/apps/worker/src/main.js')], {
+    const worker = spawnOwned(process.execPath, [resolve(import.meta.dirname, '../dist/apps/worker/src/main.js')], {
       env: {
         ...process.env,
         MODEL: 'vision',
@@ -128,8 +128,8 @@ describe('a worker whose deployment needs llama-server without a binary', () => 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    worker.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    worker.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    worker.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    worker.stderr?.on('data', (c: Buffer) => (output += c.toString()));
     const code = await new Promise<number | null>((r) => worker.once('exit', r));
     expect(code).toBe(1);
     expect(output).toContain(

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnOwned } from './support/owned-processes.mjs';
 import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-function collect(proc: ReturnType<typeof spawn>): { text: () => string } {
+function collect(proc: ChildProcess): { text: () => string } {
   let out = '';
   proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr?.on('data', (c: Buffer) => (out += c.toString()));
@@ -31,7 +32,7 @@ describe('start-up', () => {
     ['api', 'dist/apps/api/src/main.js'],
     ['worker', 'dist/apps/worker/src/main.js'],
   ])('the %s refuses a bad configuration with one message naming each variable', async (_name, script) => {
-    const proc = spawn(process.execPath, [resolve(ROOT, script)], {
+    const proc = spawnOwned(process.execPath, [resolve(ROOT, script)], {
       cwd: ROOT,
       env: { ...process.env, PORT: 'eighty', THREADS: '0', REDIS_URL: 'http://nope' },
     });
@@ -48,7 +49,7 @@ describe('start-up', () => {
     const port = await freePort();
     await new Promise<void>((ok) => taken.listen(port, '127.0.0.1', ok));
     try {
-      const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+      const proc = spawnOwned(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
         cwd: ROOT,
         env: {
           ...process.env,
@@ -71,7 +72,7 @@ describe('start-up', () => {
   });
 
   const runWorker = (env: Record<string, string>, args: string[] = []) => {
-    const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/worker/src/main.js'), ...args], {
+    const proc = spawnOwned(process.execPath, [resolve(ROOT, 'dist/apps/worker/src/main.js'), ...args], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1', MODELS_DIR, REDIS_URL, REDIS_PREFIX: `startup-${process.pid}`, ...env },
     });
@@ -111,7 +112,7 @@ describe('start-up', () => {
   it('the launcher behind `npm start` starts a private Redis, the worker and the API, and Ctrl-C stops them all', async () => {
     const [port, redisPort] = await Promise.all([freePort(), freePort()]);
     const redisUrl = `redis://127.0.0.1:${redisPort}`;
-    const proc = spawn(process.execPath, [resolve(ROOT, 'scripts/start.mjs')], {
+    const proc = spawnOwned(process.execPath, [resolve(ROOT, 'scripts/start.mjs')], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1', PORT: String(port), REDIS_URL: redisUrl, MODELS_DIR, PARALLEL: '1' },
     });
@@ -154,7 +155,7 @@ describe('start-up beside other API replicas', () => {
   });
 
   it('an API whose file store is not the one its peers on the Redis prefix share refuses to start, saying why', async () => {
-    const proc = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+    const proc = spawnOwned(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
       cwd: ROOT,
       env: { ...process.env, ...platform.env, PORT: String(await freePort()), DATA_DIR: dirs[1]! },
     });

@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { findLlamaServer } from '../../libs/engine/src/llama-server-binary.js';
 import { freePort } from './free-port.js';
+import { spawnOwned } from './owned-processes.mjs';
 
 /**
  * The cached llama-server build (or LLAMA_SERVER_BIN). Without one, the tests that need it are skipped
@@ -33,7 +34,7 @@ export async function startLlamaServer(
   const port = await freePort();
   const args = ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-np', String(options.parallel)];
   args.push('-c', String(options.contextSize * options.parallel), '-t', '1', '--jinja', '--log-disable');
-  const proc = spawn(binary, args, { stdio: 'ignore' });
+  const proc = spawnOwned(binary, args, { stdio: 'ignore' });
   const origin = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return;

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
+import { spawnOwned, stopOwned } from './owned-processes.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,7 +21,7 @@ function launch(
   args: string[] = [],
   timeoutMs = 30_000,
 ): Promise<ManagedProcess> {
-  const proc = spawn(process.execPath, [resolve(ROOT, script), ...args], {
+  const proc = spawnOwned(process.execPath, [resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -125,16 +126,7 @@ export class TestPlatform {
 
   async stop(): Promise<void> {
     const all = [this.api, ...this.extraApis, ...this.workers].filter((p): p is ManagedProcess => p !== null);
-    await Promise.all(
-      all.map(async (p) => {
-        if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
-        const done = exited(p);
-        p.proc.kill('SIGTERM');
-        const timer = setTimeout(() => p.proc.kill('SIGKILL'), 10_000);
-        await done;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(all.map((p) => stopOwned(p.proc)));
     await deleteKeys(this.prefix);
   }
 }

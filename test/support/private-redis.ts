@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
+import { spawnOwned } from './owned-processes.mjs';
 import { redisAnswers } from '../../scripts/redis-answers.mjs';
 
 /** A redis-server of the test's own, with AOF on a private folder, that the test may stop and restart. */
@@ -26,7 +27,7 @@ export class PrivateRedis {
   }
 
   async up(): Promise<void> {
-    this.proc = spawn(
+    this.proc = spawnOwned(
       'redis-server',
       [
         '--port',

@@ -1,5 +1,6 @@
 import { expect, it } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { spawnOwned } from './owned-processes.mjs';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -61,11 +62,11 @@ export function runCheckScript(
   timeoutMs: number,
 ): Promise<CheckRun> {
   return new Promise((ok, fail) => {
-    const proc = spawn(python, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawnOwned(python, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    proc.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
     proc.on('error', fail);
     proc.on('close', (code) => {

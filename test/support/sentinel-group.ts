@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnOwned } from './owned-processes.mjs';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ class Node {
   ) {}
 
   start(extra: string[] = []): void {
-    this.proc = spawn('redis-server', [...this.args, ...extra], { stdio: 'ignore' });
+    this.proc = spawnOwned('redis-server', [...this.args, ...extra], { stdio: 'ignore' });
   }
 
   get running(): boolean {
