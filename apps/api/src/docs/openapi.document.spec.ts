@@ -54,6 +54,22 @@ describe('OpenAPI document', () => {
     expect(message.properties.role).toMatchObject({ enum: ['system', 'developer', 'user', 'assistant', 'tool'] });
   });
 
+  it("lists the HTTP edge's refusals (400, 408, 414, 431) on every operation, in the error shape", () => {
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item as Record<string, { responses: Record<string, object> }>)) {
+        for (const status of ['400', '408', '414', '431']) {
+          const response = operation.responses[status] as { content?: Record<string, { schema?: object }> } | undefined;
+          const schemas = Object.values(response?.content ?? {}).map((c) => c.schema);
+          expect({ at: `${method} ${path}`, status, schemas }).toEqual({
+            at: `${method} ${path}`,
+            status,
+            schemas: expect.arrayContaining([{ $ref: '#/components/schemas/Error' }]),
+          });
+        }
+      }
+    }
+  });
+
   it('names the credentials each route family takes', () => {
     expect(document.paths['/v1/chat/completions']?.post?.security).toEqual([{ bearer: [] }]);
     expect(document.paths['/environments/production/predict']?.post?.security).toEqual([{ apiKey: [] }]);

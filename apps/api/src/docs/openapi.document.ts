@@ -69,6 +69,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     models.get.parameters = (models.get.parameters ?? []).filter((p) => !('name' in p) || p.name !== '*');
     document.paths['/v1/models/{model}'] = models;
   }
+  addEdgeRefusals(document);
   // The dashboard is a Fastify plugin mounted beside Nest's controllers.
   document.paths[QUEUE_DASHBOARD_PATH] = {
     get: {
@@ -84,7 +85,34 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
     },
   };
+  addEdgeRefusals(document, [QUEUE_DASHBOARD_PATH]);
   return document;
+}
+
+/**
+ * What the HTTP edge answers for any path before a route runs (http/client-errors.ts,
+ * http/request-checks.ts): a request that is not well-formed HTTP or names a malformed URL (400), one
+ * that did not arrive in time (408), a URL segment too long (414), a request line and headers too
+ * large (431). Every operation can get them, so each lists them, in the OpenAI error shape.
+ */
+const EDGE_REFUSALS: Readonly<Record<string, string>> = {
+  '400': 'Not well-formed HTTP, or a malformed URL (refused before the route runs)',
+  '408': 'The request did not arrive within the time allowed',
+  '414': 'A segment of the URL is too long',
+  '431': 'The request line and headers are too large',
+};
+
+function addEdgeRefusals(document: OpenAPIObject, only?: string[]): void {
+  const error = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (only && !only.includes(path)) continue;
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      for (const [status, description] of Object.entries(EDGE_REFUSALS))
+        operation.responses[status] ??= { description, content: error };
+    }
+  }
 }
 
 /** The document, once built at start-up, for the docs routes to serve. */
