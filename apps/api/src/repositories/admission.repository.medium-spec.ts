@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { admissionKey, waitListKey } from '@conveyor/queue';
+import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
+import { untilConnected } from '../../../../test/support/connected.js';
 import { AdmissionRepository } from './admission.repository.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -17,9 +18,10 @@ describe('AdmissionRepository against real Redis', () => {
   /** What enqueueing does to the wait list: BullMQ pushes a new job's id at the head. */
   const enqueue = (id: string) => redis.lpush(waitListKey(prefix, deployment), id);
 
-  beforeAll(() => {
+  beforeAll(async () => {
     redis = new Redis(url);
     admission = new AdmissionRepository(config);
+    await untilConnected(() => admission.release('none', 'none'));
   });
   beforeEach(() => {
     deployment = `d-${randomBytes(4).toString('hex')}`;
@@ -58,6 +60,25 @@ describe('AdmissionRepository against real Redis', () => {
     // 41 waiting and b's place: a is not counted a second time.
     expect(await admission.reserve(deployment, 'c', 43)).toEqual({ admitted: true });
     expect(await admission.reserve(deployment, 'd', 43)).toEqual({ admitted: false, queued: 43 });
+  });
+
+  it('counts the jobs waiting in the queues of the workers routing sends jobs to', async () => {
+    const routed = (worker: string, id: string) =>
+      redis.lpush(`${prefix}:${affinityQueueName(deployment, worker)}:wait`, id);
+    await redis.sadd(routeQueuesKey(prefix, deployment), 'w1', 'w2');
+    await enqueue('shared-1');
+    await routed('w1', 'routed-1');
+    await routed('w2', 'routed-2');
+    expect(await admission.reserve(deployment, 'a', 4)).toEqual({ admitted: true });
+    expect(await admission.reserve(deployment, 'b', 4)).toEqual({ admitted: false, queued: 4 });
+  });
+
+  it("counts a routed job once between its entering a worker's queue and its reservation being released", async () => {
+    await redis.sadd(routeQueuesKey(prefix, deployment), 'w1');
+    expect(await admission.reserve(deployment, 'a', 2)).toEqual({ admitted: true });
+    await redis.lpush(`${prefix}:${affinityQueueName(deployment, 'w1')}:wait`, 'a');
+    expect(await admission.reserve(deployment, 'b', 2)).toEqual({ admitted: true });
+    expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: false, queued: 2 });
   });
 
   it('lets a reservation of a replica that died lapse', async () => {

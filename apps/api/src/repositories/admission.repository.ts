@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { admissionKey, waitListKey } from '@conveyor/queue';
+import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
 import { createRedis } from '@conveyor/redis';
 import type { Redis, Result } from 'ioredis';
 import { QueueAdmission, type Admission } from './queue-admission.port.js';
@@ -9,22 +9,35 @@ import { QueueAdmission, type Admission } from './queue-admission.port.js';
 const RESERVATION_MS = 10_000;
 
 /**
- * Reserves a place in a deployment's queue: counts the jobs waiting plus the places other
- * requests (on any replica) have reserved and not yet used, and takes one if that is under the
- * limit. One script, so requests that arrive together cannot all see room that only one has.
- * A request's job enters the wait list (under the request's id) a moment before its replica
- * releases the reservation; in that moment it is counted once, not twice. BullMQ pushes new jobs
- * at the head, so each look stops after the few entries any job added since then can take.
+ * Reserves a place in a deployment's queue: counts the jobs waiting (in the deployment's queue and in
+ * the per-worker queues routing sends jobs to) plus the places other requests (on any replica) have
+ * reserved and not yet used, and takes one if that is under the limit. One script, so requests that
+ * arrive together cannot all see room that only one has. A request's job enters a wait list (under the
+ * request's id) a moment before its replica releases the reservation; in that moment it is counted
+ * once, not twice. BullMQ pushes new jobs at the head, so each look stops after the few entries any
+ * job added since then can take.
+ *
+ * KEYS: the deployment's wait list, its reservations, the set of its workers with a queue of their own.
+ * ARGV: limit, now, lapse time, request id, reservations' ttl, and the affinity wait lists' key as
+ * prefix and suffix around a worker's name.
  */
 const RESERVE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+local lists = {KEYS[1]}
+for _, worker in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+  table.insert(lists, ARGV[6] .. worker .. ARGV[7])
+end
 local reserved = redis.call('ZRANGE', KEYS[2], 0, -1)
 local scan = #reserved + 64
-local unused = 0
+local queued = 0
+for _, list in ipairs(lists) do queued = queued + redis.call('LLEN', list) end
 for _, id in ipairs(reserved) do
-  if not redis.call('LPOS', KEYS[1], id, 'MAXLEN', scan) then unused = unused + 1 end
+  local found = false
+  for _, list in ipairs(lists) do
+    if redis.call('LPOS', list, id, 'MAXLEN', scan) then found = true break end
+  end
+  if not found then queued = queued + 1 end
 end
-local queued = redis.call('LLEN', KEYS[1]) + unused
 if queued >= tonumber(ARGV[1]) then return {0, queued} end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -36,13 +49,23 @@ declare module 'ioredis' {
     reserveQueuePlace(
       waitList: string,
       reservations: string,
+      routedWorkers: string,
       limit: number,
       now: number,
       lapsesAt: number,
       requestId: string,
       ttlMs: number,
+      affinityWaitPrefix: string,
+      affinityWaitSuffix: string,
     ): Result<[number, number], Context>;
   }
+}
+
+/** The wait list key of a worker's own queue, as the text before and after the worker's name. */
+function affinityWaitListAround(prefix: string, deployment: string): [string, string] {
+  const marker = '\u0000';
+  const [before = '', after = ''] = `${prefix}:${affinityQueueName(deployment, marker)}:wait`.split(marker);
+  return [before, after];
 }
 
 /** Places in the deployments' queues, reserved atomically in Redis so every API replica shares one limit. */
@@ -54,7 +77,7 @@ export class AdmissionRepository extends QueueAdmission implements OnApplication
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();
     this.redis = createRedis(config.redis, 'conveyor-api-admission', 'command', this.logger);
-    this.redis.defineCommand('reserveQueuePlace', { numberOfKeys: 2, lua: RESERVE });
+    this.redis.defineCommand('reserveQueuePlace', { numberOfKeys: 3, lua: RESERVE });
   }
 
   async reserve(deployment: string, requestId: string, limit: number): Promise<Admission> {
@@ -63,11 +86,13 @@ export class AdmissionRepository extends QueueAdmission implements OnApplication
     const [admitted, queued] = await this.redis.reserveQueuePlace(
       waitListKey(prefix, deployment),
       admissionKey(prefix, deployment),
+      routeQueuesKey(prefix, deployment),
       limit,
       now,
       now + RESERVATION_MS,
       requestId,
       RESERVATION_MS * 2,
+      ...affinityWaitListAround(prefix, deployment),
     );
     return admitted ? { admitted: true } : { admitted: false, queued };
   }
