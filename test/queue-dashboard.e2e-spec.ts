@@ -86,13 +86,17 @@ describeInBrowser('queue dashboard behind the admin key, in headless Chromium', 
     }
   });
 
-  it('serves the board API to a script with the key as a Bearer token', async () => {
+  it("serves the board API to a script with the key as a Bearer token, the workers' own queues listed too", async () => {
     const res = await fetch(`${platform.baseUrl}/admin/queues/api/queues`, {
       headers: { authorization: `Bearer ${ADMIN_KEY}` },
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { queues: { name: string; counts: Record<string, number> }[] };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['jobs.alpha', 'jobs.beta']);
+    // Each deployment's queue, and beside it the queue of each worker routing sends its jobs to.
+    const names = body.queues.map((q) => q.name);
+    expect(names.filter((n) => !n.includes('@')).sort()).toEqual(['jobs.alpha', 'jobs.beta']);
+    expect(names.some((n) => n.startsWith('jobs.alpha@'))).toBe(true);
+    expect(names.some((n) => n.startsWith('jobs.beta@'))).toBe(true);
     expect(body.queues.find((q) => q.name === 'jobs.alpha')?.counts.completed).toBe(1);
   });
 });

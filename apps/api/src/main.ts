@@ -48,7 +48,8 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   installRequestChecks(fastify, config.api);
   const logger = new Logger('Api');
   if (config.adminKeySha256) {
-    await mountQueueDashboard(fastify, app.get(BullMqJobQueue).all(), config.adminKeySha256);
+    const jobs = app.get(BullMqJobQueue);
+    await mountQueueDashboard(fastify, () => jobs.all(), config.adminKeySha256);
     logger.log(`Queue dashboard at ${QUEUE_DASHBOARD_PATH} (admin key required)`);
   } else {
     await mountDashboardHint(fastify);

@@ -20,22 +20,28 @@ const unauthorized: OpenAiErrorBody = {
 /**
  * Bull Board over the deployments' queues, in a Fastify scope of its own whose
  * hook checks the admin key before any of the board's pages or API routes run.
+ * `queues` is read again on each request: workers' own queues come and go with them.
  */
 export async function mountQueueDashboard(
   fastify: FastifyInstance,
-  queues: Queue[],
+  queues: () => Promise<Queue[]>,
   adminKeySha256: string,
 ): Promise<void> {
   const board = new FastifyAdapter();
   board.setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+  const shown = createBullBoard({
+    queues: (await queues().catch(() => [])).map((queue) => new BullMQAdapter(queue)),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'Conveyor queues' } },
   });
+  const refresh = async () => {
+    // Redis away: the board keeps the queues it showed last.
+    const now = await queues().catch(() => null);
+    if (now) shown.replaceQueues(now.map((queue) => new BullMQAdapter(queue)));
+  };
   await fastify.register(async (scope) => {
     scope.addHook('onRequest', async (request, reply) => {
-      if (isAdminKey(presentedAdminKey(request.headers.authorization), adminKeySha256)) return;
+      if (isAdminKey(presentedAdminKey(request.headers.authorization), adminKeySha256)) return refresh();
       await reply
         .code(401)
         .header('www-authenticate', 'Basic realm="Conveyor admin", charset="UTF-8"')

@@ -67,9 +67,13 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
     return [...workers.map((w) => this.queueNamed(affinityQueueName(deployment, w))), this.queueFor(deployment)];
   }
 
-  /** Every deployment's queue, for the queue dashboard. */
-  all(): Queue<QueuedJobData>[] {
-    return this.config.deployments.map((d) => this.queueFor(d.id));
+  /**
+   * Every deployment's queue and, beside it, the queues of the workers routing sends its jobs to, for
+   * the queue dashboard: a routed job waits in its worker's queue, not in the deployment's.
+   */
+  async all(): Promise<Queue<QueuedJobData>[]> {
+    const orders = await Promise.all(this.config.deployments.map((d) => this.searchOrder(d.id)));
+    return orders.flatMap((queues) => [queues[queues.length - 1]!, ...queues.slice(0, -1)]);
   }
 
   async enqueue(job: QueuedJobData, worker?: string | null): Promise<void> {
