@@ -33,6 +33,14 @@ export type EngineFieldNames = Record<
   string
 >;
 
+/** What resolving an engine needs beyond its fields. */
+export interface EngineContext {
+  /** The value of a variable the file names (`upstream.apiKeyEnv`), trimmed; undefined when unset or blank. */
+  named: (name: string) => string | undefined;
+  /** Where presets are generated, and so where a preset's projector is. */
+  modelsDir: string;
+}
+
 export interface ResolvedEngine {
   /** What the deployment serves: a preset, a GGUF path or an hf: URI; for `openai`, the upstream's model. */
   model: string;
@@ -47,12 +55,11 @@ const isGgufSource = (source: string): boolean =>
  * Settles which engine runs a deployment, and whether it takes images, from the fields given. A projector
  * (`mmproj`, or a preset that comes with one) implies `llama-server`, an `upstream` implies `openai`;
  * `llama-cpp` is the default. Each contradiction is one problem naming the fields at fault.
- * `env` supplies the variable `upstream.apiKeyEnv` names; `modelsDir` is where presets are generated.
  */
 export function resolveEngine(
   fields: EngineFields,
   names: EngineFieldNames,
-  context: { env: Record<string, string | undefined>; modelsDir: string },
+  context: EngineContext,
   problems: string[],
 ): ResolvedEngine {
   const presetProjector =
@@ -80,7 +87,7 @@ export function resolveEngine(
     kind = 'llama-cpp';
   }
 
-  if (kind === 'openai') return upstreamEngine(fields, names, context.env, problems);
+  if (kind === 'openai') return upstreamEngine(fields, names, context.named, problems);
 
   const model = fields.model ?? 'tiny';
   if (kind === 'llama-cpp') {
@@ -114,7 +121,7 @@ export function resolveEngine(
 function upstreamEngine(
   fields: EngineFields,
   names: EngineFieldNames,
-  env: Record<string, string | undefined>,
+  named: EngineContext['named'],
   problems: string[],
 ): ResolvedEngine {
   const upstream = fields.upstream ?? {};
@@ -126,7 +133,7 @@ function upstreamEngine(
   let apiKey: string | null = upstream.apiKey?.trim() || null;
   if (upstream.apiKeyEnv !== undefined) {
     if (apiKey) problems.push(`${names.upstreamApiKey} and ${names.upstreamApiKeyEnv} are exclusive: set one`);
-    apiKey = env[upstream.apiKeyEnv]?.trim() || null;
+    apiKey = named(upstream.apiKeyEnv) ?? null;
     if (!apiKey) problems.push(`${names.upstreamApiKeyEnv} names ${upstream.apiKeyEnv}, which is not set`);
   }
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { FileStoreConfig } from './config.types.js';
-import type { EnvReader } from './env-reader.js';
+import type { EnvReader } from './env/env-reader.js';
 
 /** S3's bucket naming rules, which MinIO, Ceph RGW and R2 share. */
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

@@ -7,21 +7,20 @@ import type {
   ApiKeyConfig,
   DeploymentConfig,
   FlashAttention,
-  LogLevel,
   PlatformConfig,
   PromptCacheMode,
   SentinelAddress,
   SentinelConfig,
 } from './config.types.js';
-import { ENGINE_KINDS, resolveEngine, type EngineFieldNames } from './engine-config.js';
-import { EnvReader } from './env-reader.js';
+import { resolveEngine, type EngineContext, type EngineFieldNames } from './engine-config.js';
+import { EnvReader } from './env/env-reader.js';
+import { IMAGE_MAX_BYTES_DEFAULT } from './env/limits.vars.js';
 import { hostName } from './host-name.js';
 import { readFileStoreConfig } from './file-store-config.js';
 import type { DeploymentDto } from './file/deployments-file.dto.js';
 import { readDeploymentsFile } from './file/read-deployments-file.js';
 import { hashKey } from './hash-key.js';
 
-const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
 /** Deployment ids become queue names and model ids: keep them to characters both accept. */
 const DEPLOYMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/;
 
@@ -76,11 +75,6 @@ const ENV_ENGINE_FIELDS: EngineFieldNames = {
   upstreamApiKeyEnv: 'UPSTREAM_API_KEY',
   upstreamModel: 'UPSTREAM_MODEL',
 };
-
-interface EngineContext {
-  env: Record<string, string | undefined>;
-  modelsDir: string;
-}
 
 function fromFile(
   d: DeploymentDto,
@@ -214,7 +208,7 @@ function readSentinels(raw: string, problems: string[]): SentinelAddress[] {
  * database and scheme. REDIS_PASSWORD keeps the password out of the URL (it must not be in both).
  */
 function readRedisLocation(r: EnvReader): { url: string; sentinel: SentinelConfig | null } {
-  let url = r.string('REDIS_URL', 'redis://127.0.0.1:6379');
+  let url = r.string('REDIS_URL');
   r.check(/^rediss?:\/\//.test(url), `REDIS_URL must start with redis:// or rediss:// (got "${url}")`);
   const password = r.optionalString('REDIS_PASSWORD');
   if (password && /^rediss?:\/\//.test(url)) {
@@ -260,7 +254,7 @@ const imageBytesWithin = (bodyBytes: number): number => Math.floor((bodyBytes * 
  */
 function readImageLimits(r: EnvReader, bodyLimitBytes: number): PlatformConfig['api']['images'] {
   const within = imageBytesWithin(bodyLimitBytes);
-  const maxBytes = r.int('IMAGE_MAX_BYTES', Math.min(10 * 1024 * 1024, within), 1, 1024 * 1024 * 1024);
+  const maxBytes = r.int('IMAGE_MAX_BYTES', Math.min(IMAGE_MAX_BYTES_DEFAULT, within));
   r.check(
     maxBytes <= within,
     `IMAGE_MAX_BYTES (${maxBytes}) cannot arrive within BODY_LIMIT_BYTES (${bodyLimitBytes}): base64 takes 4/3 as much; ` +
@@ -268,8 +262,8 @@ function readImageLimits(r: EnvReader, bodyLimitBytes: number): PlatformConfig['
   );
   return {
     maxBytes,
-    maxPixels: r.int('IMAGE_MAX_PIXELS', 7680 * 4320, 1, 1 << 30),
-    maxCount: r.int('IMAGE_MAX_COUNT', 8, 0, 1024),
+    maxPixels: r.int('IMAGE_MAX_PIXELS'),
+    maxCount: r.int('IMAGE_MAX_COUNT'),
   };
 }
 
@@ -277,18 +271,16 @@ function readImageLimits(r: EnvReader, bodyLimitBytes: number): PlatformConfig['
 export function loadConfig(env: Record<string, string | undefined> = process.env): PlatformConfig {
   const r = new EnvReader(env);
   const redisLocation = readRedisLocation(r);
-  const prefix = r.string('REDIS_PREFIX', 'conveyor');
+  const prefix = r.string('REDIS_PREFIX');
   r.check(/^[A-Za-z0-9_.-]+$/.test(prefix), `REDIS_PREFIX must be letters, digits, '.', '_' or '-' (got "${prefix}")`);
 
   const defaults: DeploymentDefaults = {
-    contextSize: r.int('CONTEXT_SIZE', 4096, 64, 1 << 20),
-    promptCharsPerToken: r.int('PROMPT_CHARS_PER_TOKEN', 32, 1, 1024),
-    parallel: r.int('PARALLEL', 4, 1, 256),
-    threads: r.int('THREADS', 1, 1, 1024),
-    flashAttention: r.oneOf('FLASH_ATTENTION', 'auto', ['auto', 'on', 'off'] as const),
-    promptCache: promptCacheMode(
-      r.oneOf('PROMPT_CACHE', 'exact', ['exact', 'full', 'off', 'true', 'false', '1', '0', 'yes', 'no']),
-    ),
+    contextSize: r.int('CONTEXT_SIZE'),
+    promptCharsPerToken: r.int('PROMPT_CHARS_PER_TOKEN'),
+    parallel: r.int('PARALLEL'),
+    threads: r.int('THREADS'),
+    flashAttention: r.oneOf('FLASH_ATTENTION'),
+    promptCache: promptCacheMode(r.oneOf('PROMPT_CACHE')),
   };
 
   // Keys from the environment are plain text; only their hashes are kept.
@@ -306,8 +298,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     'ADMIN_KEY_SHA256 must be 64 hex digits (npm run hash-key -- <key>)',
   );
 
-  const modelsDir = resolve(r.string('MODELS_DIR', 'models'));
-  const engineContext: EngineContext = { env, modelsDir };
+  const modelsDir = resolve(r.string('MODELS_DIR'));
+  const engineContext: EngineContext = { named: (name) => r.named(name), modelsDir };
   let deployments: DeploymentConfig[] = [];
   const file = r.optionalString('CONVEYOR_CONFIG');
   if (file) {
@@ -327,17 +319,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       r.problems.push(read.problem);
     }
   } else {
-    const task = r.oneOf('TASK', 'generate', ['generate', 'embeddings'] as const);
+    const task = r.oneOf('TASK');
     const upstreamUrl = r.optionalString('UPSTREAM_URL');
     const served = resolveEngine(
       {
         model: r.optionalString('MODEL'),
         task,
-        engine: r.optionalString('ENGINE') === undefined ? undefined : r.oneOf('ENGINE', 'llama-cpp', ENGINE_KINDS),
+        engine: r.optionalString('ENGINE') === undefined ? undefined : r.oneOf('ENGINE'),
         mmproj: r.optionalString('MMPROJ'),
-        imageMaxTokens:
-          r.optionalString('IMAGE_MAX_TOKENS') === undefined ? undefined : r.int('IMAGE_MAX_TOKENS', 0, 1, 65_536),
-        vision: r.optionalString('VISION') === undefined ? undefined : r.bool('VISION', false),
+        imageMaxTokens: r.optionalString('IMAGE_MAX_TOKENS') === undefined ? undefined : r.int('IMAGE_MAX_TOKENS', 0),
+        vision: r.optionalString('VISION') === undefined ? undefined : r.bool('VISION'),
         upstream:
           upstreamUrl === undefined
             ? undefined
@@ -352,7 +343,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       r.problems,
     );
     if (!upstreamUrl) {
-      for (const name of ['UPSTREAM_API_KEY', 'UPSTREAM_MODEL'])
+      for (const name of ['UPSTREAM_API_KEY', 'UPSTREAM_MODEL'] as const)
         r.check(!r.optionalString(name), `${name} is set but UPSTREAM_URL is not: name the upstream too`);
     }
     const id = r.optionalString('MODEL_ID') ?? deriveDeploymentId(served.model);
@@ -363,64 +354,64 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       {
         id,
         model: served.model,
-        pool: r.oneOf('POOL', 'cpu', ['cpu', 'gpu'] as const),
+        pool: r.oneOf('POOL'),
         ...defaults,
         defaults: {},
         auth: 'private',
         task,
         engine: served.engine,
         vision: served.vision,
-        reasoningParser: r.oneOf('REASONING_PARSER', 'none', ['none', 'think'] as const) === 'think' ? 'think' : null,
+        reasoningParser: r.oneOf('REASONING_PARSER') === 'think' ? 'think' : null,
       },
     ];
   }
   checkDeployments(deployments, apiKeys, r.problems, file ? fileField : envField);
 
-  const dataDir = resolve(r.string('DATA_DIR', 'data'));
+  const dataDir = resolve(r.string('DATA_DIR'));
   const llamaServerBin = r.optionalString('LLAMA_SERVER_BIN');
-  const bodyLimitBytes = r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+  const bodyLimitBytes = r.int('BODY_LIMIT_BYTES');
   const config: PlatformConfig = {
     redis: {
       ...redisLocation,
       prefix,
-      replyTtlMs: r.int('REPLY_TTL_MS', 10 * 60 * 1000, 1000, 24 * 60 * 60 * 1000),
-      jobRetentionSeconds: r.int('JOB_RETENTION_SECONDS', 3600, 1, 30 * 24 * 3600),
+      replyTtlMs: r.int('REPLY_TTL_MS'),
+      jobRetentionSeconds: r.int('JOB_RETENTION_SECONDS'),
     },
     api: {
-      host: r.string('HOST', '0.0.0.0'),
-      port: r.int('PORT', 8000, 0, 65535),
+      host: r.string('HOST'),
+      port: r.int('PORT'),
       bodyLimitBytes,
-      requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 10 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
-      queueTimeoutMs: r.int('QUEUE_TIMEOUT_MS', 5 * 60 * 1000, 100, 24 * 60 * 60 * 1000),
-      maxQueueDepth: r.int('MAX_QUEUE_DEPTH', 1000, 1, 10_000_000),
-      shutdownGraceMs: r.int('API_SHUTDOWN_GRACE_MS', 10_000, 0, 60 * 60_000),
+      requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS'),
+      queueTimeoutMs: r.int('QUEUE_TIMEOUT_MS'),
+      maxQueueDepth: r.int('MAX_QUEUE_DEPTH'),
+      shutdownGraceMs: r.int('API_SHUTDOWN_GRACE_MS'),
       allowedHosts: allowedHosts(r),
-      bodyTimeoutMs: r.int('REQUEST_BODY_TIMEOUT_MS', 30_000, 100, 60 * 60_000),
-      uploadTimeoutMs: r.int('UPLOAD_TIMEOUT_MS', 10 * 60_000, 1000, 24 * 60 * 60_000),
+      bodyTimeoutMs: r.int('REQUEST_BODY_TIMEOUT_MS'),
+      uploadTimeoutMs: r.int('UPLOAD_TIMEOUT_MS'),
       images: readImageLimits(r, bodyLimitBytes),
     },
     worker: {
-      heartbeatMs: r.int('HEARTBEAT_MS', 2000, 100, 60_000),
-      lockMs: r.int('WORKER_LOCK_MS', 30_000, 500, 10 * 60_000),
-      stalledIntervalMs: r.int('WORKER_STALLED_INTERVAL_MS', 30_000, 250, 10 * 60_000),
-      maxStalls: r.int('WORKER_MAX_STALLS', 1, 0, 100),
-      shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS', 30_000, 0, 60 * 60_000),
-      allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK', false),
+      heartbeatMs: r.int('HEARTBEAT_MS'),
+      lockMs: r.int('WORKER_LOCK_MS'),
+      stalledIntervalMs: r.int('WORKER_STALLED_INTERVAL_MS'),
+      maxStalls: r.int('WORKER_MAX_STALLS'),
+      shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS'),
+      allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK'),
       llamaServerBin: llamaServerBin ? resolve(llamaServerBin) : null,
     },
     batch: {
       dataDir,
-      maxLines: r.int('BATCH_MAX_LINES', 50_000, 1, 10_000_000),
-      maxFileBytes: r.int('BATCH_MAX_FILE_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
-      inflightPerBatch: r.int('BATCH_INFLIGHT', 16, 1, 10_000),
-      tickMs: r.int('BATCH_TICK_MS', 100, 10, 60_000),
-      leaseMs: r.int('BATCH_LEASE_MS', 5000, 200, 10 * 60_000),
+      maxLines: r.int('BATCH_MAX_LINES'),
+      maxFileBytes: r.int('BATCH_MAX_FILE_BYTES'),
+      inflightPerBatch: r.int('BATCH_INFLIGHT'),
+      tickMs: r.int('BATCH_TICK_MS'),
+      leaseMs: r.int('BATCH_LEASE_MS'),
     },
     fileStore: readFileStoreConfig(r, dataDir),
     modelsDir,
-    logLevel: r.oneOf('LOG_LEVEL', 'log', LOG_LEVELS),
-    logFormat: r.oneOf('LOG_FORMAT', 'json', ['json', 'text'] as const),
-    logPrompts: r.bool('LOG_PROMPTS', false),
+    logLevel: r.oneOf('LOG_LEVEL'),
+    logFormat: r.oneOf('LOG_FORMAT'),
+    logPrompts: r.bool('LOG_PROMPTS'),
     deployments,
     apiKeys,
     adminKeySha256: adminKey ? hashKey(adminKey) : (adminDigest ?? null),

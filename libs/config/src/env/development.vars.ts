@@ -1,0 +1,18 @@
+import type { EnvVarSpec } from './env-var.js';
+
+/** Read by the tests and benches only, never by the API or a worker. */
+export const DEVELOPMENT_VARS = {
+  CI: {
+    kind: 'text',
+    defaultText: 'unset',
+    allowedText: 'any value',
+    meaning:
+      'Set: a test whose tool is missing (Chromium, llama-server, the Python client) fails instead of being skipped.',
+  },
+  CHROMIUM_PATH: {
+    kind: 'text',
+    defaultText: '`/usr/bin/chromium`, then `/usr/bin/chromium-browser`',
+    allowedText: 'an executable',
+    meaning: 'The Chromium the browser tests drive.',
+  },
+} as const satisfies Record<string, EnvVarSpec>;

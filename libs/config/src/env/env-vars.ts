@@ -1,0 +1,86 @@
+import { BATCHES_VARS } from './batches.vars.js';
+import { DEPLOYMENTS_VARS } from './deployments.vars.js';
+import { DEVELOPMENT_VARS } from './development.vars.js';
+import type { EnvVarSpec } from './env-var.js';
+import { FILES_VARS } from './files.vars.js';
+import { LIMITS_VARS } from './limits.vars.js';
+import { LOGGING_VARS } from './logging.vars.js';
+import { REDIS_VARS } from './redis.vars.js';
+import { SECURITY_VARS } from './security.vars.js';
+import { SERVER_VARS } from './server.vars.js';
+import { TOOLS_VARS } from './tools.vars.js';
+import { WORKERS_VARS } from './workers.vars.js';
+
+/** Each section's variables, in the order the reference lists them. */
+const BY_SECTION = {
+  Server: SERVER_VARS,
+  Security: SECURITY_VARS,
+  Limits: LIMITS_VARS,
+  Redis: REDIS_VARS,
+  Deployments: DEPLOYMENTS_VARS,
+  Workers: WORKERS_VARS,
+  Batches: BATCHES_VARS,
+  Files: FILES_VARS,
+  Logging: LOGGING_VARS,
+  Tools: TOOLS_VARS,
+  'Build and development': DEVELOPMENT_VARS,
+} as const satisfies Record<string, Record<string, EnvVarSpec>>;
+
+export type EnvSection = keyof typeof BY_SECTION;
+/** A variable with its name and section, as the reference lists it. */
+export type DeclaredEnvVar = EnvVarSpec & { name: string; section: EnvSection };
+
+/** Every variable the platform, its tools and its tests read: nothing is read that is not here. */
+export const ENV_VARS = {
+  ...SERVER_VARS,
+  ...SECURITY_VARS,
+  ...LIMITS_VARS,
+  ...REDIS_VARS,
+  ...DEPLOYMENTS_VARS,
+  ...WORKERS_VARS,
+  ...BATCHES_VARS,
+  ...FILES_VARS,
+  ...LOGGING_VARS,
+  ...TOOLS_VARS,
+  ...DEVELOPMENT_VARS,
+};
+
+type Vars = typeof ENV_VARS;
+export type EnvName = keyof Vars;
+type NamesWhere<Shape> = { [N in EnvName]: Vars[N] extends Shape ? N : never }[EnvName];
+/** Variables of one kind, so a reader method only takes names it can read. */
+export type IntName = NamesWhere<{ kind: 'int' }>;
+export type BoolName = NamesWhere<{ kind: 'bool' }>;
+export type EnumName = NamesWhere<{ kind: 'enum' }>;
+export type TextName = NamesWhere<{ kind: 'text' }>;
+/** Variables whose declaration has a default value, which a read without a fallback of its own uses. */
+export type DefaultedName = NamesWhere<{ default: unknown }>;
+export type EnumValue<N extends EnumName> = Vars[N] extends { values: readonly (infer V)[] } ? V : never;
+
+export const isDeclared = (name: string): name is EnvName => Object.hasOwn(ENV_VARS, name);
+
+/** A read of a variable the reference does not declare: the code's mistake, not the operator's. */
+export class UndeclaredVariableError extends Error {
+  constructor(name: string) {
+    super(`${name} is not declared: add it, with its default and meaning, to libs/config/src/env before reading it`);
+    this.name = 'UndeclaredVariableError';
+  }
+}
+
+/** The declaration of a variable; throws for a name the reference does not declare. */
+export function declaration(name: EnvName): EnvVarSpec {
+  if (!isDeclared(name)) throw new UndeclaredVariableError(name);
+  return ENV_VARS[name];
+}
+
+/** The reference's sections, each with its variables in order. */
+export function declaredSections(): { section: EnvSection; vars: DeclaredEnvVar[] }[] {
+  return Object.entries(BY_SECTION).map(([section, vars]) => ({
+    section: section as EnvSection,
+    vars: Object.entries(vars).map(([name, spec]: [string, EnvVarSpec]) => ({
+      ...spec,
+      name,
+      section: section as EnvSection,
+    })),
+  }));
+}

@@ -1,0 +1,77 @@
+import type { EnvVarSpec } from './env-var.js';
+
+/** What a worker serves, how it holds its jobs, and what it runs them with. */
+export const WORKERS_VARS = {
+  WORKER_POOL: {
+    kind: 'enum',
+    default: 'cpu',
+    values: ['cpu', 'gpu'],
+    meaning: 'The pool whose deployments a worker serves, as `--pool` (the flag wins).',
+  },
+  WORKER_DEPLOYMENTS: {
+    kind: 'text',
+    defaultText: "the pool's deployments",
+    allowedText: 'comma-separated deployment ids',
+    meaning: 'Exactly the deployments a worker serves, as `--deployments` (the flag wins); overrides the pool.',
+  },
+  HEARTBEAT_MS: {
+    kind: 'int',
+    default: 2000,
+    min: 100,
+    max: 60_000,
+    meaning: 'How often a worker announces itself in Redis; it counts as gone after three missed beats.',
+  },
+  WORKER_LOCK_MS: {
+    kind: 'int',
+    default: 30_000,
+    min: 500,
+    max: 10 * 60_000,
+    meaning: "A job's lock: a worker that stops renewing it (killed, frozen) loses the job this long after.",
+  },
+  WORKER_STALLED_INTERVAL_MS: {
+    kind: 'int',
+    default: 30_000,
+    min: 250,
+    max: 10 * 60_000,
+    meaning: 'How often workers look for jobs whose lock lapsed, to run them again.',
+  },
+  WORKER_MAX_STALLS: {
+    kind: 'int',
+    default: 1,
+    min: 0,
+    max: 100,
+    meaning: 'Times a job may lose its worker before it fails instead of running again.',
+  },
+  WORKER_SHUTDOWN_GRACE_MS: {
+    kind: 'int',
+    default: 30_000,
+    min: 0,
+    max: 60 * 60_000,
+    meaning: 'After SIGTERM, how long running jobs may take to finish before they are handed back to the queue.',
+  },
+  ALLOW_CPU_FALLBACK: {
+    kind: 'bool',
+    default: false,
+    meaning: 'Let a gpu-pool worker run on the CPU when no GPU is usable, instead of refusing to start.',
+  },
+  LLAMA_SERVER_BIN: {
+    kind: 'text',
+    defaultText: 'the build of `npm run build:llama-server`',
+    allowedText: 'an executable',
+    meaning: 'The llama-server binary that `llama-server` deployments run.',
+  },
+  CONVEYOR_BENCH_CACHE: {
+    kind: 'text',
+    defaultText: '`~/.cache/conveyor-bench`',
+    allowedText: 'a folder',
+    meaning:
+      'Where `npm run build:llama-server` caches its build, and so where a worker without `LLAMA_SERVER_BIN` looks for it.',
+  },
+  UV_THREADPOOL_SIZE: {
+    kind: 'text',
+    defaultText: "`1` in `npm run start:worker`, `npm start` and the cpu and vision worker images; libuv's 4 elsewhere",
+    allowedText: 'a number of threads',
+    meaning:
+      "libuv's threads in the worker: one per deployment it serves keeps each token's decode and sampling on one thread. libuv reads it as it starts, so set it where the worker is launched; a worker without it logs a warning.",
+  },
+} as const satisfies Record<string, EnvVarSpec>;
