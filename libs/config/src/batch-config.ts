@@ -1,0 +1,14 @@
+import type { PlatformConfig } from './config.types.js';
+import type { EnvReader } from './env/env-reader.js';
+
+/** How big a batch may be, and how the API replicas drive it; `dataDir` is DATA_DIR, resolved. */
+export function readBatchConfig(r: EnvReader, dataDir: string): PlatformConfig['batch'] {
+  return {
+    dataDir,
+    maxLines: r.int('BATCH_MAX_LINES'),
+    maxFileBytes: r.int('BATCH_MAX_FILE_BYTES'),
+    inflightPerBatch: r.int('BATCH_INFLIGHT'),
+    tickMs: r.int('BATCH_TICK_MS'),
+    leaseMs: r.int('BATCH_LEASE_MS'),
+  };
+}

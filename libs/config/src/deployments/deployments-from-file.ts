@@ -1,0 +1,88 @@
+import { resolve } from 'node:path';
+import type { ApiKeyConfig, DeploymentConfig } from '../config.types.js';
+import { resolveEngine, type EngineContext, type EngineFieldNames } from '../engine-config.js';
+import type { DeploymentDto } from '../file/deployments-file.dto.js';
+import { readDeploymentsFile } from '../file/read-deployments-file.js';
+import { promptCacheMode, type DeploymentDefaults } from './deployment-defaults.js';
+
+/** Engine fields of the deployments file, by their path in it. */
+const fileEngineFields = (i: number): EngineFieldNames => {
+  const at = (field: string) => `deployments[${i}].${field}`;
+  return {
+    model: at('model'),
+    task: at('task'),
+    engine: at('engine'),
+    mmproj: at('mmproj'),
+    imageMaxTokens: at('imageMaxTokens'),
+    vision: at('vision'),
+    upstream: at('upstream'),
+    upstreamUrl: at('upstream.url'),
+    upstreamApiKey: at('upstream.apiKey'),
+    upstreamApiKeyEnv: at('upstream.apiKeyEnv'),
+    upstreamModel: at('upstream.model'),
+  };
+};
+
+function fromFile(
+  d: DeploymentDto,
+  i: number,
+  defaults: DeploymentDefaults,
+  context: EngineContext,
+  problems: string[],
+): DeploymentConfig {
+  const task = d.task ?? 'generate';
+  const served = resolveEngine(
+    {
+      model: d.model,
+      task,
+      engine: d.engine,
+      mmproj: d.mmproj,
+      imageMaxTokens: d.imageMaxTokens,
+      vision: d.vision,
+      upstream: d.upstream,
+    },
+    fileEngineFields(i),
+    context,
+    problems,
+  );
+  return {
+    id: d.id,
+    model: served.model,
+    pool: d.pool ?? 'cpu',
+    contextSize: d.contextSize ?? defaults.contextSize,
+    promptCharsPerToken: d.promptCharsPerToken ?? defaults.promptCharsPerToken,
+    parallel: d.parallel ?? defaults.parallel,
+    threads: d.threads ?? defaults.threads,
+    flashAttention: d.flashAttention ?? defaults.flashAttention,
+    promptCache: d.promptCache === undefined ? defaults.promptCache : promptCacheMode(d.promptCache),
+    defaults: d.defaults?.toPreset() ?? {},
+    alias: d.alias ? { org: d.alias.org, app: d.alias.app } : undefined,
+    auth: d.auth ?? 'private',
+    task,
+    engine: served.engine,
+    vision: served.vision,
+    reasoningParser: d.reasoningParser ?? null,
+  };
+}
+
+/** The deployments and API keys of the file CONVEYOR_CONFIG names; none when it cannot be read. */
+export function deploymentsFromFile(
+  file: string,
+  defaults: DeploymentDefaults,
+  context: EngineContext,
+  problems: string[],
+): { deployments: DeploymentConfig[]; apiKeys: ApiKeyConfig[] } {
+  const read = readDeploymentsFile(resolve(file));
+  if (!read.ok) {
+    problems.push(read.problem);
+    return { deployments: [], apiKeys: [] };
+  }
+  return {
+    deployments: read.value.deployments.map((d, i) => fromFile(d, i, defaults, context, problems)),
+    apiKeys: (read.value.apiKeys ?? []).map((k) => ({
+      name: k.name,
+      sha256: k.sha256.toLowerCase(),
+      rateLimit: k.rateLimit,
+    })),
+  };
+}
