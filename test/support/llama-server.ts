@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { llamaServerCache } from '../../libs/config/src/worker-config.js';
 import { findLlamaServer } from '../../libs/engine/src/llama-server-binary.js';
 import { freePort } from './free-port.js';
 import { spawnOwned } from './owned-processes.mjs';
@@ -9,7 +10,7 @@ import { spawnOwned } from './owned-processes.mjs';
  */
 export async function llamaServerForTests(what: string): Promise<string | null> {
   try {
-    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null);
+    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null, llamaServerCache());
   } catch (err) {
     if (process.env.CI) throw err;
     console.warn(`Skipping ${what}: ${(err as Error).message}`);

@@ -1,4 +1,4 @@
-import type { DeploymentConfig, PlatformConfig, Pool } from '@conveyor/config';
+import { EnvReader, type DeploymentConfig, type PlatformConfig, type Pool } from '@conveyor/config';
 
 /** Which deployments this worker process serves: `--pool cpu|gpu` or `--deployments a,b` (or WORKER_POOL / WORKER_DEPLOYMENTS). */
 export function selectDeployments(
@@ -11,7 +11,8 @@ export function selectDeployments(
     if (i >= 0) return argv[i + 1];
     return argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   };
-  const ids = flag('deployments') ?? env.WORKER_DEPLOYMENTS;
+  const r = new EnvReader(env);
+  const ids = flag('deployments') ?? r.optionalString('WORKER_DEPLOYMENTS');
   if (ids) {
     const wanted = ids
       .split(',')
@@ -24,7 +25,8 @@ export function selectDeployments(
       );
     return config.deployments.filter((d) => wanted.includes(d.id));
   }
-  const pool = (flag('pool') ?? env.WORKER_POOL ?? 'cpu') as Pool;
+  // The flag and WORKER_POOL share the check below, so the variable is read as text, with its declared default.
+  const pool = (flag('pool') ?? r.string('WORKER_POOL')) as Pool;
   if (pool !== 'cpu' && pool !== 'gpu') throw new Error(`--pool must be cpu or gpu (got "${pool}")`);
   const served = config.deployments.filter((d) => d.pool === pool);
   if (!served.length) throw new Error(`No deployment is in the ${pool} pool; nothing for this worker to serve.`);

@@ -200,6 +200,13 @@ export interface PlatformConfig {
      * `npm run build:llama-server` built and cached.
      */
     llamaServerBin: string | null;
+    /** Where `npm run build:llama-server` caches its build (CONVEYOR_BENCH_CACHE), and so where to look for it. */
+    llamaServerCache: string;
+    /**
+     * UV_THREADPOOL_SIZE as the worker was started with it: libuv read it before any code ran, so only
+     * the launcher can set it. Null: libuv's default of 4 threads.
+     */
+    threadpoolSize: string | null;
   };
   batch: {
     /** Where the local file store keeps uploaded files and batch results (under `files/`). */

@@ -1,5 +1,7 @@
 export { loadConfig, deriveDeploymentId } from './load-config.js';
 export { ConfigError } from './config-error.js';
+export { EnvReader } from './env/env-reader.js';
+export { llamaServerCache } from './worker-config.js';
 export { hashKey } from './hash-key.js';
 export { hostName } from './host-name.js';
 export type * from './config.types.js';

@@ -1,6 +1,15 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { PlatformConfig } from './config.types.js';
-import type { EnvReader } from './env/env-reader.js';
+import { EnvReader } from './env/env-reader.js';
+
+/** CONVEYOR_BENCH_CACHE: where `npm run build:llama-server` (scripts/llama-server-build.mjs) caches its build. */
+const readLlamaServerCache = (r: EnvReader): string =>
+  r.optionalString('CONVEYOR_BENCH_CACHE') ?? join(homedir(), '.cache', 'conveyor-bench');
+
+/** The llama-server build cache of an environment, for the tests that run llama-server outside a worker. */
+export const llamaServerCache = (env: Record<string, string | undefined> = process.env): string =>
+  readLlamaServerCache(new EnvReader(env));
 
 /** How a worker holds its jobs, and what it runs them with. */
 export function readWorkerConfig(r: EnvReader): PlatformConfig['worker'] {
@@ -13,5 +22,7 @@ export function readWorkerConfig(r: EnvReader): PlatformConfig['worker'] {
     shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS'),
     allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK'),
     llamaServerBin: llamaServerBin ? resolve(llamaServerBin) : null,
+    llamaServerCache: readLlamaServerCache(r),
+    threadpoolSize: r.optionalString('UV_THREADPOOL_SIZE') ?? null,
   };
 }

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 /** No llama-server binary to run: the message says how to get one. */
@@ -30,13 +29,13 @@ async function sha256File(path: string): Promise<string> {
 }
 
 /**
- * Where `npm run build:llama-server` (scripts/llama-server-build.mjs) caches its build: the same folder,
- * named by the same hash of the bundled source, so a newer node-llama-cpp never runs an older build.
+ * Where `npm run build:llama-server` (scripts/llama-server-build.mjs) caches its build under `cache`
+ * (CONVEYOR_BENCH_CACHE): the folder named by the same hash of the bundled source, so a newer
+ * node-llama-cpp never runs an older build.
  */
-export async function cachedLlamaServerPath(env: Record<string, string | undefined> = process.env): Promise<string> {
-  const base = env.CONVEYOR_BENCH_CACHE || join(homedir(), '.cache', 'conveyor-bench');
+export async function cachedLlamaServerPath(cache: string): Promise<string> {
   const digest = (await sha256File(sourceBundle())).slice(0, 16);
-  return join(base, `llama.cpp-${digest}`, 'build', 'bin', 'llama-server');
+  return join(cache, `llama.cpp-${digest}`, 'build', 'bin', 'llama-server');
 }
 
 const executable = (path: string): Promise<boolean> =>
@@ -46,10 +45,10 @@ const executable = (path: string): Promise<boolean> =>
   );
 
 /**
- * The llama-server binary to run: LLAMA_SERVER_BIN's (`configured`) when set, else the cached build.
- * Rejects with one message naming both ways to get one.
+ * The llama-server binary to run: LLAMA_SERVER_BIN's (`configured`) when set, else the build cached
+ * under `cache`. Rejects with one message naming both ways to get one.
  */
-export async function findLlamaServer(configured: string | null): Promise<string> {
+export async function findLlamaServer(configured: string | null, cache: string): Promise<string> {
   if (configured) {
     if (await executable(configured)) return configured;
     throw new LlamaServerMissingError(
@@ -58,7 +57,7 @@ export async function findLlamaServer(configured: string | null): Promise<string
   }
   let cached: string;
   try {
-    cached = await cachedLlamaServerPath();
+    cached = await cachedLlamaServerPath(cache);
   } catch (err) {
     throw new LlamaServerMissingError(
       `No llama-server binary (node-llama-cpp's llama.cpp source is unreadable: ${(err as Error).message}): ${HOW_TO_GET_ONE}.`,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { deflateSync } from 'node:zlib';
+import { llamaServerCache } from '@conveyor/config';
 import { ensurePresetModel, presetProjectorPath } from '@conveyor/gguf';
 import type { ImageMime, ImageRef } from '@conveyor/queue';
 import { llamaServerCacheDir } from '../../../scripts/llama-server-build.mjs';
@@ -17,7 +18,7 @@ import { UpstreamError } from './openai-wire.js';
  */
 async function llamaServer(): Promise<string | null> {
   try {
-    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null);
+    return await findLlamaServer(process.env.LLAMA_SERVER_BIN ?? null, llamaServerCache());
   } catch (err) {
     if (process.env.CI) throw err;
     console.warn(`Skipping the llama-server engine tests: ${(err as Error).message}`);
@@ -149,7 +150,9 @@ describeWithServer('LlamaServerEngine with the generated vision model', () => {
 
   it('finds the build where the build script caches it', async () => {
     if (process.env.LLAMA_SERVER_BIN) return;
-    expect(await cachedLlamaServerPath()).toBe(resolve(llamaServerCacheDir(), 'build', 'bin', 'llama-server'));
+    expect(await cachedLlamaServerPath(llamaServerCache())).toBe(
+      resolve(llamaServerCacheDir(), 'build', 'bin', 'llama-server'),
+    );
   });
 
   it('streams a chat, counting every token as it comes, and stops exactly at max_tokens', async () => {

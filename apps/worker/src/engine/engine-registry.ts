@@ -104,7 +104,7 @@ async function startEngine(
     // Found before anything is downloaded or generated: without a binary there is nothing to start.
     let binary: string;
     try {
-      binary = await findLlamaServer(config.worker.llamaServerBin);
+      binary = await findLlamaServer(config.worker.llamaServerBin, config.worker.llamaServerCache);
     } catch (err) {
       throw new Error(`Deployment "${deployment.id}" runs on llama-server: ${(err as Error).message}`, { cause: err });
     }

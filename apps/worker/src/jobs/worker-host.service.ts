@@ -74,7 +74,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     for (const deployment of this.deployments) this.serve(deployment);
     await this.presence.start();
     this.rescuer.start();
-    if (!process.env.UV_THREADPOOL_SIZE) {
+    if (this.config.worker.threadpoolSize === null) {
       // libuv reads it when its pool starts, before any of this code runs, so only the launcher can set it.
       this.logger.warn(
         "UV_THREADPOOL_SIZE is not set (libuv defaults to 4 threads): a token's decode and sampling may run on different threads. " +

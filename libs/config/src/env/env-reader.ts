@@ -1,4 +1,4 @@
-import type { BoolVar, EnumVar, IntVar, TextVar } from './env-var.js';
+import type { BoolVar, EnumVar, IntVar } from './env-var.js';
 import {
   declaration,
   type BoolName,
@@ -7,7 +7,7 @@ import {
   type EnumValue,
   type EnvName,
   type IntName,
-  type TextName,
+  type StringName,
 } from './env-vars.js';
 
 type Env = Record<string, string | undefined>;
@@ -22,8 +22,8 @@ export class EnvReader {
 
   constructor(private readonly env: Env) {}
 
-  string(name: TextName & DefaultedName): string {
-    return this.optionalString(name) ?? (declaration(name) as TextVar & { default: string }).default;
+  string(name: StringName): string {
+    return this.optionalString(name) ?? (declaration(name) as { default: string }).default;
   }
 
   optionalString(name: EnvName): string | undefined {

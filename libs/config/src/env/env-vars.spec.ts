@@ -42,6 +42,18 @@ describe('the declared environment variables', () => {
     expect(() => r.int('NOT_DECLARED' as 'PORT')).toThrow('NOT_DECLARED is not declared');
   });
 
+  it('are read by the API, the workers and the libraries through the reader only', () => {
+    const direct: string[] = [];
+    for (const folder of ['apps', 'libs']) {
+      for (const file of sources(join(ROOT, folder))) {
+        if (/\.(spec|medium-spec)\.ts$/.test(file)) continue;
+        for (const match of readFileSync(file, 'utf8').matchAll(READ))
+          direct.push(`${relative(ROOT, file)}: ${match[0]}`);
+      }
+    }
+    expect(direct).toEqual([]);
+  });
+
   it('include every variable the platform, its scripts, benches and tests read directly', () => {
     const undeclared: string[] = [];
     for (const folder of ['apps', 'libs', 'scripts', 'bench', 'test']) {

@@ -52,7 +52,8 @@ type NamesWhere<Shape> = { [N in EnvName]: Vars[N] extends Shape ? N : never }[E
 export type IntName = NamesWhere<{ kind: 'int' }>;
 export type BoolName = NamesWhere<{ kind: 'bool' }>;
 export type EnumName = NamesWhere<{ kind: 'enum' }>;
-export type TextName = NamesWhere<{ kind: 'text' }>;
+/** Variables read as text with their declared default: free text, or an enum its reader checks itself. */
+export type StringName = NamesWhere<{ default: string }>;
 /** Variables whose declaration has a default value, which a read without a fallback of its own uses. */
 export type DefaultedName = NamesWhere<{ default: unknown }>;
 export type EnumValue<N extends EnumName> = Vars[N] extends { values: readonly (infer V)[] } ? V : never;
