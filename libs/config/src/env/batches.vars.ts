@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** How big a batch may be, and how the API replicas drive it. */
 export const BATCHES_VARS = {
   BATCH_MAX_LINES: {
     kind: 'int',

@@ -1,10 +1,7 @@
 import { ENGINE_KINDS } from '../engine-config.js';
 import type { EnvVarSpec } from './env-var.js';
 
-/**
- * The deployments the platform serves: the file `CONVEYOR_CONFIG` names, or the one the environment
- * describes without it. The settings from CONTEXT_SIZE on are also the defaults of the file's deployments.
- */
+/** The settings from CONTEXT_SIZE on are also the defaults of the deployments file's deployments. */
 export const DEPLOYMENTS_VARS = {
   CONVEYOR_CONFIG: {
     kind: 'text',

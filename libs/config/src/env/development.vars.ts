@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** Read by the tests and benches only, never by the API or a worker. */
 export const DEVELOPMENT_VARS = {
   CI: {
     kind: 'text',

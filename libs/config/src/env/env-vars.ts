@@ -11,20 +11,33 @@ import { SERVER_VARS } from './server.vars.js';
 import { TOOLS_VARS } from './tools.vars.js';
 import { WORKERS_VARS } from './workers.vars.js';
 
-/** Each section's variables, in the order the reference lists them. */
+/** Each section of the reference, in its order: a few words under its heading, and its variables. */
 const BY_SECTION = {
-  Server: SERVER_VARS,
-  Security: SECURITY_VARS,
-  Limits: LIMITS_VARS,
-  Redis: REDIS_VARS,
-  Deployments: DEPLOYMENTS_VARS,
-  Workers: WORKERS_VARS,
-  Batches: BATCHES_VARS,
-  Files: FILES_VARS,
-  Logging: LOGGING_VARS,
-  Tools: TOOLS_VARS,
-  'Build and development': DEVELOPMENT_VARS,
-} as const satisfies Record<string, Record<string, EnvVarSpec>>;
+  Server: {
+    about: 'Where the API listens, and how long it waits for clients, for workers and, on shutdown, for itself.',
+    vars: SERVER_VARS,
+  },
+  Security: { about: 'Who may call the API, and by which names it may be reached.', vars: SECURITY_VARS },
+  Limits: { about: 'What one request may carry, and how many may wait.', vars: LIMITS_VARS },
+  Redis: { about: 'Where Redis is, and how long what the platform keeps there lives.', vars: REDIS_VARS },
+  Deployments: {
+    about: 'The deployment the environment describes when no file is named, and the defaults of every deployment.',
+    vars: DEPLOYMENTS_VARS,
+  },
+  Workers: { about: 'What a worker serves, how it holds its jobs, and what it runs them with.', vars: WORKERS_VARS },
+  Batches: { about: 'How big a batch may be, and how the API replicas drive it.', vars: BATCHES_VARS },
+  Files: {
+    about:
+      "Where uploaded files and batch results are kept. The `AWS_` variables are the AWS SDK's own: the platform checks the endpoint and region, and leaves the keys to the SDK.",
+    vars: FILES_VARS,
+  },
+  Logging: { about: 'What the API and the workers log, and how.', vars: LOGGING_VARS },
+  Tools: {
+    about: 'The command-line tools beside the platform: `npm run batch` and `npm run build:llama-server`.',
+    vars: TOOLS_VARS,
+  },
+  'Build and development': { about: 'Read by the tests only.', vars: DEVELOPMENT_VARS },
+} as const satisfies Record<string, { about: string; vars: Record<string, EnvVarSpec> }>;
 
 export type EnvSection = keyof typeof BY_SECTION;
 /** A variable with its name and section, as the reference lists it. */
@@ -75,9 +88,10 @@ export function declaration(name: EnvName): EnvVarSpec {
 }
 
 /** The reference's sections, each with its variables in order. */
-export function declaredSections(): { section: EnvSection; vars: DeclaredEnvVar[] }[] {
-  return Object.entries(BY_SECTION).map(([section, vars]) => ({
+export function declaredSections(): { section: EnvSection; about: string; vars: DeclaredEnvVar[] }[] {
+  return Object.entries(BY_SECTION).map(([section, { about, vars }]) => ({
     section: section as EnvSection,
+    about,
     vars: Object.entries(vars).map(([name, spec]: [string, EnvVarSpec]) => ({
       ...spec,
       name,

@@ -1,9 +1,6 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/**
- * Where uploaded files and batch results are kept. The AWS_ variables are the AWS SDK's own: the
- * platform checks the endpoint and region it is given, and leaves the keys to the SDK.
- */
+/** The AWS_ variables are those the AWS SDK reads too: declared so the reference lists them with the rest. */
 export const FILES_VARS = {
   DATA_DIR: {
     kind: 'text',

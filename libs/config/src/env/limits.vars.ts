@@ -3,7 +3,6 @@ import type { EnvVarSpec } from './env-var.js';
 /** The image bytes a request may carry when the body limit leaves room for them: 10 MiB. */
 export const IMAGE_MAX_BYTES_DEFAULT = 10 * 1024 * 1024;
 
-/** What one request may carry, and how many may wait. */
 export const LIMITS_VARS = {
   MAX_QUEUE_DEPTH: {
     kind: 'int',

@@ -3,7 +3,6 @@ import type { EnvVarSpec } from './env-var.js';
 /** Log levels from the most severe: each enables those before it. */
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 
-/** What the API and the workers log, and how. */
 export const LOGGING_VARS = {
   LOG_LEVEL: {
     kind: 'enum',

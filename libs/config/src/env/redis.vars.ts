@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** Where Redis is, and how long what the platform keeps there lives. */
 export const REDIS_VARS = {
   REDIS_URL: {
     kind: 'text',

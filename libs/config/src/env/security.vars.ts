@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** Who may call the API, and by which names it may be reached. */
 export const SECURITY_VARS = {
   API_KEYS: {
     kind: 'text',

@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** Where the API listens, and how long it waits for clients, workers and itself. */
 export const SERVER_VARS = {
   HOST: {
     kind: 'text',

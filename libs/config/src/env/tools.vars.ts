@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** The command-line tools beside the platform: `npm run batch` and `npm run build:llama-server`. */
 export const TOOLS_VARS = {
   CONVEYOR_URL: {
     kind: 'text',

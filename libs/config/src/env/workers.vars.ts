@@ -1,6 +1,5 @@
 import type { EnvVarSpec } from './env-var.js';
 
-/** What a worker serves, how it holds its jobs, and what it runs them with. */
 export const WORKERS_VARS = {
   WORKER_POOL: {
     kind: 'enum',
