@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { renderConfigurationPage } from './configuration-page.js';
+import { ENV_VARS } from './env-vars.js';
+
+const PAGE = resolve(import.meta.dirname, '../../../../docs/configuration.md');
+
+/** The lines where two texts part, at most a few: enough to see what changed without the whole page. */
+function differingLines(committed: string, generated: string): string[] {
+  const [a, b] = [committed.split('\n'), generated.split('\n')];
+  const lines: string[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length) && lines.length < 5; i++) {
+    if (a[i] !== b[i])
+      lines.push(`line ${i + 1}: committed ${JSON.stringify(a[i])}, generated ${JSON.stringify(b[i])}`);
+  }
+  return lines;
+}
+
+describe('docs/configuration.md', () => {
+  it('is what the declared variables generate (npm run docs:config rewrites it)', async () => {
+    const generated = await renderConfigurationPage(PAGE);
+    expect(differingLines(readFileSync(PAGE, 'utf8'), generated)).toEqual([]);
+  });
+
+  it('has one row per declared variable, with its default, range and meaning', async () => {
+    const page = await renderConfigurationPage(PAGE);
+    const rows = page.split('\n').filter((line) => line.startsWith('| `'));
+    expect(rows.map((row) => /^\| `([A-Z0-9_]+)`/.exec(row)?.[1])).toEqual(
+      expect.arrayContaining(Object.keys(ENV_VARS)),
+    );
+    expect(rows).toHaveLength(Object.keys(ENV_VARS).length);
+    expect(rows).toContain(
+      '| `BATCH_TICK_MS` | `100` (100 ms) | `10` to `60000` (10 ms to 1 min) | How often the API replica driving a batch collects its results and queues more of its lines. |',
+    );
+    expect(rows).toContain(
+      '| `LOG_LEVEL` | `log` | `error`, `warn`, `log`, `debug`, `verbose` | The least severe level logged; each level includes those before it. |',
+    );
+  });
+});
