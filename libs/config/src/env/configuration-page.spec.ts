@@ -23,9 +23,10 @@ describe('docs/configuration.md', () => {
     expect(differingLines(readFileSync(PAGE, 'utf8'), generated)).toEqual([]);
   });
 
-  it('has one row per declared variable, with its default, range and meaning', async () => {
+  it("has one row per declared variable, with its default, range and meaning, then the deployments file's fields", async () => {
     const page = await renderConfigurationPage(PAGE);
-    const rows = page.split('\n').filter((line) => line.startsWith('| `'));
+    const [variables, file] = page.split('\n## The deployments file\n');
+    const rows = variables!.split('\n').filter((line) => line.startsWith('| `'));
     expect(rows.map((row) => /^\| `([A-Z0-9_]+)`/.exec(row)?.[1])).toEqual(
       expect.arrayContaining(Object.keys(ENV_VARS)),
     );
@@ -35,6 +36,10 @@ describe('docs/configuration.md', () => {
     );
     expect(rows).toContain(
       '| `LOG_LEVEL` | `log` | `error`, `warn`, `log`, `debug`, `verbose` | The least severe level logged; each level includes those before it. |',
+    );
+    expect(file).toContain('### `deployments[]`');
+    expect(file).toContain(
+      '| `contextSize` | `CONTEXT_SIZE` | an integer of at least `64` | Tokens of context per sequence. |',
     );
   });
 });

@@ -1,4 +1,5 @@
 import { format, resolveConfig } from 'prettier';
+import { deploymentsFileTables } from '../file/deployments-file.reference.js';
 import { declaredSections, type DeclaredEnvVar } from './env-vars.js';
 
 const INTRO = `# Configuration
@@ -12,11 +13,8 @@ Values are trimmed and a blank variable counts as unset; booleans take \`true\`,
 \`false\`, \`0\` or \`no\`, in any case.
 
 One deployment comes from the variables of [Deployments](#deployments). Several, and API keys with
-names and rate limits, come from the YAML or JSON file \`CONVEYOR_CONFIG\` names instead: its fields are
-declared, with their checks, in \`libs/config/src/file/deployments-file.dto.ts\`, and a deployment that
-leaves out \`contextSize\`, \`promptCharsPerToken\`, \`parallel\`, \`threads\`, \`flashAttention\` or
-\`promptCache\` takes the value of the variable named in its row below. An upstream's key may also come
-from any variable the file names in \`upstream.apiKeyEnv\`.
+names and rate limits, come from [the deployments file](#the-deployments-file) that \`CONVEYOR_CONFIG\`
+names instead, whose deployments take their defaults from the same variables.
 
 [Tools](#tools) and [Build and development](#build-and-development) list what the command-line tools,
 the tests and the benches read; the API and the workers never read those.`;
@@ -100,11 +98,41 @@ function sectionMarkdown({ section, about, vars }: ReturnType<typeof declaredSec
   ].join('\n\n');
 }
 
+const DEPLOYMENTS_FILE = `## The deployments file
+
+The YAML file (JSON when its name ends in \`.json\`) that \`CONVEYOR_CONFIG\` names. A field out of range
+stops start-up with a message naming it by its path, such as \`deployments[0].pool must be one of the
+following values: cpu, gpu\`. Its fields and their checks are declared in
+\`libs/config/src/file/deployments-file.dto.ts\`, and their meanings beside it.
+
+\`\`\`yaml
+deployments:
+  - id: qwen-small
+    model: hf:bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q8_0
+    parallel: 4
+    defaults: { temperature: 0.1, top_k: 50 }
+    alias: { org: acme, app: chat }
+  - id: qwen-vl
+    upstream: { url: http://10.0.0.9:8000/v1, apiKeyEnv: VLLM_API_KEY, model: Qwen/Qwen2.5-VL-7B-Instruct }
+    vision: true
+apiKeys:
+  - name: team-a
+    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+    rateLimit: { requests: 600, perSeconds: 60 }
+\`\`\``;
+
+function deploymentsFileMarkdown(): string {
+  const tables = deploymentsFileTables().map(
+    ({ path, table }) => `### ${path === 'top level' ? 'Top level' : `\`${path}\``}\n\n${table}`,
+  );
+  return [DEPLOYMENTS_FILE, ...tables].join('\n\n');
+}
+
 /**
  * docs/configuration.md: the declarations of ./env, one table per section, formatted by prettier with
  * the options it has for `path`, so the committed page passes the format check as it is generated.
  */
 export async function renderConfigurationPage(path: string): Promise<string> {
-  const markdown = [INTRO, ...declaredSections().map(sectionMarkdown)].join('\n\n');
+  const markdown = [INTRO, ...declaredSections().map(sectionMarkdown), deploymentsFileMarkdown()].join('\n\n');
   return format(markdown, { ...(await resolveConfig(path)), filepath: path, parser: 'markdown' });
 }

@@ -7,7 +7,8 @@ export const DEPLOYMENTS_VARS = {
     kind: 'text',
     defaultText: 'none: one deployment from the variables below',
     allowedText: 'a YAML or JSON file',
-    meaning: 'The deployments file: several deployments, and API keys with rate limits.',
+    meaning:
+      'The deployments file: several deployments, and API keys with rate limits (see [The deployments file](#the-deployments-file)).',
   },
   MODEL: {
     kind: 'text',

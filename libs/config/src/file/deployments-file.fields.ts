@@ -1,0 +1,103 @@
+import type { SamplingPresetDto } from '@conveyor/protocol';
+import type {
+  ApiKeyDto,
+  AppAliasDto,
+  DeploymentDto,
+  DeploymentsFileDto,
+  RateLimitDto,
+  UpstreamDto,
+} from './deployments-file.dto.js';
+
+/** What a field of the deployments file means, and its default when that is not simply "none". */
+export interface FieldDoc {
+  meaning: string;
+  /** Said in words: another field, a variable, or "required" for a field the DTO requires only sometimes. */
+  default?: string;
+}
+
+/** A doc for every data field of a DTO: a field added without one does not compile. */
+type DocsOf<T> = { [K in keyof T as T[K] extends (...args: never[]) => unknown ? never : K]-?: FieldDoc };
+
+export const FILE_FIELDS: DocsOf<DeploymentsFileDto> = {
+  deployments: { meaning: 'The deployments served, at least one.' },
+  apiKeys: { meaning: 'Keys that open the API, by name, each with its own rate limit; they join `API_KEYS`.' },
+};
+
+export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
+  id: { meaning: 'The `model` clients send; it also names the queue.' },
+  model: {
+    default: 'required, unless `upstream.model` names it',
+    meaning:
+      'The model served: a preset (`tiny`, `think`, `vision`, `bench`), a `.gguf` path or an `hf:` URI; with an upstream, the name it serves the model under.',
+  },
+  pool: { default: '`cpu`', meaning: 'The worker pool that serves it.' },
+  contextSize: { default: '`CONTEXT_SIZE`', meaning: 'Tokens of context per sequence.' },
+  promptCharsPerToken: {
+    default: '`PROMPT_CHARS_PER_TOKEN`',
+    meaning:
+      'The most characters one token can stand for: a longer prompt than this many per token of context is refused.',
+  },
+  parallel: { default: '`PARALLEL`', meaning: 'Sequences per worker: the jobs a worker runs at once.' },
+  threads: { default: '`THREADS`', meaning: 'CPU threads per worker.' },
+  flashAttention: { default: '`FLASH_ATTENTION`', meaning: "llama.cpp's flash attention." },
+  promptCache: {
+    default: '`PROMPT_CACHE`',
+    meaning: 'What a sequence keeps of finished replies for later prompts; `true` is `exact`, `false` is `off`.',
+  },
+  defaults: { meaning: 'Sampling fields a request gets when it leaves them unset.' },
+  alias: { meaning: 'Also serve it at `/<org>/<app>/v1/...`.' },
+  auth: { default: '`private`', meaning: '`private`: the alias routes need an API key; `public`: they need none.' },
+  task: { default: '`generate`', meaning: 'Chat and text completions, or embeddings (`/v1/embeddings`) only.' },
+  reasoningParser: {
+    meaning: "`think`: return a thinking model's `<think>…</think>` segment as `reasoning_content`.",
+  },
+  engine: {
+    default: '`llama-cpp`; `llama-server` with `mmproj`, `openai` with `upstream`',
+    meaning: 'What runs the model: node-llama-cpp in the worker, a llama.cpp server the worker starts, or an upstream.',
+  },
+  mmproj: {
+    default: "none (the `vision` preset's own)",
+    meaning: 'The vision projector, a `.gguf` path or an `hf:` URI; implies `engine: llama-server`.',
+  },
+  imageMaxTokens: { default: "llama-server's own", meaning: 'The most tokens one image may take.' },
+  vision: {
+    default: '`true` with a projector, else `false`',
+    meaning: "Whether it takes images; an upstream's operator says so.",
+  },
+  upstream: { meaning: 'An OpenAI-compatible server already running; implies `engine: openai`.' },
+};
+
+export const UPSTREAM_FIELDS: DocsOf<UpstreamDto> = {
+  url: { meaning: 'Its base URL, `/v1` included: `http://` or `https://`.' },
+  apiKey: { meaning: 'Its key; `apiKeyEnv` keeps it out of the file instead.' },
+  apiKeyEnv: { meaning: 'The environment variable that holds its key.' },
+  model: { default: "the deployment's `model`", meaning: 'The model it is asked for.' },
+};
+
+export const ALIAS_FIELDS: DocsOf<AppAliasDto> = {
+  org: { meaning: 'The first segment of the path.' },
+  app: { meaning: 'The second segment of the path.' },
+};
+
+export const DEFAULTS_FIELDS: DocsOf<SamplingPresetDto> = {
+  temperature: { meaning: 'Sampling temperature; `0` always takes the likeliest token.' },
+  top_p: { meaning: 'Sample from the likeliest tokens whose probabilities add up to this.' },
+  top_k: { meaning: 'Sample from this many of the likeliest tokens; `0` and `-1` turn it off.' },
+  min_p: { meaning: 'Leave out tokens less likely than this fraction of the likeliest.' },
+  repetition_penalty: { meaning: 'Penalty on tokens already in the context; `1` is none.' },
+  repeat_penalty: { meaning: "`repetition_penalty` under the desktop apps' name." },
+  presence_penalty: { meaning: "OpenAI's presence penalty." },
+  frequency_penalty: { meaning: "OpenAI's frequency penalty." },
+  max_tokens: { meaning: 'The most tokens of a reply.' },
+};
+
+export const API_KEY_FIELDS: DocsOf<ApiKeyDto> = {
+  name: { meaning: "The key's name: its replies, files and batches, and its rate limit, are kept under it." },
+  sha256: { meaning: "The key's SHA-256, so the file holds no key." },
+  rateLimit: { default: 'no limit', meaning: 'How many requests the key may make in a window.' },
+};
+
+export const RATE_LIMIT_FIELDS: DocsOf<RateLimitDto> = {
+  requests: { meaning: 'Requests allowed in one window.' },
+  perSeconds: { meaning: 'The window, in seconds.' },
+};
