@@ -16,6 +16,7 @@ import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
 import { RedisReplyPublisherFactory } from './reply/redis-reply-publisher.factory.js';
 import { ReplyPublisherFactory } from './reply/reply-publisher.port.js';
+import { ReplySinks } from './reply/reply-sinks.js';
 import { WORKER_IDENTITY, workerIdentity } from './presence/worker-identity.js';
 import { PrefixRoutes } from './routing/prefix-routes.port.js';
 import { RedisPrefixRoutes } from './routing/redis-prefix-routes.js';
@@ -47,6 +48,7 @@ export class WorkerModule {
         { provide: PrefixRoutes, useExisting: RedisPrefixRoutes },
         RedisImageReleaser,
         { provide: ImageReleaser, useExisting: RedisImageReleaser },
+        ReplySinks,
         GenerationProcessor,
         EmbedProcessor,
         {

@@ -1,5 +1,5 @@
 import type { FinishReason, TokenUsage, ToolCall } from './generation-job.js';
-import type { ReplyEvent, TokenLogprob } from './stream-events.js';
+import type { ReplyEvent, TokenLogprob, ToolCallDelta } from './stream-events.js';
 
 /** One choice of a finished reply. */
 export interface ChoiceResult {
@@ -22,9 +22,18 @@ export interface ReplyResult {
 
 type Accumulated = Omit<ChoiceResult, 'finishReason'>;
 
+/** What one piece of output adds to a choice, as a delta event carries it. */
+export interface ReplyPiece {
+  text?: string;
+  reasoning?: string;
+  toolCall?: ToolCallDelta;
+  logprobs?: TokenLogprob[];
+}
+
 /**
- * Folds a reply's events into its result. A `start` that does not resume
- * means the reply started over, so what was gathered before is dropped.
+ * Folds a reply into its result: from its stream's events (`apply`), or piece by piece as it is
+ * generated (`add`, `embedding`, `finish`). A `start` that does not resume means the reply
+ * started over, so what was gathered before is dropped.
  */
 export class ReplyAccumulator {
   private choices = new Map<number, Accumulated>();
@@ -40,13 +49,13 @@ export class ReplyAccumulator {
         }
         return null;
       case 'delta':
-        this.addDelta(event);
+        this.add(event.choice ?? 0, event);
         return null;
       case 'embedding':
-        this.embeddings[event.index] = event.vector;
+        this.embedding(event.index, event.vector);
         return null;
       case 'end':
-        return this.finish(event.finishReason, event.finishReasons, event.usage);
+        return this.finish(event.finishReasons ?? [event.finishReason], event.usage);
       case 'error':
         return null;
     }
@@ -58,26 +67,37 @@ export class ReplyAccumulator {
     return c;
   }
 
-  private addDelta(event: Extract<ReplyEvent, { type: 'delta' }>): void {
-    const c = this.choice(event.choice ?? 0);
-    if (event.reasoning) c.reasoning = (c.reasoning ?? '') + event.reasoning;
-    c.text += event.text;
-    if (event.logprobs?.length) (c.logprobs ??= []).push(...event.logprobs);
-    const piece = event.toolCall;
-    if (piece) {
+  /** Adds a piece of choice `index`'s output. */
+  add(index: number, piece: ReplyPiece): void {
+    const c = this.choice(index);
+    if (piece.reasoning) c.reasoning = (c.reasoning ?? '') + piece.reasoning;
+    if (piece.text) c.text += piece.text;
+    if (piece.logprobs?.length) (c.logprobs ??= []).push(...piece.logprobs);
+    const call = piece.toolCall;
+    if (call) {
       const calls = (c.toolCalls ??= []);
-      const call = (calls[piece.index] ??= { id: piece.id ?? '', name: piece.name ?? '', arguments: '' });
-      if (piece.id) call.id = piece.id;
-      if (piece.name) call.name = piece.name;
-      call.arguments += piece.arguments;
+      const held = (calls[call.index] ??= { id: call.id ?? '', name: call.name ?? '', arguments: '' });
+      if (call.id) held.id = call.id;
+      if (call.name) held.name = call.name;
+      held.arguments += call.arguments;
     }
   }
 
-  private finish(first: FinishReason, all: FinishReason[] | undefined, usage: TokenUsage): ReplyResult {
-    const count = Math.max(all?.length ?? 1, this.choices.size, ...[...this.choices.keys()].map((k) => k + 1));
+  /** One input's embedding (base64 float32). */
+  embedding(index: number, vector: string): void {
+    this.embeddings[index] = vector;
+  }
+
+  /** The finished reply. `finishReasons`: every choice's, in choice order (one: it is every choice's). */
+  finish(finishReasons: readonly FinishReason[], usage: TokenUsage): ReplyResult {
+    const count = Math.max(finishReasons.length, this.choices.size, ...[...this.choices.keys()].map((k) => k + 1));
+    const first = finishReasons[0] ?? 'stop';
     const choices: ChoiceResult[] = [];
     for (let index = 0; index < count; index++) {
-      choices.push({ ...(this.choices.get(index) ?? { index, text: '' }), finishReason: all?.[index] ?? first });
+      choices.push({
+        ...(this.choices.get(index) ?? { index, text: '' }),
+        finishReason: finishReasons[index] ?? first,
+      });
     }
     return { choices, usage, ...(this.embeddings.length ? { embeddings: this.embeddings } : {}) };
   }

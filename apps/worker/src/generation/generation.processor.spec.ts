@@ -1,3 +1,5 @@
+// One file for the processor's unit tests, replies and batch lines alike: they share the in-memory
+// stand-ins for every port the processor drives, and each case reads best beside the others.
 import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
@@ -24,11 +26,13 @@ import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { CancellationTracker, STOP, type StopReason } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplyPublisherFactory, type ReplyPublisher } from '../reply/reply-publisher.port.js';
+import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
+import type { ReplySink } from '../reply/reply-sink.js';
+import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
 import { GenerationProcessor } from './generation.processor.js';
 
-/** What a publisher was asked to write, in order. */
+/** What a reply stream's sink was asked to write, in order. */
 type Published =
   | { type: 'start'; promptTokens: number; resumed: boolean }
   | { type: 'output'; piece: OutputPiece }
@@ -36,7 +40,7 @@ type Published =
   | { type: 'end'; finishReasons: FinishReason[]; usage: TokenUsage }
   | { type: 'fail'; status: number; code: string; message: string };
 
-class RecordingPublisher implements ReplyPublisher {
+class RecordingPublisher implements ReplySink {
   readonly events: Published[] = [];
 
   start(promptTokens: number, resumed: boolean): void {
@@ -70,7 +74,7 @@ class FakeReplyPublishers extends ReplyPublisherFactory {
     return this.sent.get(requestId) ?? { text: '', tokens: 0, ended: false };
   }
 
-  open(requestId: string, attempt: number): ReplyPublisher {
+  open(requestId: string, attempt: number): ReplySink {
     const publisher = new RecordingPublisher();
     this.opened.push({ requestId, attempt, publisher });
     return publisher;
@@ -250,7 +254,13 @@ describe('GenerationProcessor', () => {
     const engines = new EngineRegistry(new Map([['alpha', engine]]), new Map());
     routes = new RecordingRoutes();
     releaser = new RecordingReleaser();
-    processor = new GenerationProcessor(engines, publishers, cancellation, batchResults, routes, releaser);
+    processor = new GenerationProcessor(
+      engines,
+      new ReplySinks(publishers, batchResults),
+      cancellation,
+      routes,
+      releaser,
+    );
   });
 
   /**
@@ -463,11 +473,36 @@ describe('GenerationProcessor', () => {
       expect(cancellation.tracked).toEqual([]);
     });
 
-    it('refuses a job of a deployment this worker does not serve', async () => {
+    it('refuses a job of a deployment this worker does not serve, telling its client why', async () => {
       const { job } = jobOf(chatJob({ deployment: 'elsewhere' }));
       expect(await rejection(processor.handle(job, 'token-1', undefined))).toBeInstanceOf(UnrecoverableError);
       expect(engine.requests).toEqual([]);
-      expect(publishers.opened).toEqual([]);
+      // The worker reports every failure its handler sees, as it must for a batch line (see below).
+      expect(publishers.events(REQUEST_ID)).toEqual([
+        {
+          type: 'fail',
+          status: 500,
+          code: 'generation_failed',
+          message: 'Generation failed: This worker does not serve deployment "elsewhere".',
+        },
+      ]);
+      expect(cancellation.tracked).toEqual([]);
+    });
+
+    it('reports nothing when another worker took the job over, even on its last attempt', async () => {
+      const { generation, started } = untilStopped('par');
+      engine.generation = generation;
+      const { job, movedToWait } = jobOf(chatJob(), { attemptsStarted: 2, attempts: 2 });
+      const handled = rejection(processor.handle(job, 'token-1', undefined));
+      await started;
+      cancellation.stop(STOP.lostLock);
+      const error = await handled;
+      expect(error).not.toBeInstanceOf(UnrecoverableError);
+      expect((error as Error).message).toContain('taken over');
+      // The reply is the other worker's to end: this attempt neither ends nor fails it.
+      expect(publishers.events(REQUEST_ID).map((e) => e.type)).toEqual(['start', 'output']);
+      expect(movedToWait).toEqual([]);
+      expect(cancellation.tracked).toEqual([]);
     });
   });
 
@@ -600,7 +635,7 @@ describe('GenerationProcessor', () => {
             model: 'alpha',
             status: 500,
             code: 'generation_failed',
-            message: 'the context is gone',
+            message: 'Generation failed: the context is gone',
           },
         },
       ]);
@@ -615,6 +650,107 @@ describe('GenerationProcessor', () => {
       expect(batchResults.pushed.map((p) => p.result)).toEqual([
         expect.objectContaining({ ok: false, status: 400, code: 'context_length_exceeded', message: 'Too long.' }),
       ]);
+    });
+
+    it('hands its batch every choice whole: reasoning, text, tool calls and each finish reason', async () => {
+      engine.generation = async (_request, { onStart, onOutput }) => {
+        onStart(5);
+        onOutput({ choice: 0, reasoning: 'hm' });
+        onOutput({ choice: 1, text: 'b', tokens: 1 });
+        onOutput({ choice: 0, text: 'a' });
+        onOutput({ choice: 0, toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '{"x":' } });
+        onOutput({ choice: 0, toolCall: { index: 0, arguments: '1}' } });
+        return { ...finished('tool_calls'), finishReasons: ['tool_calls', 'length'] };
+      };
+      await processor.handle(jobOf(chatJob({ batch: BATCH, n: 2 })).job, 'token-1', undefined);
+      expect(batchResults.pushed.map((p) => p.result)).toEqual([
+        expect.objectContaining({
+          ok: true,
+          reply: {
+            choices: [
+              {
+                index: 0,
+                text: 'a',
+                reasoning: 'hm',
+                toolCalls: [{ id: 'call_1', name: 'f', arguments: '{"x":1}' }],
+                finishReason: 'tool_calls',
+              },
+              { index: 1, text: 'b', finishReason: 'length' },
+            ],
+            usage: USAGE,
+          },
+        }),
+      ]);
+    });
+
+    it('starts a retried line over: no client was sent any of it', async () => {
+      // Whatever a reply stream under the same id holds is no part of the line.
+      publishers.sent.set(REQUEST_ID, { text: 'Hello', tokens: 2, ended: true });
+      engine.generation = saying('Hi');
+      const { job } = jobOf(chatJob({ batch: BATCH }), { attemptsStarted: 2, attempts: 2 });
+      expect(await processor.handle(job, 'token-2', undefined)).toEqual({ finishReason: 'stop', usage: USAGE });
+      expect(engine.requests).toHaveLength(1);
+      expect(engine.requests[0].continueFrom).toBeUndefined();
+      expect(batchResults.pushed.map((p) => p.result)).toEqual([
+        expect.objectContaining({
+          ok: true,
+          reply: { choices: [{ index: 0, text: 'Hi', finishReason: 'stop' }], usage: USAGE },
+        }),
+      ]);
+      expect(publishers.opened).toEqual([]);
+    });
+
+    it('reports nothing when another worker took the line over, even on its last attempt', async () => {
+      const { generation, started } = untilStopped('par');
+      engine.generation = generation;
+      const { job } = jobOf(chatJob({ batch: BATCH }), { attemptsStarted: 2, attempts: 2 });
+      const handled = rejection(processor.handle(job, 'token-1', undefined));
+      await started;
+      cancellation.stop(STOP.lostLock);
+      expect((await handled) as Error).not.toBeInstanceOf(UnrecoverableError);
+      // The other worker's run writes the line; a failure here would be written in its place.
+      expect(batchResults.pushed).toEqual([]);
+    });
+
+    it('reports a line stopped for good (its job cancelled) once, on its first attempt', async () => {
+      const jobSignal = new AbortController();
+      const { generation, started } = untilStopped('par');
+      engine.generation = generation;
+      const { job } = jobOf(chatJob({ batch: BATCH }), { attemptsStarted: 1, attempts: 2 });
+      const handled = rejection(processor.handle(job, 'token-1', jobSignal.signal));
+      await started;
+      jobSignal.abort();
+      expect(await handled).toBeInstanceOf(UnrecoverableError);
+      // The job fails for good: its batch hears of it now, from the worker that ran it.
+      expect(batchResults.pushed.map((p) => p.result)).toEqual([
+        expect.objectContaining({
+          ok: false,
+          status: 500,
+          code: 'generation_failed',
+          message: 'Generation failed: The request was cancelled by the client.',
+        }),
+      ]);
+    });
+
+    it('reports a line of a deployment this worker does not serve to its batch', async () => {
+      const { job } = jobOf(chatJob({ batch: BATCH, deployment: 'elsewhere' }), { attemptsStarted: 1, attempts: 2 });
+      expect(await rejection(processor.handle(job, 'token-1', undefined))).toBeInstanceOf(UnrecoverableError);
+      expect(batchResults.pushed).toEqual([
+        {
+          batchId: BATCH.batchId,
+          result: {
+            ok: false,
+            customId: BATCH.customId,
+            line: BATCH.line,
+            requestId: REQUEST_ID,
+            model: 'elsewhere',
+            status: 500,
+            code: 'generation_failed',
+            message: 'Generation failed: This worker does not serve deployment "elsewhere".',
+          },
+        },
+      ]);
+      expect(publishers.opened).toEqual([]);
     });
 
     it('hands the line back to the queue, reporting nothing, when the worker shuts down', async () => {

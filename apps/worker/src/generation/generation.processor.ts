@@ -1,25 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import { EngineInputError, type GenerationEngine, type OutputPiece } from '@conveyor/engine';
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { OutputPiece } from '@conveyor/engine';
 import {
   GENERATE_JOB,
-  ReplyAccumulator,
   jobImageHashes,
   promptBlockHashes,
-  type BatchLineRef,
   type GenerationJobData,
   type JobResult,
-  type ReplyResult,
 } from '@conveyor/queue';
-import { BatchResultSink } from '../batch/batch-result-sink.port.js';
-import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
+import { CancellationTracker } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
+import { attemptOf, endsForGood, reportFailure, stopped } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
+import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
 
-/** Runs one generation job (chat or legacy completion): generate with the engine, publish every piece as it comes. */
+/**
+ * Runs one generation job (chat, legacy completion, or a batch line of either): generates with the
+ * engine and sends every piece, as it comes, into the job's reply sink.
+ */
 @Injectable()
 export class GenerationProcessor implements JobHandler<GenerationJobData, JobResult> {
   readonly jobName = GENERATE_JOB;
@@ -27,9 +27,8 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
 
   constructor(
     private readonly engines: EngineRegistry,
-    private readonly publishers: ReplyPublisherFactory,
+    private readonly sinks: ReplySinks,
     private readonly cancellation: CancellationTracker,
-    private readonly batchResults: BatchResultSink,
     private readonly routes: PrefixRoutes,
     private readonly images: ImageReleaser,
   ) {}
@@ -69,45 +68,37 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     token: string | undefined,
     jobSignal: AbortSignal | undefined,
   ): Promise<JobResult> {
-    const { requestId } = job.data;
-    const engine = this.engines.get(job.data.deployment);
-    // Queues are per deployment, so this only happens to a job put on the wrong queue by hand.
-    if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${job.data.deployment}".`);
-    if (job.data.batch) return this.runBatchLine(job, engine, token, jobSignal);
-    // attemptsStarted also counts restarts after a stalled worker, which is what fencing needs; a job
-    // sent on from a worker's own queue goes on from the attempts it had there.
-    const attempt = (job.data.attemptBase ?? 0) + Math.max(1, job.attemptsStarted);
+    const { requestId, deployment, batch } = job.data;
+    const attempt = attemptOf(job);
     const started = Date.now();
-    this.logger.log({
-      msg: 'job started',
-      requestId,
-      deployment: job.data.deployment,
-      attempt,
-      queuedMs: started - job.data.enqueuedAt,
-    });
-    const publisher = this.publishers.open(requestId, attempt);
+    this.logger.log({ msg: 'job started', requestId, deployment, attempt, queuedMs: started - job.data.enqueuedAt });
+    const sink = this.sinks.open(job.data, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
-    this.cancellation.abortIfCancelled(requestId);
+    // A batch line has no client to cancel it.
+    if (!batch) this.cancellation.abortIfCancelled(requestId);
     try {
+      const engine = this.engines.get(deployment);
+      // Queues are per deployment, so this only happens to a job put on the wrong queue by hand.
+      if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${deployment}".`);
       // A retried plain reply continues what the client was already sent, so a stream never repeats or
       // contradicts itself. Other replies (several choices, a grammar, tool calls) start over.
-      const sent = attempt > 1 ? await this.publishers.replay(requestId) : { text: '', tokens: 0, ended: false };
-      if (sent.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
-      const resume = attempt > 1 && engine.continuesReplies && continuable(job.data);
+      const sent = await this.sinks.sent(job.data, attempt);
+      if (sent?.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+      const resume = sent !== null && engine.continuesReplies && continuable(job.data);
       const replies = new ReplyTexts(resume ? sent.text : '');
       const result = await engine.generate(
         { ...job.data, signal, continueFrom: resume ? { text: sent.text, tokens: sent.tokens } : undefined },
         {
-          onStart: (n) => publisher.start(n, resume),
+          onStart: (n) => sink.start(n, resume),
           onOutput: (piece) => {
             replies.add(piece);
-            publisher.output(piece);
+            sink.output(piece);
           },
         },
       );
-      if (result.aborted) await this.stopped(job, token, signal);
+      if (result.aborted) await stopped(job, token, signal);
       this.rememberHeld(job.data, result.sequences, replies);
-      await publisher.end(result.finishReasons, result.usage);
+      await sink.end(result.finishReasons, result.usage);
       this.logger.log({
         msg: 'job finished',
         requestId,
@@ -118,95 +109,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
       });
       return { finishReason: result.finishReason, usage: result.usage };
     } catch (err) {
-      if (err instanceof WaitingError) throw err;
-      if (err instanceof EngineInputError) {
-        await publisher.fail(400, err.code, err.message, err.param);
-        throw new UnrecoverableError(err.message);
-      }
-      const lastAttempt = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (lastAttempt)
-        await publisher
-          .fail(500, 'generation_failed', `Generation failed: ${(err as Error).message}`)
-          .catch(() => undefined);
-      throw err;
-    } finally {
-      this.cancellation.untrack(requestId);
-    }
-  }
-
-  /**
-   * Ends a job whose generation was stopped: a client cancel fails it for good; a shutdown hands it
-   * back to the queue without spending an attempt, for another worker to continue; a lost lock
-   * means another worker has it already.
-   */
-  private async stopped(job: Job, token: string | undefined, signal: AbortSignal): Promise<never> {
-    if (signal.reason === STOP.shutdown && token) {
-      await job.moveToWait(token);
-      throw new WaitingError('Handed back: the worker is shutting down.');
-    }
-    if (signal.reason === STOP.lostLock) throw new TakenOver('The job was taken over after this worker lost its lock.');
-    throw new UnrecoverableError('The request was cancelled by the client.');
-  }
-
-  /** A batch line: generate the whole reply, then hand it to the batch (no client is listening). */
-  private async runBatchLine(
-    job: Job<GenerationJobData, JobResult>,
-    engine: GenerationEngine,
-    token: string | undefined,
-    jobSignal: AbortSignal | undefined,
-  ): Promise<JobResult> {
-    const { requestId, deployment: model } = job.data;
-    const { batchId, customId, line } = job.data.batch as BatchLineRef;
-    const signal = this.cancellation.track(requestId, jobSignal);
-    const reply = new ReplyAccumulator();
-    const replies = new ReplyTexts('');
-    try {
-      const result = await engine.generate(
-        { ...job.data, signal },
-        {
-          onStart: () => undefined,
-          onOutput: (piece) => {
-            replies.add(piece);
-            reply.apply(asDelta(piece));
-          },
-        },
-      );
-      if (result.aborted) await this.stopped(job, token, signal);
-      this.rememberHeld(job.data, result.sequences, replies);
-      const end = {
-        type: 'end',
-        attempt: 0,
-        seq: 0,
-        finishReason: result.finishReason,
-        finishReasons: result.finishReasons,
-        usage: result.usage,
-      } as const;
-      await this.batchResults.push(batchId, {
-        ok: true,
-        customId,
-        line,
-        requestId,
-        model,
-        reply: reply.apply(end) as ReplyResult,
-      });
-      return { finishReason: result.finishReason, usage: result.usage };
-    } catch (err) {
-      if (err instanceof WaitingError) throw err;
-      const input = err instanceof EngineInputError;
-      if (input || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
-        const [status, code] = input ? [400, err.code] : [500, 'generation_failed'];
-        await this.batchResults.push(batchId, {
-          ok: false,
-          customId,
-          line,
-          requestId,
-          model,
-          status,
-          code,
-          message: (err as Error).message,
-        });
-      }
-      throw input ? new UnrecoverableError((err as Error).message) : err;
+      throw await reportFailure(sink, err, job);
     } finally {
       this.cancellation.untrack(requestId);
     }
@@ -225,15 +128,6 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     this.routes.held(data.deployment, sequences, chains);
   }
 }
-
-/** Another worker runs the job now: this attempt's end is not the job's. */
-class TakenOver extends Error {}
-
-/** Whether BullMQ runs the job no more after `err`: none of its attempts is left, or it may not be retried. */
-const endsForGood = (err: unknown, job: Job): boolean =>
-  !(err instanceof WaitingError) &&
-  !(err instanceof TakenOver) &&
-  (err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1));
 
 /** Each choice's reply text as it is generated, after what an earlier attempt already sent. */
 class ReplyTexts {
@@ -259,6 +153,3 @@ class ReplyTexts {
 /** Only a plain text reply can be continued from its text alone. */
 const continuable = (data: GenerationJobData): boolean =>
   !data.prompts && !data.tools?.length && !data.responseFormat && (data.n ?? 1) === 1 && data.logprobs === undefined;
-
-const asDelta = ({ choice, text, ...rest }: OutputPiece) =>
-  ({ type: 'delta', attempt: 0, seq: 0, choice, text: text ?? '', ...rest }) as const;

@@ -4,7 +4,8 @@ import { parseReplyEntry, replayReply, replyStreamKey, type SentReply } from '@c
 import { createRedis } from '@conveyor/redis';
 import type { Redis } from 'ioredis';
 import { RedisReplyPublisher } from './redis-reply-publisher.js';
-import { ReplyPublisherFactory, type ReplyPublisher } from './reply-publisher.port.js';
+import { ReplyPublisherFactory } from './reply-publisher.port.js';
+import type { ReplySink } from './reply-sink.js';
 
 /** Reply streams in Redis: owns the worker's publishing connection; one publisher per job attempt. */
 @Injectable()
@@ -26,7 +27,7 @@ export class RedisReplyPublisherFactory extends ReplyPublisherFactory implements
     return replayReply(entries.flatMap(([, fields]) => parseReplyEntry(fields)));
   }
 
-  open(requestId: string, attempt: number): ReplyPublisher {
+  open(requestId: string, attempt: number): ReplySink {
     return new RedisReplyPublisher(
       this.redis,
       replyStreamKey(this.config.redis.prefix, requestId),

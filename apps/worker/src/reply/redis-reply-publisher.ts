@@ -7,7 +7,7 @@ import {
   type UnnumberedReplyEvent,
 } from '@conveyor/queue';
 import type { Redis } from 'ioredis';
-import type { ReplyPublisher } from './reply-publisher.port.js';
+import type { ReplySink } from './reply-sink.js';
 
 type Pending = Omit<OutputPiece, 'choice'> & { text: string };
 
@@ -23,7 +23,7 @@ const rank = (piece: Omit<OutputPiece, 'choice'>): number =>
  * once for them. Writes are not awaited one by one: a single connection keeps
  * them in order, and `end`/`fail` wait for the last.
  */
-export class RedisReplyPublisher implements ReplyPublisher {
+export class RedisReplyPublisher implements ReplySink {
   private pending = new Map<number, Pending>();
   /** Events of this tick, in order, not yet written. */
   private outbox: ReplyEvent[] = [];

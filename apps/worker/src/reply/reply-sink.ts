@@ -1,0 +1,19 @@
+import type { OutputPiece } from '@conveyor/engine';
+import type { FinishReason, TokenUsage } from '@conveyor/queue';
+
+/**
+ * Where one attempt of a job sends its reply as the engine produces it: the client's reply stream,
+ * or the result of the batch line the job is. The job handlers drive every job through this, so a
+ * reply and a batch line run the same path.
+ */
+export interface ReplySink {
+  /** `resumed`: this attempt continues the text an earlier attempt already sent. */
+  start(promptTokens: number, resumed: boolean): void;
+  output(piece: OutputPiece): void;
+  /** One input's embedding (`vector`: little-endian float32 bytes, base64), after any pending output. */
+  embedding(index: number, vector: string): void;
+  /** `finishReasons`: every choice's, in choice order. Resolves once the reply is where it is awaited. */
+  end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void>;
+  /** Ends the reply with an error its reader sees; resolves once that is where it is awaited. */
+  fail(status: number, code: string, message: string, param?: string | null): Promise<void>;
+}
