@@ -13,6 +13,7 @@ import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { RedisImageSource } from './images/redis-image.source.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
+import { UnrunFailures } from './jobs/unrun-failures.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
 import { RedisReplyPublisherFactory } from './reply/redis-reply-publisher.factory.js';
 import { ReplyPublisherFactory } from './reply/reply-publisher.port.js';
@@ -56,6 +57,7 @@ export class WorkerModule {
           inject: [GenerationProcessor, EmbedProcessor],
           useFactory: (generate: GenerationProcessor, embed: EmbedProcessor) => [generate, embed],
         },
+        UnrunFailures,
         WorkerHost,
       ],
     };

@@ -119,11 +119,6 @@ export class BatchLineRepository extends BatchLines implements OnApplicationShut
     return this.redis.hlen(batchInflightKey(this.prefix, batchId));
   }
 
-  async inflightLine(batchId: string, line: number): Promise<InflightLine | null> {
-    const entry = await this.redis.hget(batchInflightKey(this.prefix, batchId), String(line));
-    return entry ? (JSON.parse(entry) as InflightLine) : null;
-  }
-
   /** Every line in flight, by line number. */
   async inflight(batchId: string): Promise<Map<number, InflightLine>> {
     const hash = await this.redis.hgetall(batchInflightKey(this.prefix, batchId));

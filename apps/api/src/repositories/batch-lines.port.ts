@@ -34,11 +34,10 @@ export abstract class BatchLines {
   abstract holdsLease(batchId: string, holder: string): Promise<boolean>;
   abstract addInflight(batchId: string, line: number, entry: InflightLine): Promise<void>;
   abstract inflightCount(batchId: string): Promise<number>;
-  abstract inflightLine(batchId: string, line: number): Promise<InflightLine | null>;
   /** Every line in flight, by line number. */
   abstract inflight(batchId: string): Promise<Map<number, InflightLine>>;
   abstract removeInflight(batchId: string, line: number): Promise<void>;
-  /** A finished line's result, as a worker (or the failure watcher) hands it to the batch. */
+  /** A finished line's result, as a worker hands it to the batch. */
   abstract pushResult(batchId: string, result: BatchLineResult): Promise<void>;
   /** The oldest `count` results not yet written. */
   abstract pendingResults(batchId: string, count: number): Promise<BatchLineResult[]>;

@@ -1,20 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import {
-  GENERATE_JOB,
-  EMBED_JOB,
-  affinityQueueName,
-  deploymentQueueName,
-  jobImageHashes,
-  type QueuedJobData,
-} from '@conveyor/queue';
+import { GENERATE_JOB, EMBED_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, connectionOptions, createRedis } from '@conveyor/redis';
 import type { Redis } from 'ioredis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { ImageReleaser } from '../images/image-releaser.port.js';
 import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
 import { WorkerPresence } from '../presence/worker-presence.js';
 import { RedisPrefixRoutes } from '../routing/redis-prefix-routes.js';
@@ -23,6 +15,7 @@ import { JOB_HANDLERS, type JobHandler } from './job-handler.js';
 import { JobForwarder } from './job-forwarder.js';
 import { JobRouter } from './job-router.js';
 import { SlotGate, type SharedIntake } from './slot-gate.js';
+import { UnrunFailures } from './unrun-failures.js';
 
 /**
  * Runs two BullMQ workers per served deployment once the models are loaded, then announces itself:
@@ -48,7 +41,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly engines: EngineRegistry,
     private readonly cancellation: CancellationTracker,
     private readonly routes: RedisPrefixRoutes,
-    private readonly images: ImageReleaser,
+    private readonly unrun: UnrunFailures,
   ) {
     this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB]);
     this.redis = createRedis(config.redis, 'conveyor-worker-presence', 'background', this.logger);
@@ -129,25 +122,13 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     );
     for (const worker of [shared, own]) {
       worker.on('error', (err) => this.logger.warn(`Worker ${worker.name}: ${err.message}`));
-      worker.on('failed', (job, err) => {
-        this.logger.warn(`Job ${job?.id} failed: ${err.message}`);
-        // A job that stalled more often than allowed is failed by the next worker to fetch it, which
-        // never hands it to a job handler: its images are released here instead.
-        if (job?.id && job.deferredFailure) void this.releaseImages(job.id, job.data as QueuedJobData);
-      });
+      worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
+      this.unrun.watch(worker);
       // A worker that was frozen past its lock must stop: another worker has the job now.
       worker.on('lockRenewalFailed', (jobIds) => this.cancellation.stop(STOP.lostLock, jobIds));
       void worker.run();
       this.workers.push(worker);
     }
-  }
-
-  private async releaseImages(jobId: string, data: QueuedJobData): Promise<void> {
-    const images = jobImageHashes(data);
-    if (!images.length) return;
-    await this.images.release(jobId, images).catch((err: Error) => {
-      this.logger.warn(`Could not release the images of ${jobId}: ${err.message}`);
-    });
   }
 
   /**
