@@ -30,6 +30,7 @@ import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
+import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
 import { JobFailureWatcher } from './generation/job-failure.watcher.js';
 import { JobQueue } from './generation/job-queue.port.js';
@@ -118,6 +119,7 @@ export class AppModule {
         { provide: FileStore, useFactory: () => createFileStore(config.fileStore) },
         // The generation pipeline and the features over it.
         GenerationService,
+        HttpGeneration,
         JobRouting,
         JobFailureWatcher,
         ChatService,

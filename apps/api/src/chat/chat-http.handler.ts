@@ -3,11 +3,10 @@ import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
-import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
+import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
-import { DrainService } from '../platform/drain.service.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
 import { ChatService, COMPLETION_ID_PREFIX } from './chat.service.js';
 
@@ -19,7 +18,7 @@ import { ChatService, COMPLETION_ID_PREFIX } from './chat.service.js';
 export class ChatHttpHandler {
   constructor(
     private readonly chat: ChatService,
-    private readonly drain: DrainService,
+    private readonly http: HttpGeneration,
   ) {}
 
   /** `caller`: the name of the API key the request came with; its reply is that key's alone. */
@@ -29,16 +28,14 @@ export class ChatHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<ChatCompletion | void> {
-    this.drain.assertAccepting();
-    const dto = parseRequest(ChatCompletionRequestDto, body);
-    const signal = abortOnDisconnect(reply);
+    const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(ChatCompletionRequestDto, body));
     if (!dto.stream) {
       const completion = await this.chat.complete(dto, caller, signal, onlyDeployment);
-      reply.header('x-request-id', completion.id.slice(COMPLETION_ID_PREFIX.length));
+      identify(completion.id.slice(COMPLETION_ID_PREFIX.length));
       return completion;
     }
     const run = await this.chat.start(dto, caller, signal, onlyDeployment);
-    reply.header('x-request-id', run.who.id.slice(COMPLETION_ID_PREFIX.length));
+    identify(run.who.id.slice(COMPLETION_ID_PREFIX.length));
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);
   }
 
@@ -53,8 +50,7 @@ export class ChatHttpHandler {
     caller: string,
     reply: FastifyReply,
   ): Promise<void> {
-    this.drain.assertAccepting();
-    const run = await this.chat.resume(completionId, caller, abortOnDisconnect(reply));
+    const run = await this.chat.resume(completionId, caller, this.http.accept(reply).signal);
     return this.stream(run, reply, includeUsage, lastEventId);
   }
 

@@ -3,10 +3,9 @@ import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
 import type { CompletionRequestDto } from '@conveyor/protocol';
-import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
+import { HttpGeneration } from '../generation/http-generation.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
-import { DrainService } from '../platform/drain.service.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { CompletionChunkFormatter } from './completion-response.mapper.js';
 import { completionShape, CompletionsService, TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
@@ -16,7 +15,7 @@ import { completionShape, CompletionsService, TEXT_COMPLETION_ID_PREFIX } from '
 export class CompletionsHttpHandler {
   constructor(
     private readonly completions: CompletionsService,
-    private readonly drain: DrainService,
+    private readonly http: HttpGeneration,
   ) {}
 
   /** `caller`: the name of the API key the request came with. */
@@ -26,16 +25,14 @@ export class CompletionsHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<Completion | void> {
-    this.drain.assertAccepting();
-    const dto = parseCompletionBody(body);
-    const signal = abortOnDisconnect(reply);
+    const { dto, signal, identify } = this.http.accept(reply, () => parseCompletionBody(body));
     if (!dto.stream) {
       const completion = await this.completions.complete(dto, caller, signal, onlyDeployment);
-      reply.header('x-request-id', completion.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
+      identify(completion.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
       return completion;
     }
     const run = await this.completions.start(dto, caller, signal, onlyDeployment);
-    reply.header('x-request-id', run.who.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
+    identify(run.who.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
     return this.stream(run, reply, dto);
   }
 

@@ -2,9 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { EmbeddingList } from '@conveyor/openai';
-import { abortOnDisconnect } from '../generation/abort-on-disconnect.js';
-import { DrainService } from '../platform/drain.service.js';
 import { EmbeddingRequestDto } from '@conveyor/protocol';
+import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { EmbeddingsService } from './embeddings.service.js';
 
@@ -13,7 +12,7 @@ import { EmbeddingsService } from './embeddings.service.js';
 export class EmbeddingsHttpHandler {
   constructor(
     private readonly embeddings: EmbeddingsService,
-    private readonly drain: DrainService,
+    private readonly http: HttpGeneration,
   ) {}
 
   /** `caller`: the name of the API key the request came with. */
@@ -23,11 +22,10 @@ export class EmbeddingsHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<EmbeddingList> {
-    this.drain.assertAccepting();
-    const dto = parseRequest(EmbeddingRequestDto, body);
+    const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(EmbeddingRequestDto, body));
     // A client that leaves stops the job: nobody is left to receive the vectors.
-    const result = await this.embeddings.create(dto, caller, abortOnDisconnect(reply), onlyDeployment);
-    reply.header('x-request-id', result.requestId);
+    const result = await this.embeddings.create(dto, caller, signal, onlyDeployment);
+    identify(result.requestId);
     return result.body;
   }
 }

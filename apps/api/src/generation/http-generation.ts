@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DrainService } from '../platform/drain.service.js';
+import { abortOnDisconnect } from './abort-on-disconnect.js';
+
+/** A generation request taken in over HTTP, whatever API format its body speaks. */
+export interface HttpGenerationCall<T> {
+  /** The parsed body. */
+  readonly dto: T;
+  /** Fires when the client goes away before its reply is finished: the request's job is stopped. */
+  readonly signal: AbortSignal;
+  /** Names the request's job in `x-request-id`, for the client to quote; before any of the reply is sent. */
+  identify(requestId: string): void;
+}
+
+/**
+ * What every HTTP route that runs a generation does around its use case, whichever API's shape it
+ * answers in: refuse at once while this replica drains, parse the body (a problem is answered as a
+ * 400 naming the field), tie the request to the client's connection, and name its job in the reply.
+ */
+@Injectable()
+export class HttpGeneration {
+  constructor(private readonly drain: DrainService) {}
+
+  /** `parse`: reads the format's body; none for a request that has none (a reply's stream reopened). */
+  accept(reply: FastifyReply): HttpGenerationCall<undefined>;
+  accept<T>(reply: FastifyReply, parse: () => T): HttpGenerationCall<T>;
+  accept<T>(reply: FastifyReply, parse?: () => T): HttpGenerationCall<T | undefined> {
+    this.drain.assertAccepting();
+    const dto = parse?.();
+    return {
+      dto,
+      signal: abortOnDisconnect(reply),
+      identify: (requestId) => void reply.header('x-request-id', requestId),
+    };
+  }
+}
