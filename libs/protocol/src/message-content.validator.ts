@@ -1,6 +1,5 @@
 import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '@conveyor/structured';
 
 /** OpenAI's resolution hint; accepted for compatibility, while the model's projector sets its own resolution. */
 const IMAGE_DETAILS: readonly unknown[] = ['auto', 'low', 'high'];

@@ -1,7 +1,6 @@
 import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
+import { isObject } from '@conveyor/structured';
 import { FUNCTION_NAME } from './tools.dto.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `"none" | "auto" | "required" | {type: "function", function: {name}}`. */
 @ValidatorConstraint({ name: 'toolChoice' })

@@ -11,3 +11,4 @@ export type { JsonSchema, SchemaProblem } from './schema-support.js';
 export { jsonSchemaGrammar, minimumJsonBytes } from './json-grammar.js';
 export type { JsonGrammar } from './json-grammar.js';
 export { gbnfLiteral } from './gbnf.js';
+export { isObject } from './json-values.js';

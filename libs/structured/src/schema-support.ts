@@ -1,4 +1,5 @@
 import { asciiJson, ObjectNode, PropertyNode, SchemaNode, STRING_FORMATS, StringFormat } from './schema-node.js';
+import { isObject } from './json-values.js';
 import { FORMAT_LENGTHS } from './string-formats.js';
 
 export type JsonSchema = boolean | { [keyword: string]: unknown };
@@ -329,10 +330,6 @@ function isJsonValue(value: unknown): boolean {
   if (typeof value === 'number') return Number.isFinite(value);
   if (Array.isArray(value)) return value.every(isJsonValue);
   return isObject(value) && Object.values(value).every(isJsonValue);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const at = (path: string, key: string) => (path ? `${path}.${key}` : key);

@@ -1,6 +1,7 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { RequestProblem } from '@conveyor/protocol';
+import { isObject } from '@conveyor/structured';
 import type { BatchEndpoint, ParsedBatchBody } from '../generation/batch-endpoint.js';
 
 export interface ParsedLine {
@@ -8,8 +9,6 @@ export interface ParsedLine {
   body: ParsedBatchBody;
   deployment: DeploymentConfig;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * One input line against the batch line contract: `{custom_id, method: "POST", url, body}`
