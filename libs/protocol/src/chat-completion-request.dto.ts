@@ -13,7 +13,7 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import type { ContentPart, ImageContentPart } from '@conveyor/openai';
+import { ErrorCode, type ContentPart, type ImageContentPart } from '@conveyor/openai';
 import type { ChatTurn, GenerationJobData, OutputFormat, ToolChoice, ToolSpec, TurnPart } from '@conveyor/queue';
 import { findUnsupportedSchemaFeature } from '@conveyor/structured';
 import { ChatMessageDto } from './chat-message.dto.js';
@@ -138,7 +138,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       throw new RequestProblem(
         'response_format cannot be combined with tools unless tool_choice is "none".',
         'response_format',
-        'unsupported_parameter',
+        ErrorCode.unsupportedParameter,
       );
     }
     // Last: decoding is the costliest check, and a request refused for another reason need not pay it.
@@ -199,7 +199,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
           throw new RequestProblem(
             'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
             `${at}.image_url.url`,
-            'invalid_image_url',
+            ErrorCode.invalidImageUrl,
           );
         }
         // Every image's size before what the deployment reads: a payload limit, as the body's, whatever the deployment.
@@ -211,7 +211,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       throw new RequestProblem(
         `Invalid content type: image_url is only supported by deployments with a vision model; '${deployment.id}' reads text only.`,
         `${firstImage}.type`,
-        'model_not_supported',
+        ErrorCode.modelNotSupported,
       );
     }
   }
@@ -230,7 +230,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       throw new RequestProblem(
         `The request carries ${parts.length} images; a request may carry at most ${limits.maxCount}.`,
         parts[limits.maxCount]!.at,
-        'too_many_images',
+        ErrorCode.tooManyImages,
       );
     }
     for (const { part, at } of parts) {
@@ -293,7 +293,7 @@ export function checkSchema(schema: unknown, param: string): void {
   throw new RequestProblem(
     `${problem.message} (at ${at}). Structured output cannot enforce "${problem.feature}".`,
     at,
-    'unsupported_schema_feature',
+    ErrorCode.unsupportedSchemaFeature,
   );
 }
 

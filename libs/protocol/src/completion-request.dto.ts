@@ -11,6 +11,7 @@ import {
   type ValidationArguments,
   type ValidatorConstraintInterface,
 } from 'class-validator';
+import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto, given } from './generation-fields.dto.js';
@@ -105,7 +106,7 @@ export class CompletionRequestDto extends GenerationFieldsDto {
       throw new RequestProblem(
         `${prompts} prompt${prompts === 1 ? '' : 's'} with n = ${n} make ${prompts * n} choices; this deployment generates at most ${deployment.parallel} at once.`,
         n > 1 ? 'n' : 'prompt',
-        'invalid_value',
+        ErrorCode.invalidValue,
       );
     }
     // best_of generates extra candidates server-side and keeps the best; with best_of = n nothing is discarded.

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, Validate } from 'class-validator';
+import { ErrorCode } from '@conveyor/openai';
 import type { EmbedJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { EmbeddingInputConstraint } from './embedding-input.validator.js';
@@ -52,7 +53,7 @@ export class EmbeddingRequestDto {
       throw new RequestProblem(
         `The model '${deployment.id}' does not serve embeddings.`,
         'model',
-        'model_not_supported',
+        ErrorCode.modelNotSupported,
       );
     }
     // Each text is embedded on its own, so each must fit the context on its own; token ids cost nothing to check later.
@@ -62,7 +63,7 @@ export class EmbeddingRequestDto {
       throw new RequestProblem(
         `Input ${i} is ${input.length} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
         'input',
-        'context_length_exceeded',
+        ErrorCode.contextLengthExceeded,
       );
     }
   }

@@ -12,6 +12,7 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
+import { ErrorCode } from '@conveyor/openai';
 import type { Sampling } from '@conveyor/queue';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
@@ -142,7 +143,7 @@ export class GenerationFieldsDto extends SamplingFieldsDto {
     throw new RequestProblem(
       `The prompt is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
       param,
-      'context_length_exceeded',
+      ErrorCode.contextLengthExceeded,
     );
   }
 
@@ -155,21 +156,21 @@ export class GenerationFieldsDto extends SamplingFieldsDto {
       throw new RequestProblem(
         `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
         'model',
-        'model_not_supported',
+        ErrorCode.modelNotSupported,
       );
     }
     if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
       throw new RequestProblem(
         `max_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, prompt included.`,
         'max_tokens',
-        'context_length_exceeded',
+        ErrorCode.contextLengthExceeded,
       );
     }
     if (n > deployment.parallel) {
       throw new RequestProblem(
         `n is ${n}; this deployment generates at most ${deployment.parallel} choices at once.`,
         'n',
-        'invalid_value',
+        ErrorCode.invalidValue,
       );
     }
     const minTokens = given(this.min_tokens);

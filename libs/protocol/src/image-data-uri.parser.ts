@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ErrorCode } from '@conveyor/openai';
 import type { ImageMime, ImageRef } from '@conveyor/queue';
 import { readImageHeader, type ImageHeader } from './image-header.reader.js';
 import { RequestProblem } from './request-problem.js';
@@ -66,7 +67,7 @@ function checkBytes(text: string, limits: ImageLimits, param: string): void {
   throw new RequestProblem(
     `The image is ${mib(bytes)} (${bytes} bytes); an image may be at most ${mib(limits.maxBytes)} (${limits.maxBytes} bytes).`,
     param,
-    'image_too_large',
+    ErrorCode.imageTooLarge,
     413,
   );
 }
@@ -94,7 +95,7 @@ export function parseImageDataUri(url: string, limits: ImageLimits, param: strin
     throw new RequestProblem(
       'An image must be a data: URI with its type and base64 bytes (data:image/png;base64,...).',
       param,
-      'invalid_image_url',
+      ErrorCode.invalidImageUrl,
     );
   }
   const [type = '', ...parameters] = url.slice(5, comma).split(';');
@@ -103,43 +104,43 @@ export function parseImageDataUri(url: string, limits: ImageLimits, param: strin
     throw new RequestProblem(
       `The image is declared as '${type.slice(0, 64)}'; images must be ${FORMATS} (image/png, image/jpeg, image/webp, image/gif).`,
       param,
-      'invalid_image_format',
+      ErrorCode.invalidImageFormat,
     );
   }
   if (parameters.at(-1)?.trim().toLowerCase() !== 'base64') {
     throw new RequestProblem(
       'The image must be base64-encoded (data:image/png;base64,...); other encodings are not accepted.',
       param,
-      'invalid_image_url',
+      ErrorCode.invalidImageUrl,
     );
   }
   const text = url.slice(comma + 1);
   checkBytes(text, limits, param);
-  if (!isBase64(text)) throw new RequestProblem('The image is not valid base64.', param, 'invalid_image_url');
+  if (!isBase64(text)) throw new RequestProblem('The image is not valid base64.', param, ErrorCode.invalidImageUrl);
   const data = Buffer.from(text, 'base64');
   let size: ImageHeader;
   try {
     size = readImageHeader(data);
   } catch {
-    throw new RequestProblem(`The image could not be read as ${FORMATS}.`, param, 'invalid_image');
+    throw new RequestProblem(`The image could not be read as ${FORMATS}.`, param, ErrorCode.invalidImage);
   }
   const mime = size.type ? SNIFFED[size.type] : undefined;
   if (!mime) {
     throw new RequestProblem(
       `The image is ${size.type ? `a ${size.type.toUpperCase()} image` : 'of an unknown type'}; images must be ${FORMATS}.`,
       param,
-      'invalid_image_format',
+      ErrorCode.invalidImageFormat,
     );
   }
   const { width, height } = size;
   if (!(width > 0 && height > 0)) {
-    throw new RequestProblem(`The image has no pixels (${width}×${height}).`, param, 'invalid_image');
+    throw new RequestProblem(`The image has no pixels (${width}×${height}).`, param, ErrorCode.invalidImage);
   }
   if (width * height > limits.maxPixels) {
     throw new RequestProblem(
       `The image is ${width}×${height} (${width * height} pixels); an image may have at most ${limits.maxPixels} pixels.`,
       param,
-      'image_too_large',
+      ErrorCode.imageTooLarge,
     );
   }
   const sha256 = createHash('sha256').update(data).digest('hex');

@@ -13,7 +13,7 @@ const unauthorized: OpenAiErrorBody = {
       'The queue dashboard needs the admin key: HTTP Basic with the key as password, or "Authorization: Bearer <admin key>".',
     type: 'authentication_error',
     param: null,
-    code: 'invalid_api_key',
+    code: ErrorCode.invalidApiKey,
   },
 };
 

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ApiKeyStore } from './api-key.store.js';
@@ -9,7 +10,7 @@ import { CALLER, type RequestWithCaller } from './caller.decorator.js';
 import { RateLimiter, type RateDecision } from './rate-limiter.service.js';
 
 const unauthorized = (message: string) =>
-  new OpenAiHttpError(401, 'authentication_error', message, null, 'invalid_api_key');
+  new OpenAiHttpError(401, 'authentication_error', message, null, ErrorCode.invalidApiKey);
 
 function rateHeaders(d: RateDecision): Record<string, string> {
   return {
@@ -69,7 +70,7 @@ export class ApiKeyGuard implements CanActivate {
         'rate_limit_error',
         `Rate limit of ${decision.limit} requests exceeded for this key; retry in ${decision.resetSeconds} s.`,
         null,
-        'rate_limit_exceeded',
+        ErrorCode.rateLimitExceeded,
         {
           ...headers,
           'retry-after': String(decision.resetSeconds),

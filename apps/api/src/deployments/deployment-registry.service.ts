@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 
 /** The deployments this API routes to, from config; the API never loads a model itself. */
@@ -32,7 +33,7 @@ export class DeploymentRegistry {
         'not_found_error',
         `No app "${app}" in organisation "${org}".`,
         null,
-        'app_not_found',
+        ErrorCode.appNotFound,
       );
     return found;
   }
