@@ -14,7 +14,3 @@ export async function createFileStore(config: FileStoreConfig): Promise<FileStor
   ]);
   return new S3FileStore(createS3Client(config), { bucket: config.bucket, prefix: config.prefix });
 }
-
-/** Where a store's files are, in the words of its configuration: for messages. */
-export const describeFileStore = (config: FileStoreConfig): string =>
-  config.kind === 'local' ? config.dir : `s3://${config.bucket}/${config.prefix}`;

@@ -1,4 +1,3 @@
-import type { ChatCompletionRequest } from './chat.types.js';
 import type { OpenAiErrorBody } from './error.types.js';
 
 export type FilePurpose = 'batch' | 'batch_output' | 'user_data';
@@ -56,14 +55,6 @@ export interface Batch {
   cancelled_at: number | null;
   request_counts: { total: number; completed: number; failed: number };
   metadata: Record<string, string> | null;
-}
-
-/** One line of a batch input file. */
-export interface BatchInputLine {
-  custom_id: string;
-  method: 'POST';
-  url: string;
-  body: ChatCompletionRequest;
 }
 
 /** One line of a batch output or error file. */

@@ -1,38 +1,5 @@
 /** OpenAI legacy completions (`POST /v1/completions`) wire shapes. */
-import type { StreamOptions, Usage } from './chat.types.js';
-
-/**
- * The request body. Every optional field may also arrive as `null`, which
- * means the same as leaving it out. Token-id prompts are part of OpenAI's
- * contract but refused here.
- */
-export interface CompletionRequest {
-  model: string;
-  prompt: string | string[] | number[] | number[][];
-  max_tokens?: number | null;
-  temperature?: number | null;
-  top_p?: number | null;
-  n?: number | null;
-  stream?: boolean | null;
-  stream_options?: StreamOptions | null;
-  /** How many alternatives to report per generated token (0-5). */
-  logprobs?: number | null;
-  echo?: boolean | null;
-  stop?: string | string[] | null;
-  presence_penalty?: number | null;
-  frequency_penalty?: number | null;
-  best_of?: number | null;
-  logit_bias?: Record<string, number> | null;
-  seed?: number | null;
-  suffix?: string | null;
-  user?: string | null;
-  top_k?: number | null;
-  min_p?: number | null;
-  repetition_penalty?: number | null;
-  repeat_penalty?: number | null;
-  ignore_eos?: boolean | null;
-  min_tokens?: number | null;
-}
+import type { Usage } from './chat.types.js';
 
 export type CompletionFinishReason = 'stop' | 'length';
 

@@ -144,16 +144,6 @@ export class BatchLineRepository extends BatchLines implements OnApplicationShut
     return this.redis.llen(batchResultsKey(this.prefix, batchId));
   }
 
-  /** Drops the oldest `count` results, once they are written. */
-  async dropResults(batchId: string, count: number): Promise<void> {
-    await this.redis.ltrim(batchResultsKey(this.prefix, batchId), count, -1);
-  }
-
-  /** Records a custom_id as written; false when it already was (a line retried after its worker died). */
-  async markDone(batchId: string, customId: string): Promise<boolean> {
-    return (await this.redis.sadd(batchDoneKey(this.prefix, batchId), customId)) === 1;
-  }
-
   /** Removes every per-line key of a batch that has ended: only its record and files remain. */
   async clear(batchId: string): Promise<void> {
     await this.redis.del(
