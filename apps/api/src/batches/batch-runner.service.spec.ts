@@ -132,6 +132,8 @@ class MemoryFiles extends FileStore {
   readonly files = new Map<string, { meta: StoredFile; parts: Map<number, string> }>();
   /** Set to make part writes fail (the store is away). */
   failWrites = false;
+  /** Set to make reads fail for another reason than the file not existing (the store is away). */
+  failReads = false;
 
   put(content: string, owner = 'anonymous'): string {
     const id = newFileId();
@@ -181,6 +183,7 @@ class MemoryFiles extends FileStore {
     return [];
   }
   async read(id: string): Promise<Readable> {
+    if (this.failReads) throw new Error('the store is unreachable');
     return Readable.from([this.text(id)]);
   }
   async delete(id: string): Promise<void> {
@@ -352,14 +355,14 @@ describe('BatchRunner', () => {
     jest.restoreAllMocks();
   });
 
-  async function createBatch(ids: string[], withImages = false): Promise<string> {
+  async function createBatch(ids: string[], withImages = false, content = input(ids, withImages)): Promise<string> {
     const id = 'batch_0123456789abcdef01234567';
     await records.create(
       newBatchRecord({
         id,
         owner: 'anonymous',
         endpoint: '/v1/chat/completions',
-        input_file_id: files.put(input(ids, withImages)),
+        input_file_id: files.put(content),
         completion_window: '24h',
         metadata: null,
         created_at: 0,
@@ -602,5 +605,100 @@ describe('BatchRunner', () => {
     expect(record.status).toBe('cancelled');
     expect(writtenIds(record).sort()).toEqual([...ids].sort());
     expect(files.lines(record.error_file_id).every((l) => l.error?.code === 'batch_cancelled')).toBe(true);
+  });
+
+  it('fails a batch whose input stays unreadable for 60 s, counted from the last read that worked', async () => {
+    const id = await createBatch(['a', 'b']);
+    const driver = runner();
+    files.failReads = true;
+    await driver.tick();
+    jest.advanceTimersByTime(59_000);
+    await driver.tick();
+    expect(records.records.get(id)).toMatchObject({ status: 'validating' });
+    files.failReads = false;
+    await driver.tick(); // it reads again: validated
+    expect(records.records.get(id)).toMatchObject({ status: 'in_progress' });
+    // Unreadable again as the lines are fed: the 60 s start over, from this failure.
+    files.failReads = true;
+    await driver.tick();
+    jest.advanceTimersByTime(59_000);
+    await driver.tick();
+    expect(records.records.get(id)).toMatchObject({ status: 'in_progress' });
+    expect(records.activeIds.has(id)).toBe(true);
+    jest.advanceTimersByTime(1_000);
+    await driver.tick();
+    const record = records.records.get(id)!;
+    expect(record).toMatchObject({ status: 'failed', failed_at: expect.any(Number) });
+    expect(record.errors).toEqual([
+      expect.objectContaining({
+        code: 'input_file_unreadable',
+        param: 'input_file_id',
+        message: expect.stringContaining('the store is unreachable'),
+      }),
+    ]);
+    expect(records.activeIds.has(id)).toBe(false);
+    expect(queue.jobs.size).toBe(0);
+  });
+
+  it('an expired batch keeps the lines that ran and writes the rest as batch_expired, once', async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `r${i}`);
+    const id = await createBatch(ids);
+    const driver = runner();
+    await driver.tick();
+    await driver.tick();
+    await runQueuedLines();
+    await records.update(id, { expires_at: Math.floor(Date.now() / 1000) });
+    const record = await runToEnd(driver, id);
+    expect(record).toMatchObject({ status: 'expired', expired_at: expect.any(Number), completed: 4, failed: 0 });
+    expect(files.lines(record.output_file_id).map((l) => l.custom_id)).toEqual(['r0', 'r1', 'r2', 'r3']);
+    expect(files.lines(record.error_file_id).map((l) => [l.custom_id, l.error?.code])).toEqual(
+      ['r4', 'r5', 'r6', 'r7'].map((c) => [c, 'batch_expired']),
+    );
+  });
+
+  it('validation fails a batch with more lines than BATCH_MAX_LINES, and queues none of them', async () => {
+    config = loadConfig({ MODEL: 'tiny', BATCH_INFLIGHT: '4', BATCH_MAX_LINES: '2' });
+    const id = await createBatch(['a', 'b', 'c']);
+    await runner().tick();
+    const record = records.records.get(id)!;
+    expect(record).toMatchObject({ status: 'failed', total: 3, failed_at: expect.any(Number), output_file_id: null });
+    expect(record.errors).toEqual([expect.objectContaining({ code: 'too_many_lines', line: null })]);
+    expect(queue.jobs.size).toBe(0);
+    expect(records.activeIds.has(id)).toBe(false);
+  });
+
+  it('validation fails a file with no requests in it', async () => {
+    const id = await createBatch([], false, '\n  \n');
+    await runner().tick();
+    expect(records.records.get(id)).toMatchObject({ status: 'failed', total: 0 });
+    expect(records.records.get(id)!.errors).toEqual([expect.objectContaining({ code: 'empty_file' })]);
+    expect(records.activeIds.has(id)).toBe(false);
+  });
+
+  it('validation lists the first 100 invalid lines, in order, and counts the rest', async () => {
+    const valid = input(['a']).trim();
+    const id = await createBatch([], false, [valid, ...Array.from({ length: 104 }, () => valid)].join('\n'));
+    await runner().tick();
+    const errors = records.records.get(id)!.errors!;
+    expect(errors).toHaveLength(101);
+    expect(errors.slice(0, 100).map((e) => [e.code, e.line])).toEqual(
+      Array.from({ length: 100 }, (_, i) => ['duplicate_custom_id', i + 2]),
+    );
+    expect(errors[100]).toMatchObject({ code: 'too_many_errors', message: '4 more invalid lines are not listed.' });
+  });
+
+  it('a batch cancelled while validating starts as cancelling and ends with every line batch_cancelled', async () => {
+    const id = await createBatch(['a', 'b']);
+    await records.update(id, { cancel_requested: true });
+    const driver = runner();
+    await driver.tick();
+    expect(records.records.get(id)).toMatchObject({ status: 'cancelling', total: 2 });
+    const record = await runToEnd(driver, id);
+    expect(record.status).toBe('cancelled');
+    expect(queue.jobs.size).toBe(0);
+    expect(files.lines(record.error_file_id).map((l) => [l.custom_id, l.error?.code])).toEqual([
+      ['a', 'batch_cancelled'],
+      ['b', 'batch_cancelled'],
+    ]);
   });
 });
