@@ -493,6 +493,31 @@ describe('BatchRunner', () => {
     expect(writtenIds(record).sort()).toEqual(['a', 'b']);
   });
 
+  it('a replica that gets a batch back after another drove it reads on from where that one left off', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
+    const id = await createBatch(ids);
+    const first = runner();
+    await first.tick();
+    await first.tick(); // feeds r0..r3
+    await runQueuedLines();
+    jest.advanceTimersByTime(1500);
+    const second = runner();
+    await second.tick(); // takes the batch over: writes r0..r3, feeds r4..r7
+    await runQueuedLines();
+    jest.advanceTimersByTime(1500);
+    const queued: string[] = [];
+    const enqueue = queue.enqueue.bind(queue);
+    queue.enqueue = async (job) => {
+      queued.push(job.batch!.customId);
+      return enqueue(job);
+    };
+    await first.tick(); // has it back: nothing it saw before the other drove it counts any more
+    expect(queued).toEqual(['r8', 'r9', 'r10', 'r11']);
+    const record = await runToEnd(first, id);
+    expect(record).toMatchObject({ status: 'completed', completed: 12 });
+    expect(writtenIds(record).sort()).toEqual([...ids].sort());
+  });
+
   it('writes a line retried after its worker died once, however often it reports', async () => {
     const id = await createBatch(['a']);
     const driver = runner();

@@ -19,6 +19,7 @@ import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { readInputLines, type InputLine } from './batch-input.reader.js';
 import { parseBatchLine, type ParsedLine } from './batch-line.parser.js';
 import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
+import { LeasedBatch } from './leased-batch.js';
 
 const MAX_REPORTED_ERRORS = 100;
 const COLLECT_CHUNK = 256;
@@ -48,14 +49,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly logger = new Logger(BatchRunner.name);
   // The process names itself in the lease, so operators (and tests) can tell which replica drives a batch.
   private readonly instance = `${hostname()}:${process.pid}:${randomUUID()}`;
-  private readonly cursors = new Map<string, AsyncGenerator<InputLine>>();
-  /** Per batch: when its lines in flight were last checked, and lines found without a job since when. */
-  private readonly sweeps = new Map<string, { at: number; missing: Map<number, number> }>();
-  /** Per batch: since when its input could not be read (for a reason other than not existing). */
-  private readonly unreadableSince = new Map<string, number>();
-  private readonly reconciled = new Map<string, number>();
-  /** Per batch: the deployments its lines were fed to, whose live sequences size its window. */
-  private readonly deploymentsOf = new Map<string, Set<string>>();
+  /** The batches this replica holds the lease of, each with what it keeps of it between ticks. */
+  private readonly leased = new Map<string, LeasedBatch>();
   private mismatchReported = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -84,7 +79,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running;
-    for (const cursor of this.cursors.values()) await cursor.return(undefined);
+    for (const batch of this.leased.values()) await batch.dropCursor();
   }
 
   /** One pass over every active batch this replica holds (or can take) the lease of. */
@@ -100,19 +95,32 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       this.mismatchReported ||= err instanceof FileStoreMismatch;
       return;
     }
+    const active = new Set(ids);
+    for (const id of this.leased.keys()) if (!active.has(id)) this.release(id);
     for (const id of ids) {
       try {
-        if (await this.lines.holdLease(id, this.instance, this.config.batch.leaseMs)) await this.step(id);
+        if (!(await this.lines.holdLease(id, this.instance, this.config.batch.leaseMs))) {
+          this.release(id);
+          continue;
+        }
+        let leased = this.leased.get(id);
+        if (!leased) this.leased.set(id, (leased = new LeasedBatch(id, this.instance)));
+        await this.step(leased);
       } catch (err) {
         // The cursor may be past a line whose job was never queued (Redis failed half-way through
         // feeding): read on from the last line saved as fed. A line queued twice has one job id
         // (BullMQ adds nothing while the job exists), and a line that runs twice is written once.
-        void this.cursors.get(id)?.return(undefined);
-        this.cursors.delete(id);
+        void this.leased.get(id)?.dropCursor();
         if (err instanceof InputUnreadable) await this.failUnreadable(id, err.message);
         else this.logger.warn(`Batch ${id}: ${(err as Error).message}`);
       }
     }
+  }
+
+  /** Forgets what this replica kept of a batch it no longer drives. */
+  private release(id: string): void {
+    void this.leased.get(id)?.dropCursor();
+    this.leased.delete(id);
   }
 
   private endpointOf(batch: BatchRecord): BatchEndpoint {
@@ -126,11 +134,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     return parseBatchLine(text, line, batch.endpoint, this.endpointOf(batch), this.findDeployment);
   }
 
-  private async step(id: string): Promise<void> {
-    const batch = await this.batches.get(id);
-    if (!batch) return this.batches.retire(id);
-    if (batch.status === 'validating') return this.validate(batch);
-    if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch);
+  private async step(leased: LeasedBatch): Promise<void> {
+    const batch = await this.batches.get(leased.id);
+    if (!batch) return this.batches.retire(leased.id);
+    if (batch.status === 'validating') return this.validate(batch, leased);
+    if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch, leased);
     await this.finishWith(batch.id);
   }
 
@@ -138,18 +146,19 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    * The input's lines from `fromLine` on. A file this replica cannot find (deleted, or in a store it does
    * not share) fails the batch at once; other read failures are retried for a while, then fail it.
    */
-  private async inputLines(batch: BatchRecord, fromLine = 0): Promise<AsyncGenerator<InputLine>> {
+  private async inputLines(batch: BatchRecord, leased: LeasedBatch, fromLine = 0): Promise<AsyncGenerator<InputLine>> {
     try {
       const stream = await this.store.read(batch.input_file_id);
-      this.unreadableSince.delete(batch.id);
+      leased.unreadableSince = null;
       return readInputLines(stream, fromLine);
     } catch (err) {
       const message = `The input file ${batch.input_file_id} cannot be read`;
       if (err instanceof FileNotFoundError)
         throw new InputUnreadable(`${message}: it does not exist in this file store.`);
-      const since = this.unreadableSince.get(batch.id) ?? Date.now();
-      this.unreadableSince.set(batch.id, since);
-      if (Date.now() - since >= UNREADABLE_FOR_MS) throw new InputUnreadable(`${message}: ${(err as Error).message}`);
+      leased.unreadableSince ??= Date.now();
+      if (Date.now() - leased.unreadableSince >= UNREADABLE_FOR_MS) {
+        throw new InputUnreadable(`${message}: ${(err as Error).message}`);
+      }
       throw err;
     }
   }
@@ -162,12 +171,12 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** Streams the whole input file once: every line must be runnable before any is queued. */
-  private async validate(batch: BatchRecord): Promise<void> {
+  private async validate(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
     const errors: BatchError[] = [];
     let errorCount = 0;
     const seen = new Set<string>();
     let total = 0;
-    for await (const input of await this.inputLines(batch)) {
+    for await (const input of await this.inputLines(batch, leased)) {
       total++;
       const parsed = this.parse(batch, input);
       let error = parsed.ok ? null : parsed.error;
@@ -222,20 +231,20 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     });
   }
 
-  private async drive(batch: BatchRecord): Promise<void> {
+  private async drive(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
     await this.collect(batch);
     const stop = batch.cancel_requested
       ? ErrorCode.batchCancelled
       : Date.now() >= batch.expires_at * 1000
         ? ErrorCode.batchExpired
         : null;
-    if (stop) return this.drain(batch, stop);
-    await this.sweep(batch);
+    if (stop) return this.drain(batch, leased, stop);
+    await this.sweep(batch, leased);
     const inflight = await this.lines.inflightCount(batch.id);
-    const fed = await this.feed(batch, (await this.window(batch.id)) - inflight);
+    const fed = await this.feed(batch, leased, (await this.window(leased)) - inflight);
     if (!fed.exhausted || inflight + fed.count > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
     // Every line was fed and nothing is in flight: the batch ends only when every custom_id is written.
-    if (batch.completed + batch.failed < batch.total) return this.reconcile(batch);
+    if (batch.completed + batch.failed < batch.total) return this.reconcile(batch, leased);
     await this.batches.update(batch.id, { status: 'finalizing', finalizing_at: now() });
     await this.batches.update(batch.id, { status: 'completed', completed_at: now() });
     await this.finishWith(batch.id);
@@ -247,10 +256,10 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    * speeds up a single batch. `BATCH_INFLIGHT` is the floor (and the window until the batch's deployments
    * are known, from the first lines fed).
    */
-  private async window(batchId: string): Promise<number> {
+  private async window(leased: LeasedBatch): Promise<number> {
     const floor = this.config.batch.inflightPerBatch;
-    const used = this.deploymentsOf.get(batchId);
-    if (!used?.size) return floor;
+    const used = leased.deployments;
+    if (!used.size) return floor;
     const live = await this.workers.counts([...used]);
     const sequences = [...used].reduce(
       (sum, id) => sum + (live.get(id) ?? 0) * (this.registry.all.find((d) => d.id === id)?.parallel ?? 0),
@@ -265,14 +274,14 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    */
   private async enqueueLine(
     batch: BatchRecord,
+    leased: LeasedBatch,
     line: number,
     { customId, body, deployment }: ParsedLine,
   ): Promise<void> {
     const requestId = batchLineJobId(batch.id, line);
     const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
     const images = jobImageHashes(job);
-    const used = this.deploymentsOf.get(batch.id) ?? new Set<string>();
-    this.deploymentsOf.set(batch.id, used.add(deployment.id));
+    leased.deployments.add(deployment.id);
     await this.lines.addInflight(batch.id, line, {
       customId,
       deployment: deployment.id,
@@ -284,30 +293,36 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** Tops this batch's lines in the queue up to `room`, reading on in the input file. */
-  private async feed(batch: BatchRecord, room: number): Promise<{ count: number; exhausted: boolean }> {
+  private async feed(
+    batch: BatchRecord,
+    leased: LeasedBatch,
+    room: number,
+  ): Promise<{ count: number; exhausted: boolean }> {
     // With the window full, nothing to read and nothing to record: no Redis write this tick.
     if (room <= 0) return { count: 0, exhausted: false };
-    let cursor = this.cursors.get(batch.id);
-    if (!cursor) {
-      cursor = await this.inputLines(batch, batch.fed_line);
-      this.cursors.set(batch.id, cursor);
+    // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
+    if (leased.cursor?.at !== batch.fed_line) {
+      await leased.dropCursor();
+      leased.cursor = { at: batch.fed_line, rest: await this.inputLines(batch, leased, batch.fed_line) };
     }
+    const cursor = leased.cursor.rest;
     let count = 0;
     let lastLine = batch.fed_line;
     while (count < room) {
       const next = await cursor.next();
       if (next.done) {
-        this.cursors.delete(batch.id);
+        leased.cursor = null;
         if (count) await this.batches.update(batch.id, { fed_line: lastLine });
         return { count, exhausted: true };
       }
       const parsed = this.parse(batch, next.value);
       lastLine = next.value.line;
       if (!parsed.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueueLine(batch, lastLine, parsed.value);
+      await this.enqueueLine(batch, leased, lastLine, parsed.value);
       count++;
     }
     await this.batches.update(batch.id, { fed_line: lastLine });
+    leased.cursor.at = lastLine;
     return { count, exhausted: false };
   }
 
@@ -369,9 +384,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    * checks in a row), and queues them again: a job lost with a Redis failover, or never queued because
    * the replica that recorded the line died first. A line run twice is still written once.
    */
-  private async sweep(batch: BatchRecord): Promise<void> {
-    const state = this.sweeps.get(batch.id) ?? { at: 0, missing: new Map<number, number>() };
-    this.sweeps.set(batch.id, state);
+  private async sweep(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
+    const state = leased.sweep;
     if (Date.now() - state.at < SWEEP_EVERY_MS) return;
     state.at = Date.now();
     const lost: number[] = [];
@@ -385,12 +399,12 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     }
     if (!lost.length) return;
     const wanted = new Set(lost);
-    for await (const input of await this.inputLines(batch)) {
+    for await (const input of await this.inputLines(batch, leased)) {
       if (!wanted.has(input.line)) continue;
       const parsed = this.parse(batch, input);
       if (!parsed.ok || (await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
         await this.lines.removeInflight(batch.id, input.line);
-      } else await this.enqueueLine(batch, input.line, parsed.value);
+      } else await this.enqueueLine(batch, leased, input.line, parsed.value);
       state.missing.delete(input.line);
       wanted.delete(input.line);
       if (!wanted.size) break;
@@ -403,11 +417,10 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    * are neither done nor in flight again. After a few passes, what is still missing is written as lost,
    * so a batch always ends with every custom_id accounted for.
    */
-  private async reconcile(batch: BatchRecord): Promise<void> {
-    const passes = (this.reconciled.get(batch.id) ?? 0) + 1;
-    this.reconciled.set(batch.id, passes);
+  private async reconcile(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
+    const passes = ++leased.reconcilePasses;
     const missing: { input: InputLine; parsed: ParsedLine }[] = [];
-    for await (const input of await this.inputLines(batch)) {
+    for await (const input of await this.inputLines(batch, leased)) {
       const parsed = this.parse(batch, input);
       if (parsed.ok && !(await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
         missing.push({ input, parsed: parsed.value });
@@ -415,7 +428,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     }
     this.logger.warn(`Batch ${batch.id}: ${missing.length} line(s) neither written nor in flight (pass ${passes})`);
     if (passes <= MAX_RECONCILE_PASSES) {
-      for (const { input, parsed } of missing) await this.enqueueLine(batch, input.line, parsed);
+      for (const { input, parsed } of missing) await this.enqueueLine(batch, leased, input.line, parsed);
       return;
     }
     const lines = missing.map(({ parsed }) => lostLine(batch.id, parsed.customId));
@@ -444,13 +457,13 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    * Cancel or expiry: lines still waiting are taken back, lines running finish, and once none is in
    * flight every line that did not run gets an error line with `code`.
    */
-  private async drain(batch: BatchRecord, code: NotRunCode): Promise<void> {
+  private async drain(batch: BatchRecord, leased: LeasedBatch, code: NotRunCode): Promise<void> {
     if (code === ErrorCode.batchCancelled && batch.status !== 'cancelling') {
       await this.batches.update(batch.id, { status: 'cancelling', cancelling_at: batch.cancelling_at ?? now() });
     }
     const withdrawn: { line: number; customId: string }[] = [];
-    const missing = this.sweeps.get(batch.id)?.missing ?? new Map<number, number>();
-    this.sweeps.set(batch.id, { at: Date.now(), missing });
+    const missing = leased.sweep.missing;
+    leased.sweep.at = Date.now();
     for (const [line, entry] of await this.lines.inflight(batch.id)) {
       const jobId = batchLineJobId(batch.id, line);
       // No worker will see a job taken back (or lost) end: its images are released here.
@@ -468,10 +481,9 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     }
     if (withdrawn.length && !(await this.writeNotRun(batch, withdrawn, code))) return;
     if (await this.lines.inflightCount(batch.id)) return;
-    await this.cursors.get(batch.id)?.return(undefined);
-    this.cursors.delete(batch.id);
+    await leased.dropCursor();
     let chunk: { line: number; customId: string }[] = [];
-    for await (const { line, text } of await this.inputLines(batch, batch.fed_line)) {
+    for await (const { line, text } of await this.inputLines(batch, leased, batch.fed_line)) {
       chunk.push({ line, customId: (JSON.parse(text) as { custom_id: string }).custom_id });
       if (chunk.length < COLLECT_CHUNK) continue;
       if (!(await this.writeNotRun(batch, chunk, code))) return;
@@ -514,11 +526,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async finishWith(id: string): Promise<void> {
-    this.cursors.delete(id);
-    this.sweeps.delete(id);
-    this.reconciled.delete(id);
-    this.deploymentsOf.delete(id);
-    this.unreadableSince.delete(id);
+    this.release(id);
     await this.batches.retire(id);
     // Only the record and the files remain: per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);

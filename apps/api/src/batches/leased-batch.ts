@@ -1,0 +1,40 @@
+import type { InputLine } from './batch-input.reader.js';
+
+/** The input read on from the last line fed. */
+export interface FeedCursor {
+  /** The last line fed as this replica saved it in the record: the cursor stands right after it. */
+  at: number;
+  rest: AsyncGenerator<InputLine>;
+}
+
+/**
+ * What this replica keeps of a batch between ticks while it holds the batch's lease, in one piece.
+ * Everything here can be rebuilt from Redis and the input file, so it is dropped whole when the batch
+ * ends or its lease goes to another replica: taken again later, the batch starts from what Redis says,
+ * never from what this replica saw before another drove it.
+ */
+export class LeasedBatch {
+  /** Where feeding reads on in the input; none until the next feed opens it from the last line saved as fed. */
+  cursor: FeedCursor | null = null;
+  /** The deployments its lines were fed to, whose live sequences size its window. */
+  readonly deployments = new Set<string>();
+  /** When its lines in flight were last checked, and the lines found without a job, since when. */
+  readonly sweep = { at: 0, missing: new Map<number, number>() };
+  /** Passes over the input for lines neither written nor in flight, once every line was fed. */
+  reconcilePasses = 0;
+  /** Since when its input cannot be read, for another reason than not existing. */
+  unreadableSince: number | null = null;
+
+  constructor(
+    readonly id: string,
+    /** The replica holding the lease, as the lease names it. */
+    readonly holder: string,
+  ) {}
+
+  /** Forgets where feeding was, closing the input: the next feed reads on from the last line saved as fed. */
+  async dropCursor(): Promise<void> {
+    const cursor = this.cursor;
+    this.cursor = null;
+    await cursor?.rest.return(undefined);
+  }
+}
