@@ -5,6 +5,7 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
+import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
@@ -130,6 +131,7 @@ export class AppModule {
         EmbeddingsHttpHandler,
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
+        BatchInput,
         BatchRunner,
         FilesService,
         ApiKeyStore,

@@ -10,6 +10,9 @@ export interface ParsedLine {
   deployment: DeploymentConfig;
 }
 
+/** A line that passed every check, or why it did not (with its custom_id, when it has a valid one). */
+export type LineCheck = { ok: true; value: ParsedLine } | { ok: false; error: BatchError; customId?: string };
+
 /**
  * One input line against the batch line contract: `{custom_id, method: "POST", url, body}`
  * with a chat body that every check of the synchronous route accepts.
@@ -20,14 +23,13 @@ export function parseBatchLine(
   url: string,
   endpoint: BatchEndpoint,
   findDeployment: (model: string) => DeploymentConfig | undefined,
-): { ok: true; value: ParsedLine } | { ok: false; error: BatchError } {
-  const fail = (
-    message: string,
-    param: string | null,
-    code: string = ErrorCode.invalidRequest,
-  ): { ok: false; error: BatchError } => ({
+): LineCheck {
+  /** The line's custom_id once it is known to be valid: a later failure still names the request. */
+  const named: { customId?: string } = {};
+  const fail = (message: string, param: string | null, code: string = ErrorCode.invalidRequest): LineCheck => ({
     ok: false,
     error: { code, message: `Line ${line}: ${message}`, param, line },
+    ...named,
   });
   let raw: unknown;
   try {
@@ -39,6 +41,7 @@ export function parseBatchLine(
   if (typeof raw.custom_id !== 'string' || !raw.custom_id || raw.custom_id.length > 512) {
     return fail('custom_id must be a non-empty string of at most 512 characters.', 'custom_id');
   }
+  named.customId = raw.custom_id;
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
   if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
   try {

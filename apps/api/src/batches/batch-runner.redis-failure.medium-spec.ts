@@ -23,6 +23,7 @@ import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
+import { BatchInput } from './batch-input.reader.js';
 import { BatchRunner } from './batch-runner.service.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -165,6 +166,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       new JobRouting(registry, new NoRoutes(), metrics),
       new NoWorkers(),
       new NoImages(),
+      new BatchInput(store, endpoints, registry),
     );
   };
 

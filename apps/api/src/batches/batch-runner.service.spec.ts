@@ -25,6 +25,7 @@ import { BatchLines, type CollectedResults, type InflightLine } from '../reposit
 import { BatchRecords, type BatchCounter } from '../repositories/batch-records.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
+import { BatchInput } from './batch-input.reader.js';
 import { BatchRunner } from './batch-runner.service.js';
 
 const MODEL = 'conveyor-tiny';
@@ -182,7 +183,10 @@ class MemoryFiles extends FileStore {
   async list(): Promise<StoredFile[]> {
     return [];
   }
+  /** How many times a file was opened for reading. */
+  reads = 0;
   async read(id: string): Promise<Readable> {
+    this.reads++;
     if (this.failReads) throw new Error('the store is unreachable');
     return Readable.from([this.text(id)]);
   }
@@ -334,6 +338,7 @@ describe('BatchRunner', () => {
       new JobRouting(new DeploymentRegistry(config), new NoRoutes(), metrics),
       workers,
       images,
+      new BatchInput(files, endpoints, new DeploymentRegistry(config)),
     );
 
   beforeEach(() => {
@@ -420,6 +425,23 @@ describe('BatchRunner', () => {
     const counted = (await metrics.promptTokens.get()).values;
     expect(counted.find((v) => v.labels.source === 'cached')?.value).toBe(30);
     expect(counted.find((v) => v.labels.source === 'computed')?.value).toBe(20);
+  });
+
+  it('reads the input twice in a batch that runs to the end: once to validate it, once to feed it', async () => {
+    const id = await createBatch(Array.from({ length: 6 }, (_, i) => `r${i}`));
+    const driver = runner();
+    await driver.tick(); // validates
+    await driver.tick(); // feeds r0..r3
+    await runQueuedLines();
+    await driver.tick(); // feeds r4, r5: every line is fed
+    // The last lines take a while: nothing is left to feed, and nothing is read for it.
+    for (let i = 0; i < 5; i++) {
+      await driver.tick();
+      jest.advanceTimersByTime(100);
+    }
+    const record = await runToEnd(driver, id);
+    expect(record).toMatchObject({ status: 'completed', completed: 6 });
+    expect(files.reads).toBe(2);
   });
 
   it("a batch's window follows its deployment's live sequences: more workers, more lines at once", async () => {

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
-import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { FileStore } from '@conveyor/batch-store';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError, type BatchOutputLine } from '@conveyor/openai';
 import { batchLineJobId, jobImageHashes, type BatchLineResult, type QueuedJobData } from '@conveyor/queue';
 import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../generation/batch-endpoint.js';
@@ -16,8 +16,8 @@ import { BatchLines, type CollectedResults } from '../repositories/batch-lines.p
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
-import { readInputLines, type InputLine } from './batch-input.reader.js';
-import { parseBatchLine, type ParsedLine } from './batch-line.parser.js';
+import { BatchInput, InputUnreadable } from './batch-input.reader.js';
+import type { ParsedLine } from './batch-line.parser.js';
 import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
 import { LeasedBatch } from './leased-batch.js';
 
@@ -27,12 +27,7 @@ const COLLECT_CHUNK = 256;
 const SWEEP_EVERY_MS = 5000;
 /** Passes over the input for lines neither written nor in flight before the rest are written as lost. */
 const MAX_RECONCILE_PASSES = 3;
-/** How long the input may stay unreadable for another reason than not existing before the batch fails. */
-const UNREADABLE_FOR_MS = 60_000;
 const now = () => Math.floor(Date.now() / 1000);
-
-/** The batch's input file cannot be read: it was deleted, or lives in a file store this replica does not share. */
-class InputUnreadable extends Error {}
 
 /**
  * Drives batches: validates the input file, keeps a bounded number of each batch's lines in the queue
@@ -68,6 +63,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly routing: JobRouting,
     private readonly workers: LiveWorkers,
     private readonly images: ImageStore,
+    private readonly input: BatchInput,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -127,40 +123,12 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     return this.endpoints[batch.endpoint];
   }
 
-  private findDeployment = (model: string): DeploymentConfig | undefined =>
-    this.registry.all.find((d) => d.id === model);
-
-  private parse(batch: BatchRecord, { line, text }: InputLine) {
-    return parseBatchLine(text, line, batch.endpoint, this.endpointOf(batch), this.findDeployment);
-  }
-
   private async step(leased: LeasedBatch): Promise<void> {
     const batch = await this.batches.get(leased.id);
     if (!batch) return this.batches.retire(leased.id);
     if (batch.status === 'validating') return this.validate(batch, leased);
     if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch, leased);
     await this.finishWith(batch.id);
-  }
-
-  /**
-   * The input's lines from `fromLine` on. A file this replica cannot find (deleted, or in a store it does
-   * not share) fails the batch at once; other read failures are retried for a while, then fail it.
-   */
-  private async inputLines(batch: BatchRecord, leased: LeasedBatch, fromLine = 0): Promise<AsyncGenerator<InputLine>> {
-    try {
-      const stream = await this.store.read(batch.input_file_id);
-      leased.unreadableSince = null;
-      return readInputLines(stream, fromLine);
-    } catch (err) {
-      const message = `The input file ${batch.input_file_id} cannot be read`;
-      if (err instanceof FileNotFoundError)
-        throw new InputUnreadable(`${message}: it does not exist in this file store.`);
-      leased.unreadableSince ??= Date.now();
-      if (Date.now() - leased.unreadableSince >= UNREADABLE_FOR_MS) {
-        throw new InputUnreadable(`${message}: ${(err as Error).message}`);
-      }
-      throw err;
-    }
   }
 
   private async failUnreadable(id: string, message: string): Promise<void> {
@@ -176,17 +144,16 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     let errorCount = 0;
     const seen = new Set<string>();
     let total = 0;
-    for await (const input of await this.inputLines(batch, leased)) {
+    for await (const parsed of await this.input.open(batch, leased)) {
       total++;
-      const parsed = this.parse(batch, input);
       let error = parsed.ok ? null : parsed.error;
       if (parsed.ok) {
         if (seen.has(parsed.value.customId)) {
           error = {
             code: ErrorCode.duplicateCustomId,
-            message: `Line ${input.line}: custom_id '${parsed.value.customId}' is used more than once.`,
+            message: `Line ${parsed.line}: custom_id '${parsed.value.customId}' is used more than once.`,
             param: 'custom_id',
-            line: input.line,
+            line: parsed.line,
           };
         }
         seen.add(parsed.value.customId);
@@ -303,26 +270,30 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
     if (leased.cursor?.at !== batch.fed_line) {
       await leased.dropCursor();
-      leased.cursor = { at: batch.fed_line, rest: await this.inputLines(batch, leased, batch.fed_line) };
+      leased.cursor = { at: batch.fed_line, rest: await this.input.open(batch, leased, batch.fed_line) };
     }
-    const cursor = leased.cursor.rest;
+    const cursor = leased.cursor;
+    // Read to the end before: nothing is left to feed, and nothing to read again.
+    if (!cursor.rest) return { count: 0, exhausted: true };
     let count = 0;
     let lastLine = batch.fed_line;
     while (count < room) {
-      const next = await cursor.next();
+      const next = await cursor.rest.next();
       if (next.done) {
-        leased.cursor = null;
-        if (count) await this.batches.update(batch.id, { fed_line: lastLine });
+        cursor.rest = null;
+        if (count) {
+          await this.batches.update(batch.id, { fed_line: lastLine });
+          cursor.at = lastLine;
+        }
         return { count, exhausted: true };
       }
-      const parsed = this.parse(batch, next.value);
       lastLine = next.value.line;
-      if (!parsed.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueueLine(batch, leased, lastLine, parsed.value);
+      if (!next.value.ok) continue; // validated before; a line that changed meaning since is skipped, not run
+      await this.enqueueLine(batch, leased, lastLine, next.value.value);
       count++;
     }
     await this.batches.update(batch.id, { fed_line: lastLine });
-    leased.cursor.at = lastLine;
+    cursor.at = lastLine;
     return { count, exhausted: false };
   }
 
@@ -399,12 +370,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     }
     if (!lost.length) return;
     const wanted = new Set(lost);
-    for await (const input of await this.inputLines(batch, leased)) {
+    for await (const input of await this.input.open(batch, leased)) {
       if (!wanted.has(input.line)) continue;
-      const parsed = this.parse(batch, input);
-      if (!parsed.ok || (await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
+      if (!input.ok || (await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
         await this.lines.removeInflight(batch.id, input.line);
-      } else await this.enqueueLine(batch, leased, input.line, parsed.value);
+      } else await this.enqueueLine(batch, leased, input.line, input.value);
       state.missing.delete(input.line);
       wanted.delete(input.line);
       if (!wanted.size) break;
@@ -419,22 +389,21 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
    */
   private async reconcile(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
     const passes = ++leased.reconcilePasses;
-    const missing: { input: InputLine; parsed: ParsedLine }[] = [];
-    for await (const input of await this.inputLines(batch, leased)) {
-      const parsed = this.parse(batch, input);
-      if (parsed.ok && !(await this.lines.doneAmong(batch.id, [parsed.value.customId])).size) {
-        missing.push({ input, parsed: parsed.value });
+    const missing: { line: number; parsed: ParsedLine }[] = [];
+    for await (const input of await this.input.open(batch, leased)) {
+      if (input.ok && !(await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
+        missing.push({ line: input.line, parsed: input.value });
       }
     }
     this.logger.warn(`Batch ${batch.id}: ${missing.length} line(s) neither written nor in flight (pass ${passes})`);
     if (passes <= MAX_RECONCILE_PASSES) {
-      for (const { input, parsed } of missing) await this.enqueueLine(batch, leased, input.line, parsed);
+      for (const { line, parsed } of missing) await this.enqueueLine(batch, leased, line, parsed);
       return;
     }
     const lines = missing.map(({ parsed }) => lostLine(batch.id, parsed.customId));
     await this.persist(batch, [], lines, {
       customIds: missing.map(({ parsed }) => parsed.customId),
-      lines: missing.map(({ input }) => input.line),
+      lines: missing.map(({ line }) => line),
       taken: 0,
       completed: 0,
       failed: missing.length,
@@ -483,8 +452,10 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (await this.lines.inflightCount(batch.id)) return;
     await leased.dropCursor();
     let chunk: { line: number; customId: string }[] = [];
-    for await (const { line, text } of await this.inputLines(batch, leased, batch.fed_line)) {
-      chunk.push({ line, customId: (JSON.parse(text) as { custom_id: string }).custom_id });
+    for await (const input of await this.input.open(batch, leased, batch.fed_line)) {
+      const customId = input.ok ? input.value.customId : input.customId;
+      if (customId === undefined) continue; // validated before: a line with no custom_id was not in the batch
+      chunk.push({ line: input.line, customId });
       if (chunk.length < COLLECT_CHUNK) continue;
       if (!(await this.writeNotRun(batch, chunk, code))) return;
       chunk = [];

@@ -1,10 +1,11 @@
-import type { InputLine } from './batch-input.reader.js';
+import type { InputRequest, InputWatch } from './batch-input.reader.js';
 
 /** The input read on from the last line fed. */
 export interface FeedCursor {
   /** The last line fed as this replica saved it in the record: the cursor stands right after it. */
   at: number;
-  rest: AsyncGenerator<InputLine>;
+  /** The lines after it; null once the input was read to the end. */
+  rest: AsyncGenerator<InputRequest> | null;
 }
 
 /**
@@ -13,7 +14,7 @@ export interface FeedCursor {
  * ends or its lease goes to another replica: taken again later, the batch starts from what Redis says,
  * never from what this replica saw before another drove it.
  */
-export class LeasedBatch {
+export class LeasedBatch implements InputWatch {
   /** Where feeding reads on in the input; none until the next feed opens it from the last line saved as fed. */
   cursor: FeedCursor | null = null;
   /** The deployments its lines were fed to, whose live sequences size its window. */
@@ -35,6 +36,6 @@ export class LeasedBatch {
   async dropCursor(): Promise<void> {
     const cursor = this.cursor;
     this.cursor = null;
-    await cursor?.rest.return(undefined);
+    await cursor?.rest?.return(undefined);
   }
 }
