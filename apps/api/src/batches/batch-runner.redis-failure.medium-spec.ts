@@ -23,8 +23,7 @@ import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
-import { BatchInput } from './batch-input.reader.js';
-import { BatchRunner } from './batch-runner.service.js';
+import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -153,21 +152,20 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
     const registry = new DeploymentRegistry(config);
     const jobs = { onReconnect: () => undefined, exists: async () => true, ...queue } as JobQueue;
     const metrics = new PlatformMetrics(registry, jobs, new NoWorkers(), batches);
-    return new BatchRunner(
+    return composeBatchRunner({
       config,
       endpoints,
-      batches,
+      records: batches,
       lines,
       store,
-      jobs,
+      queue: jobs,
       registry,
-      new FileStoreCheck(config, store, new SameStore()),
+      storeCheck: new FileStoreCheck(config, store, new SameStore()),
       metrics,
-      new JobRouting(registry, new NoRoutes(), metrics),
-      new NoWorkers(),
-      new NoImages(),
-      new BatchInput(store, endpoints, registry),
-    );
+      routing: new JobRouting(registry, new NoRoutes(), metrics),
+      workers: new NoWorkers(),
+      images: new NoImages(),
+    }).runner;
   };
 
   it('writes every line once and counts it once when a pass fails after writing its results', async () => {

@@ -25,8 +25,8 @@ import { BatchLines, type CollectedResults, type InflightLine } from '../reposit
 import { BatchRecords, type BatchCounter } from '../repositories/batch-records.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
-import { BatchInput } from './batch-input.reader.js';
-import { BatchRunner } from './batch-runner.service.js';
+import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
+import type { BatchRunner } from './batch-runner.service.js';
 
 const MODEL = 'conveyor-tiny';
 
@@ -324,22 +324,22 @@ describe('BatchRunner', () => {
   let metrics: PlatformMetrics;
   let workers: NoWorkers;
   let images: MemoryImages;
-  const runner = () =>
-    new BatchRunner(
+  const compose = () =>
+    composeBatchRunner({
       config,
       endpoints,
       records,
       lines,
-      files,
+      store: files,
       queue,
-      new DeploymentRegistry(config),
-      new FileStoreCheck(config, files, new SameStore()),
+      registry: new DeploymentRegistry(config),
+      storeCheck: new FileStoreCheck(config, files, new SameStore()),
       metrics,
-      new JobRouting(new DeploymentRegistry(config), new NoRoutes(), metrics),
+      routing: new JobRouting(new DeploymentRegistry(config), new NoRoutes(), metrics),
       workers,
       images,
-      new BatchInput(files, endpoints, new DeploymentRegistry(config)),
-    );
+    });
+  const runner = () => compose().runner;
 
   beforeEach(() => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -500,16 +500,16 @@ describe('BatchRunner', () => {
 
   it('a replica that lost the batch writes and commits nothing', async () => {
     const id = await createBatch(['a', 'b']);
-    const stale = runner();
-    await stale.tick();
-    await stale.tick();
+    const stale = compose();
+    await stale.runner.tick();
+    await stale.runner.tick();
     jest.advanceTimersByTime(1500);
     const current = runner();
     await current.tick(); // takes the lease over
     await runQueuedLines();
     const outputId = records.records.get(id)!.output_file_id!;
     // The old driver's lease lapsed: its collection is refused before it writes a part.
-    await (stale as unknown as { collect(b: BatchRecord): Promise<void> }).collect(records.records.get(id)!);
+    await stale.writer.collect(records.records.get(id)!, { holder: stale.runner.instance });
     expect(files.lines(outputId)).toEqual([]);
     const record = await runToEnd(current, id);
     expect(writtenIds(record).sort()).toEqual(['a', 'b']);

@@ -3,26 +3,24 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { ErrorCode, type BatchError, type BatchOutputLine } from '@conveyor/openai';
-import { batchLineJobId, jobImageHashes, type BatchLineResult, type QueuedJobData } from '@conveyor/queue';
-import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { ErrorCode, type BatchError } from '@conveyor/openai';
+import { batchLineJobId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { JobQueue } from '../generation/job-queue.port.js';
 import { JobRouting } from '../generation/job-routing.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
-import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
-import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
+import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { BatchInput, InputUnreadable } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
-import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
+import type { NotRunCode } from './batch-output.mapper.js';
 import { LeasedBatch } from './leased-batch.js';
+import { LINES_PER_PART, ResultWriter, type NamedLine } from './result-writer.js';
 
 const MAX_REPORTED_ERRORS = 100;
-const COLLECT_CHUNK = 256;
 /** How often the lines in flight are checked for a job that is no longer in the queue. */
 const SWEEP_EVERY_MS = 5000;
 /** Passes over the input for lines neither written nor in flight before the rest are written as lost. */
@@ -43,7 +41,7 @@ const now = () => Math.floor(Date.now() / 1000);
 export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(BatchRunner.name);
   // The process names itself in the lease, so operators (and tests) can tell which replica drives a batch.
-  private readonly instance = `${hostname()}:${process.pid}:${randomUUID()}`;
+  readonly instance = `${hostname()}:${process.pid}:${randomUUID()}`;
   /** The batches this replica holds the lease of, each with what it keeps of it between ticks. */
   private readonly leased = new Map<string, LeasedBatch>();
   private mismatchReported = false;
@@ -52,18 +50,17 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    @Inject(BATCH_ENDPOINTS) private readonly endpoints: BatchEndpoints,
     private readonly batches: BatchRecords,
     private readonly lines: BatchLines,
     private readonly store: FileStore,
     private readonly queue: JobQueue,
     private readonly registry: DeploymentRegistry,
     private readonly storeCheck: FileStoreCheck,
-    private readonly metrics: PlatformMetrics,
     private readonly routing: JobRouting,
     private readonly workers: LiveWorkers,
     private readonly images: ImageStore,
     private readonly input: BatchInput,
+    private readonly writer: ResultWriter,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -100,7 +97,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
           continue;
         }
         let leased = this.leased.get(id);
-        if (!leased) this.leased.set(id, (leased = new LeasedBatch(id, this.instance)));
+        if (!leased) this.leased.set(id, (leased = new LeasedBatch(id, this.instance, (b) => this.finishWith(b.id))));
         await this.step(leased);
       } catch (err) {
         // The cursor may be past a line whose job was never queued (Redis failed half-way through
@@ -117,10 +114,6 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private release(id: string): void {
     void this.leased.get(id)?.dropCursor();
     this.leased.delete(id);
-  }
-
-  private endpointOf(batch: BatchRecord): BatchEndpoint {
-    return this.endpoints[batch.endpoint];
   }
 
   private async step(leased: LeasedBatch): Promise<void> {
@@ -199,7 +192,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async drive(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
-    await this.collect(batch);
+    await this.writer.collect(batch, leased);
     const stop = batch.cancel_requested
       ? ErrorCode.batchCancelled
       : Date.now() >= batch.expires_at * 1000
@@ -212,9 +205,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (!fed.exhausted || inflight + fed.count > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
     // Every line was fed and nothing is in flight: the batch ends only when every custom_id is written.
     if (batch.completed + batch.failed < batch.total) return this.reconcile(batch, leased);
-    await this.batches.update(batch.id, { status: 'finalizing', finalizing_at: now() });
-    await this.batches.update(batch.id, { status: 'completed', completed_at: now() });
-    await this.finishWith(batch.id);
+    await this.writer.complete(batch, leased);
   }
 
   /**
@@ -298,59 +289,6 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Writes output lines (to the output file) and error lines (to the error file), each as the next part
-   * of its file, then commits them with `commit` if this replica still drives the batch. A part written
-   * and not committed is written again, with the same number, by the next attempt, so it never doubles.
-   */
-  private async persist(
-    batch: BatchRecord,
-    output: BatchOutputLine[],
-    errors: BatchOutputLine[],
-    commit: Omit<CollectedResults, 'outputParts' | 'errorParts'>,
-  ): Promise<boolean> {
-    // Checked before writing too: a replica that lost the batch must not write over the parts of the one that has it.
-    if (!(await this.lines.holdsLease(batch.id, this.instance))) return false;
-    if (output.length) await this.store.writePart(batch.output_file_id as string, batch.output_parts, toJsonl(output));
-    if (errors.length) await this.store.writePart(await this.errorFile(batch), batch.error_parts, toJsonl(errors));
-    const parts = { outputParts: output.length ? 1 : 0, errorParts: errors.length ? 1 : 0 };
-    if (!(await this.lines.commit(batch.id, this.instance, { ...commit, ...parts }))) return false;
-    batch.output_parts += parts.outputParts;
-    batch.error_parts += parts.errorParts;
-    batch.completed += commit.completed;
-    batch.failed += commit.failed;
-    return true;
-  }
-
-  /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
-  private async collect(batch: BatchRecord): Promise<void> {
-    const endpoint = this.endpointOf(batch);
-    for (;;) {
-      const results = await this.lines.pendingResults(batch.id, COLLECT_CHUNK);
-      if (!results.length) return;
-      const done = await this.lines.doneAmong(batch.id, [...new Set(results.map((r) => r.customId))]);
-      const fresh = new Map<string, BatchLineResult>();
-      for (const result of results)
-        if (!done.has(result.customId) && !fresh.has(result.customId)) fresh.set(result.customId, result);
-      const ok = [...fresh.values()].filter((r) => r.ok);
-      const failed = [...fresh.values()].filter((r) => !r.ok);
-      const committed = await this.persist(
-        batch,
-        ok.map((r) => toOutputLine(batch.id, r, endpoint)),
-        failed.map((r) => toOutputLine(batch.id, r, endpoint)),
-        {
-          customIds: [...fresh.keys()],
-          lines: results.map((r) => r.line),
-          taken: results.length,
-          completed: ok.length,
-          failed: failed.length,
-        },
-      );
-      if (committed) for (const r of ok) if (r.ok) this.metrics.countPrompt(r.model, r.reply.usage);
-      if (!committed || results.length < COLLECT_CHUNK) return;
-    }
-  }
-
-  /**
    * Finds lines in flight whose job is no longer in the queue and is not about to report (missing at two
    * checks in a row), and queues them again: a job lost with a Redis failover, or never queued because
    * the replica that recorded the line died first. A line run twice is still written once.
@@ -400,26 +338,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       for (const { line, parsed } of missing) await this.enqueueLine(batch, leased, line, parsed);
       return;
     }
-    const lines = missing.map(({ parsed }) => lostLine(batch.id, parsed.customId));
-    await this.persist(batch, [], lines, {
-      customIds: missing.map(({ parsed }) => parsed.customId),
-      lines: missing.map(({ line }) => line),
-      taken: 0,
-      completed: 0,
-      failed: missing.length,
-    });
-  }
-
-  private async errorFile(batch: BatchRecord): Promise<string> {
-    if (batch.error_file_id) return batch.error_file_id;
-    const file = await this.store.create({
-      filename: `${batch.id}_errors.jsonl`,
-      purpose: 'batch_output',
-      owner: batch.owner,
-    });
-    batch.error_file_id = file.id;
-    await this.batches.update(batch.id, { error_file_id: file.id });
-    return file.id;
+    await this.writer.writeLost(
+      batch,
+      leased,
+      missing.map(({ line, parsed }) => ({ line, customId: parsed.customId })),
+    );
   }
 
   /**
@@ -430,7 +353,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (code === ErrorCode.batchCancelled && batch.status !== 'cancelling') {
       await this.batches.update(batch.id, { status: 'cancelling', cancelling_at: batch.cancelling_at ?? now() });
     }
-    const withdrawn: { line: number; customId: string }[] = [];
+    const withdrawn: NamedLine[] = [];
     const missing = leased.sweep.missing;
     leased.sweep.at = Date.now();
     for (const [line, entry] of await this.lines.inflight(batch.id)) {
@@ -448,19 +371,19 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         await this.releaseImages(jobId, entry.images);
       } else missing.set(line, Date.now());
     }
-    if (withdrawn.length && !(await this.writeNotRun(batch, withdrawn, code))) return;
+    if (withdrawn.length && !(await this.writer.writeNotRun(batch, leased, withdrawn, code))) return;
     if (await this.lines.inflightCount(batch.id)) return;
     await leased.dropCursor();
-    let chunk: { line: number; customId: string }[] = [];
+    let chunk: NamedLine[] = [];
     for await (const input of await this.input.open(batch, leased, batch.fed_line)) {
       const customId = input.ok ? input.value.customId : input.customId;
       if (customId === undefined) continue; // validated before: a line with no custom_id was not in the batch
       chunk.push({ line: input.line, customId });
-      if (chunk.length < COLLECT_CHUNK) continue;
-      if (!(await this.writeNotRun(batch, chunk, code))) return;
+      if (chunk.length < LINES_PER_PART) continue;
+      if (!(await this.writer.writeNotRun(batch, leased, chunk, code))) return;
       chunk = [];
     }
-    if (chunk.length && !(await this.writeNotRun(batch, chunk, code))) return;
+    if (chunk.length && !(await this.writer.writeNotRun(batch, leased, chunk, code))) return;
     await this.batches.update(
       batch.id,
       code === ErrorCode.batchCancelled
@@ -475,25 +398,6 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.images.release(jobId, images).catch((err: Error) => {
       this.logger.warn(`Could not release the images of ${jobId}: ${err.message}`);
     });
-  }
-
-  /** Error lines for lines that never ran (those not already written), committed as done. */
-  private async writeNotRun(
-    batch: BatchRecord,
-    lines: { line: number; customId: string }[],
-    code: NotRunCode,
-  ): Promise<boolean> {
-    const done = await this.lines.doneAmong(
-      batch.id,
-      lines.map((l) => l.customId),
-    );
-    const fresh = [...new Set(lines.map((l) => l.customId).filter((c) => !done.has(c)))];
-    return this.persist(
-      batch,
-      [],
-      fresh.map((c) => notRunLine(batch.id, c, code)),
-      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0 },
-    );
   }
 
   private async finishWith(id: string): Promise<void> {

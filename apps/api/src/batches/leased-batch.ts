@@ -30,7 +30,13 @@ export class LeasedBatch implements InputWatch {
     readonly id: string,
     /** The replica holding the lease, as the lease names it. */
     readonly holder: string,
+    private readonly ending: (batch: LeasedBatch) => Promise<void>,
   ) {}
+
+  /** The batch has ended (its final status is written): it leaves the active set, and this replica forgets it. */
+  finish(): Promise<void> {
+    return this.ending(this);
+  }
 
   /** Forgets where feeding was, closing the input: the next feed reads on from the last line saved as fed. */
   async dropCursor(): Promise<void> {

@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { FileStore } from '@conveyor/batch-store';
+import type { BatchOutputLine } from '@conveyor/openai';
+import type { BatchLineResult } from '@conveyor/queue';
+import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
+import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
+import type { BatchRecord } from '../repositories/batch-record.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
+import type { LeasedBatch } from './leased-batch.js';
+
+/** At most this many lines go into one part of a batch's output or error file. */
+export const LINES_PER_PART = 256;
+
+/** A line of the input, by number, and the request it carries. */
+export interface NamedLine {
+  line: number;
+  customId: string;
+}
+
+/** The writer sees a batch only as the replica that holds its lease (the one allowed to write). */
+type Holder = Pick<LeasedBatch, 'holder'>;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Writes a batch's lines to its output and error files, and commits them as done, so that each
+ * custom_id is written exactly once: results as workers hand them back, lines that never ran, lines
+ * lost for good. It is also where a batch becomes completed.
+ *
+ * A line counts as done only once its output line is durably in the batch's files: lines are written as
+ * a numbered part, then one step commits them (done, out of the window, counted) if this replica still
+ * drives the batch. A replica that dies in between leaves them to be written again, to the same part,
+ * by whoever takes over.
+ */
+@Injectable()
+export class ResultWriter {
+  constructor(
+    @Inject(BATCH_ENDPOINTS) private readonly endpoints: BatchEndpoints,
+    private readonly batches: BatchRecords,
+    private readonly lines: BatchLines,
+    private readonly store: FileStore,
+    private readonly metrics: PlatformMetrics,
+  ) {}
+
+  /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
+  async collect(batch: BatchRecord, lease: Holder): Promise<void> {
+    const endpoint = this.endpoints[batch.endpoint];
+    for (;;) {
+      const results = await this.lines.pendingResults(batch.id, LINES_PER_PART);
+      if (!results.length) return;
+      const done = await this.lines.doneAmong(batch.id, [...new Set(results.map((r) => r.customId))]);
+      const fresh = new Map<string, BatchLineResult>();
+      for (const result of results)
+        if (!done.has(result.customId) && !fresh.has(result.customId)) fresh.set(result.customId, result);
+      const ok = [...fresh.values()].filter((r) => r.ok);
+      const failed = [...fresh.values()].filter((r) => !r.ok);
+      const committed = await this.persist(
+        batch,
+        lease,
+        ok.map((r) => toOutputLine(batch.id, r, endpoint)),
+        failed.map((r) => toOutputLine(batch.id, r, endpoint)),
+        {
+          customIds: [...fresh.keys()],
+          lines: results.map((r) => r.line),
+          taken: results.length,
+          completed: ok.length,
+          failed: failed.length,
+        },
+      );
+      if (committed) for (const r of ok) if (r.ok) this.metrics.countPrompt(r.model, r.reply.usage);
+      if (!committed || results.length < LINES_PER_PART) return;
+    }
+  }
+
+  /** Error lines for lines that never ran (those not already written), committed as done. */
+  async writeNotRun(batch: BatchRecord, lease: Holder, lines: NamedLine[], code: NotRunCode): Promise<boolean> {
+    const done = await this.lines.doneAmong(
+      batch.id,
+      lines.map((l) => l.customId),
+    );
+    const fresh = [...new Set(lines.map((l) => l.customId).filter((c) => !done.has(c)))];
+    return this.persist(
+      batch,
+      lease,
+      [],
+      fresh.map((c) => notRunLine(batch.id, c, code)),
+      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0 },
+    );
+  }
+
+  /** Error lines for lines lost for good (none of them written yet), committed as done and failed. */
+  async writeLost(batch: BatchRecord, lease: Holder, lines: NamedLine[]): Promise<boolean> {
+    return this.persist(
+      batch,
+      lease,
+      [],
+      lines.map(({ customId }) => lostLine(batch.id, customId)),
+      {
+        customIds: lines.map(({ customId }) => customId),
+        lines: lines.map(({ line }) => line),
+        taken: 0,
+        completed: 0,
+        failed: lines.length,
+      },
+    );
+  }
+
+  /** Every custom_id is written: the one place a batch becomes completed, and ends. */
+  async complete(batch: BatchRecord, ending: Pick<LeasedBatch, 'finish'>): Promise<void> {
+    await this.batches.update(batch.id, { status: 'finalizing', finalizing_at: now() });
+    await this.batches.update(batch.id, { status: 'completed', completed_at: now() });
+    await ending.finish();
+  }
+
+  /**
+   * Writes output lines (to the output file) and error lines (to the error file), each as the next part
+   * of its file, then commits them with `commit` if this replica still drives the batch. A part written
+   * and not committed is written again, with the same number, by the next attempt, so it never doubles.
+   */
+  private async persist(
+    batch: BatchRecord,
+    { holder }: Holder,
+    output: BatchOutputLine[],
+    errors: BatchOutputLine[],
+    commit: Omit<CollectedResults, 'outputParts' | 'errorParts'>,
+  ): Promise<boolean> {
+    // Checked before writing too: a replica that lost the batch must not write over the parts of the one that has it.
+    if (!(await this.lines.holdsLease(batch.id, holder))) return false;
+    if (output.length) await this.store.writePart(batch.output_file_id as string, batch.output_parts, toJsonl(output));
+    if (errors.length) await this.store.writePart(await this.errorFile(batch), batch.error_parts, toJsonl(errors));
+    const parts = { outputParts: output.length ? 1 : 0, errorParts: errors.length ? 1 : 0 };
+    if (!(await this.lines.commit(batch.id, holder, { ...commit, ...parts }))) return false;
+    batch.output_parts += parts.outputParts;
+    batch.error_parts += parts.errorParts;
+    batch.completed += commit.completed;
+    batch.failed += commit.failed;
+    return true;
+  }
+
+  private async errorFile(batch: BatchRecord): Promise<string> {
+    if (batch.error_file_id) return batch.error_file_id;
+    const file = await this.store.create({
+      filename: `${batch.id}_errors.jsonl`,
+      purpose: 'batch_output',
+      owner: batch.owner,
+    });
+    batch.error_file_id = file.id;
+    await this.batches.update(batch.id, { error_file_id: file.id });
+    return file.id;
+  }
+}
