@@ -12,6 +12,7 @@ import type { ImageStore } from '../../apps/api/src/repositories/image-store.por
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
+import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 
 /** What the batch runner and its collaborators are built from: the ports and services the app module provides. */
@@ -33,6 +34,17 @@ export interface BatchRunnerParts {
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
 export function composeBatchRunner(p: BatchRunnerParts) {
   const input = new BatchInput(p.store, p.endpoints, p.registry);
+  const feeder = new LineFeeder(
+    p.config,
+    input,
+    p.records,
+    p.lines,
+    p.queue,
+    p.routing,
+    p.registry,
+    p.workers,
+    p.images,
+  );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics);
   const runner = new BatchRunner(
     p.config,
@@ -40,13 +52,11 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.lines,
     p.store,
     p.queue,
-    p.registry,
     p.storeCheck,
-    p.routing,
-    p.workers,
     p.images,
     input,
+    feeder,
     writer,
   );
-  return { runner, input, writer };
+  return { runner, input, feeder, writer };
 }

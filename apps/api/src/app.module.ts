@@ -7,6 +7,7 @@ import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
+import { LineFeeder } from './batches/line-feeder.js';
 import { ResultWriter } from './batches/result-writer.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
@@ -133,6 +134,7 @@ export class AppModule {
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
         BatchInput,
+        LineFeeder,
         ResultWriter,
         BatchRunner,
         FilesService,

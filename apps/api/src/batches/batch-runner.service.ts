@@ -4,20 +4,18 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import { batchLineJobId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
+import { batchLineJobId } from '@conveyor/queue';
 import { JobQueue } from '../generation/job-queue.port.js';
-import { JobRouting } from '../generation/job-routing.service.js';
-import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { ImageStore } from '../repositories/image-store.port.js';
-import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { BatchInput, InputUnreadable } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
 import type { NotRunCode } from './batch-output.mapper.js';
 import { LeasedBatch } from './leased-batch.js';
+import { LineFeeder } from './line-feeder.js';
 import { LINES_PER_PART, ResultWriter, type NamedLine } from './result-writer.js';
 
 const MAX_REPORTED_ERRORS = 100;
@@ -54,12 +52,10 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly lines: BatchLines,
     private readonly store: FileStore,
     private readonly queue: JobQueue,
-    private readonly registry: DeploymentRegistry,
     private readonly storeCheck: FileStoreCheck,
-    private readonly routing: JobRouting,
-    private readonly workers: LiveWorkers,
     private readonly images: ImageStore,
     private readonly input: BatchInput,
+    private readonly feeder: LineFeeder,
     private readonly writer: ResultWriter,
   ) {}
 
@@ -200,92 +196,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         : null;
     if (stop) return this.drain(batch, leased, stop);
     await this.sweep(batch, leased);
-    const inflight = await this.lines.inflightCount(batch.id);
-    const fed = await this.feed(batch, leased, (await this.window(leased)) - inflight);
-    if (!fed.exhausted || inflight + fed.count > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
+    const fed = await this.feeder.topUp(batch, leased);
+    if (!fed.exhausted || fed.inflight > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
     // Every line was fed and nothing is in flight: the batch ends only when every custom_id is written.
     if (batch.completed + batch.failed < batch.total) return this.reconcile(batch, leased);
     await this.writer.complete(batch, leased);
-  }
-
-  /**
-   * How many of a batch's lines may be queued or running at once: twice the sequences the live workers of
-   * its deployments have, so every sequence has a line to take the moment it is free, and adding workers
-   * speeds up a single batch. `BATCH_INFLIGHT` is the floor (and the window until the batch's deployments
-   * are known, from the first lines fed).
-   */
-  private async window(leased: LeasedBatch): Promise<number> {
-    const floor = this.config.batch.inflightPerBatch;
-    const used = leased.deployments;
-    if (!used.size) return floor;
-    const live = await this.workers.counts([...used]);
-    const sequences = [...used].reduce(
-      (sum, id) => sum + (live.get(id) ?? 0) * (this.registry.all.find((d) => d.id === id)?.parallel ?? 0),
-      0,
-    );
-    return Math.max(floor, 2 * sequences);
-  }
-
-  /**
-   * Queues one line's job and records it in the window (before the job: a line in flight always has a
-   * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
-   */
-  private async enqueueLine(
-    batch: BatchRecord,
-    leased: LeasedBatch,
-    line: number,
-    { customId, body, deployment }: ParsedLine,
-  ): Promise<void> {
-    const requestId = batchLineJobId(batch.id, line);
-    const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
-    const images = jobImageHashes(job);
-    leased.deployments.add(deployment.id);
-    await this.lines.addInflight(batch.id, line, {
-      customId,
-      deployment: deployment.id,
-      ...(images.length ? { images } : {}),
-    });
-    const decoded = body.images?.() ?? [];
-    if (decoded.length) await this.images.hold(requestId, decoded);
-    await this.queue.enqueue(job, await this.routing.target(job));
-  }
-
-  /** Tops this batch's lines in the queue up to `room`, reading on in the input file. */
-  private async feed(
-    batch: BatchRecord,
-    leased: LeasedBatch,
-    room: number,
-  ): Promise<{ count: number; exhausted: boolean }> {
-    // With the window full, nothing to read and nothing to record: no Redis write this tick.
-    if (room <= 0) return { count: 0, exhausted: false };
-    // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
-    if (leased.cursor?.at !== batch.fed_line) {
-      await leased.dropCursor();
-      leased.cursor = { at: batch.fed_line, rest: await this.input.open(batch, leased, batch.fed_line) };
-    }
-    const cursor = leased.cursor;
-    // Read to the end before: nothing is left to feed, and nothing to read again.
-    if (!cursor.rest) return { count: 0, exhausted: true };
-    let count = 0;
-    let lastLine = batch.fed_line;
-    while (count < room) {
-      const next = await cursor.rest.next();
-      if (next.done) {
-        cursor.rest = null;
-        if (count) {
-          await this.batches.update(batch.id, { fed_line: lastLine });
-          cursor.at = lastLine;
-        }
-        return { count, exhausted: true };
-      }
-      lastLine = next.value.line;
-      if (!next.value.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueueLine(batch, leased, lastLine, next.value.value);
-      count++;
-    }
-    await this.batches.update(batch.id, { fed_line: lastLine });
-    cursor.at = lastLine;
-    return { count, exhausted: false };
   }
 
   /**
@@ -312,7 +227,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       if (!wanted.has(input.line)) continue;
       if (!input.ok || (await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
         await this.lines.removeInflight(batch.id, input.line);
-      } else await this.enqueueLine(batch, leased, input.line, input.value);
+      } else await this.feeder.enqueue(batch, leased, input.line, input.value);
       state.missing.delete(input.line);
       wanted.delete(input.line);
       if (!wanted.size) break;
@@ -335,7 +250,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     }
     this.logger.warn(`Batch ${batch.id}: ${missing.length} line(s) neither written nor in flight (pass ${passes})`);
     if (passes <= MAX_RECONCILE_PASSES) {
-      for (const { line, parsed } of missing) await this.enqueueLine(batch, leased, line, parsed);
+      for (const { line, parsed } of missing) await this.feeder.enqueue(batch, leased, line, parsed);
       return;
     }
     await this.writer.writeLost(

@@ -1,0 +1,128 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { batchLineJobId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { JobQueue } from '../generation/job-queue.port.js';
+import { JobRouting } from '../generation/job-routing.service.js';
+import { BatchLines } from '../repositories/batch-lines.port.js';
+import type { BatchRecord } from '../repositories/batch-record.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { ImageStore } from '../repositories/image-store.port.js';
+import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { BatchInput } from './batch-input.reader.js';
+import type { ParsedLine } from './batch-line.parser.js';
+import type { LeasedBatch } from './leased-batch.js';
+
+/** What queueing a line keeps of its batch: the deployments its lines went to, which size its window. */
+export type Fed = Pick<LeasedBatch, 'deployments'>;
+/** What feeding keeps of a batch between ticks: where it reads on in the input, and where lines went. */
+type Feeding = Fed & Pick<LeasedBatch, 'cursor' | 'dropCursor' | 'unreadableSince'>;
+
+/** Where a batch's feeding stands after a top-up. */
+export interface TopUp {
+  /** Its lines queued or running now. */
+  inflight: number;
+  /** Every line of the input was fed. */
+  exhausted: boolean;
+}
+
+/**
+ * Keeps a bounded number of each batch's lines in the queue, the rest staying in the input file: sizes
+ * the batch's window, reads on in its input, and queues each line's job.
+ */
+@Injectable()
+export class LineFeeder {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly input: BatchInput,
+    private readonly batches: BatchRecords,
+    private readonly lines: BatchLines,
+    private readonly queue: JobQueue,
+    private readonly routing: JobRouting,
+    private readonly registry: DeploymentRegistry,
+    private readonly workers: LiveWorkers,
+    private readonly images: ImageStore,
+  ) {}
+
+  /** Tops the batch's lines in the queue up to its window, reading on in the input file. */
+  async topUp(batch: BatchRecord, state: Feeding): Promise<TopUp> {
+    const inflight = await this.lines.inflightCount(batch.id);
+    const fed = await this.feed(batch, state, (await this.window(state)) - inflight);
+    return { inflight: inflight + fed.count, exhausted: fed.exhausted };
+  }
+
+  /**
+   * Queues one line's job and records it in the window (before the job: a line in flight always has a
+   * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
+   */
+  async enqueue(
+    batch: BatchRecord,
+    state: Fed,
+    line: number,
+    { customId, body, deployment }: ParsedLine,
+  ): Promise<void> {
+    const requestId = batchLineJobId(batch.id, line);
+    const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
+    const images = jobImageHashes(job);
+    state.deployments.add(deployment.id);
+    await this.lines.addInflight(batch.id, line, {
+      customId,
+      deployment: deployment.id,
+      ...(images.length ? { images } : {}),
+    });
+    const decoded = body.images?.() ?? [];
+    if (decoded.length) await this.images.hold(requestId, decoded);
+    await this.queue.enqueue(job, await this.routing.target(job));
+  }
+
+  /**
+   * How many of a batch's lines may be queued or running at once: twice the sequences the live workers of
+   * its deployments have, so every sequence has a line to take the moment it is free, and adding workers
+   * speeds up a single batch. `BATCH_INFLIGHT` is the floor (and the window until the batch's deployments
+   * are known, from the first lines fed).
+   */
+  private async window({ deployments }: Fed): Promise<number> {
+    const floor = this.config.batch.inflightPerBatch;
+    if (!deployments.size) return floor;
+    const live = await this.workers.counts([...deployments]);
+    const sequences = [...deployments].reduce(
+      (sum, id) => sum + (live.get(id) ?? 0) * (this.registry.all.find((d) => d.id === id)?.parallel ?? 0),
+      0,
+    );
+    return Math.max(floor, 2 * sequences);
+  }
+
+  /** Queues up to `room` more lines, reading on from the last line fed. */
+  private async feed(batch: BatchRecord, state: Feeding, room: number): Promise<{ count: number; exhausted: boolean }> {
+    // With the window full, nothing to read and nothing to record: no Redis write this tick.
+    if (room <= 0) return { count: 0, exhausted: false };
+    // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
+    if (state.cursor?.at !== batch.fed_line) {
+      await state.dropCursor();
+      state.cursor = { at: batch.fed_line, rest: await this.input.open(batch, state, batch.fed_line) };
+    }
+    const cursor = state.cursor;
+    // Read to the end before: nothing is left to feed, and nothing to read again.
+    if (!cursor.rest) return { count: 0, exhausted: true };
+    let count = 0;
+    let lastLine = batch.fed_line;
+    while (count < room) {
+      const next = await cursor.rest.next();
+      if (next.done) {
+        cursor.rest = null;
+        if (count) {
+          await this.batches.update(batch.id, { fed_line: lastLine });
+          cursor.at = lastLine;
+        }
+        return { count, exhausted: true };
+      }
+      lastLine = next.value.line;
+      if (!next.value.ok) continue; // validated before; a line that changed meaning since is skipped, not run
+      await this.enqueue(batch, state, lastLine, next.value.value);
+      count++;
+    }
+    await this.batches.update(batch.id, { fed_line: lastLine });
+    cursor.at = lastLine;
+    return { count, exhausted: false };
+  }
+}
