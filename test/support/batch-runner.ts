@@ -13,6 +13,7 @@ import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.p
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
+import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 
 /** What the batch runner and its collaborators are built from: the ports and services the app module provides. */
@@ -46,17 +47,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.images,
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics);
-  const runner = new BatchRunner(
-    p.config,
-    p.records,
-    p.lines,
-    p.store,
-    p.queue,
-    p.storeCheck,
-    p.images,
-    input,
-    feeder,
-    writer,
-  );
-  return { runner, input, feeder, writer };
+  const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
+  const runner = new BatchRunner(p.config, p.records, p.lines, p.store, p.storeCheck, input, feeder, writer, recovery);
+  return { runner, input, feeder, writer, recovery };
 }

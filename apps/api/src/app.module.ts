@@ -8,6 +8,7 @@ import { RateLimiter } from './auth/rate-limiter.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { LineFeeder } from './batches/line-feeder.js';
+import { LineRecovery } from './batches/line-recovery.js';
 import { ResultWriter } from './batches/result-writer.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
@@ -136,6 +137,7 @@ export class AppModule {
         BatchInput,
         LineFeeder,
         ResultWriter,
+        LineRecovery,
         BatchRunner,
         FilesService,
         ApiKeyStore,

@@ -4,25 +4,17 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import { batchLineJobId } from '@conveyor/queue';
-import { JobQueue } from '../generation/job-queue.port.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
-import { ImageStore } from '../repositories/image-store.port.js';
 import { BatchInput, InputUnreadable } from './batch-input.reader.js';
-import type { ParsedLine } from './batch-line.parser.js';
-import type { NotRunCode } from './batch-output.mapper.js';
 import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
-import { LINES_PER_PART, ResultWriter, type NamedLine } from './result-writer.js';
+import { LineRecovery } from './line-recovery.js';
+import { ResultWriter } from './result-writer.js';
 
 const MAX_REPORTED_ERRORS = 100;
-/** How often the lines in flight are checked for a job that is no longer in the queue. */
-const SWEEP_EVERY_MS = 5000;
-/** Passes over the input for lines neither written nor in flight before the rest are written as lost. */
-const MAX_RECONCILE_PASSES = 3;
 const now = () => Math.floor(Date.now() / 1000);
 
 /**
@@ -51,12 +43,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly batches: BatchRecords,
     private readonly lines: BatchLines,
     private readonly store: FileStore,
-    private readonly queue: JobQueue,
     private readonly storeCheck: FileStoreCheck,
-    private readonly images: ImageStore,
     private readonly input: BatchInput,
     private readonly feeder: LineFeeder,
     private readonly writer: ResultWriter,
+    private readonly recovery: LineRecovery,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -194,125 +185,13 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       : Date.now() >= batch.expires_at * 1000
         ? ErrorCode.batchExpired
         : null;
-    if (stop) return this.drain(batch, leased, stop);
-    await this.sweep(batch, leased);
+    if (stop) return this.recovery.drain(batch, leased, stop);
+    await this.recovery.sweep(batch, leased);
     const fed = await this.feeder.topUp(batch, leased);
     if (!fed.exhausted || fed.inflight > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
     // Every line was fed and nothing is in flight: the batch ends only when every custom_id is written.
-    if (batch.completed + batch.failed < batch.total) return this.reconcile(batch, leased);
+    if (batch.completed + batch.failed < batch.total) return this.recovery.reconcile(batch, leased);
     await this.writer.complete(batch, leased);
-  }
-
-  /**
-   * Finds lines in flight whose job is no longer in the queue and is not about to report (missing at two
-   * checks in a row), and queues them again: a job lost with a Redis failover, or never queued because
-   * the replica that recorded the line died first. A line run twice is still written once.
-   */
-  private async sweep(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
-    const state = leased.sweep;
-    if (Date.now() - state.at < SWEEP_EVERY_MS) return;
-    state.at = Date.now();
-    const lost: number[] = [];
-    for (const [line, entry] of await this.lines.inflight(batch.id)) {
-      if (await this.queue.exists(entry.deployment, batchLineJobId(batch.id, line))) {
-        state.missing.delete(line);
-        continue;
-      }
-      if (!state.missing.has(line)) state.missing.set(line, Date.now());
-      else lost.push(line);
-    }
-    if (!lost.length) return;
-    const wanted = new Set(lost);
-    for await (const input of await this.input.open(batch, leased)) {
-      if (!wanted.has(input.line)) continue;
-      if (!input.ok || (await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
-        await this.lines.removeInflight(batch.id, input.line);
-      } else await this.feeder.enqueue(batch, leased, input.line, input.value);
-      state.missing.delete(input.line);
-      wanted.delete(input.line);
-      if (!wanted.size) break;
-    }
-    this.logger.warn(`Batch ${batch.id}: ${lost.length} line(s) in flight had no job; queued again`);
-  }
-
-  /**
-   * The input is fed and nothing is in flight, but not every custom_id is written: queue the lines that
-   * are neither done nor in flight again. After a few passes, what is still missing is written as lost,
-   * so a batch always ends with every custom_id accounted for.
-   */
-  private async reconcile(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
-    const passes = ++leased.reconcilePasses;
-    const missing: { line: number; parsed: ParsedLine }[] = [];
-    for await (const input of await this.input.open(batch, leased)) {
-      if (input.ok && !(await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
-        missing.push({ line: input.line, parsed: input.value });
-      }
-    }
-    this.logger.warn(`Batch ${batch.id}: ${missing.length} line(s) neither written nor in flight (pass ${passes})`);
-    if (passes <= MAX_RECONCILE_PASSES) {
-      for (const { line, parsed } of missing) await this.feeder.enqueue(batch, leased, line, parsed);
-      return;
-    }
-    await this.writer.writeLost(
-      batch,
-      leased,
-      missing.map(({ line, parsed }) => ({ line, customId: parsed.customId })),
-    );
-  }
-
-  /**
-   * Cancel or expiry: lines still waiting are taken back, lines running finish, and once none is in
-   * flight every line that did not run gets an error line with `code`.
-   */
-  private async drain(batch: BatchRecord, leased: LeasedBatch, code: NotRunCode): Promise<void> {
-    if (code === ErrorCode.batchCancelled && batch.status !== 'cancelling') {
-      await this.batches.update(batch.id, { status: 'cancelling', cancelling_at: batch.cancelling_at ?? now() });
-    }
-    const withdrawn: NamedLine[] = [];
-    const missing = leased.sweep.missing;
-    leased.sweep.at = Date.now();
-    for (const [line, entry] of await this.lines.inflight(batch.id)) {
-      const jobId = batchLineJobId(batch.id, line);
-      // No worker will see a job taken back (or lost) end: its images are released here.
-      if (await this.queue.withdraw(entry.deployment, jobId)) {
-        withdrawn.push({ line, customId: entry.customId });
-        await this.releaseImages(jobId, entry.images);
-        continue;
-      }
-      // Running: it finishes and reports. Gone at two passes in a row: it will not report, and did not run.
-      if (await this.queue.exists(entry.deployment, jobId)) missing.delete(line);
-      else if (missing.has(line)) {
-        withdrawn.push({ line, customId: entry.customId });
-        await this.releaseImages(jobId, entry.images);
-      } else missing.set(line, Date.now());
-    }
-    if (withdrawn.length && !(await this.writer.writeNotRun(batch, leased, withdrawn, code))) return;
-    if (await this.lines.inflightCount(batch.id)) return;
-    await leased.dropCursor();
-    let chunk: NamedLine[] = [];
-    for await (const input of await this.input.open(batch, leased, batch.fed_line)) {
-      const customId = input.ok ? input.value.customId : input.customId;
-      if (customId === undefined) continue; // validated before: a line with no custom_id was not in the batch
-      chunk.push({ line: input.line, customId });
-      if (chunk.length < LINES_PER_PART) continue;
-      if (!(await this.writer.writeNotRun(batch, leased, chunk, code))) return;
-      chunk = [];
-    }
-    if (chunk.length && !(await this.writer.writeNotRun(batch, leased, chunk, code))) return;
-    await this.batches.update(
-      batch.id,
-      code === ErrorCode.batchCancelled
-        ? { status: 'cancelled', cancelled_at: now() }
-        : { status: 'expired', expired_at: now() },
-    );
-    await this.finishWith(batch.id);
-  }
-
-  private async releaseImages(jobId: string, images: readonly string[] | undefined): Promise<void> {
-    if (!images?.length) return;
-    await this.images.release(jobId, images).catch((err: Error) => {
-      this.logger.warn(`Could not release the images of ${jobId}: ${err.message}`);
-    });
   }
 
   private async finishWith(id: string): Promise<void> {
