@@ -12,6 +12,7 @@ import type { ImageStore } from '../../apps/api/src/repositories/image-store.por
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
+import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
@@ -48,6 +49,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics);
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
-  const runner = new BatchRunner(p.config, p.records, p.lines, p.store, p.storeCheck, input, feeder, writer, recovery);
-  return { runner, input, feeder, writer, recovery };
+  const validator = new BatchValidator(p.config, input, p.records, p.store);
+  const runner = new BatchRunner(p.config, p.records, p.lines, p.storeCheck, validator, feeder, writer, recovery);
+  return { runner, input, validator, feeder, writer, recovery };
 }

@@ -7,6 +7,7 @@ import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
+import { BatchValidator } from './batches/batch-validator.js';
 import { LineFeeder } from './batches/line-feeder.js';
 import { LineRecovery } from './batches/line-recovery.js';
 import { ResultWriter } from './batches/result-writer.js';
@@ -135,6 +136,7 @@ export class AppModule {
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
         BatchInput,
+        BatchValidator,
         LineFeeder,
         ResultWriter,
         LineRecovery,

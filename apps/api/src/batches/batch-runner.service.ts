@@ -1,31 +1,30 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
-import { BatchInput, InputUnreadable } from './batch-input.reader.js';
+import { InputUnreadable } from './batch-input.reader.js';
+import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
 import { ResultWriter } from './result-writer.js';
 
-const MAX_REPORTED_ERRORS = 100;
 const now = () => Math.floor(Date.now() / 1000);
 
 /**
- * Drives batches: validates the input file, keeps a bounded number of each batch's lines in the queue
- * (the rest stay in the file), writes results as they arrive, and finishes, cancels or expires the
- * batch. One API replica drives a batch at a time, by holding its lease.
+ * Drives batches, one tick at a time: for each active batch whose lease this replica holds (one API
+ * replica drives a batch at a time), it hands the batch to the collaborator for its status. A new batch
+ * is validated (BatchValidator); a running or cancelling one has its results written (ResultWriter),
+ * its lost lines recovered or, on cancel or expiry, drained (LineRecovery), and its window topped up
+ * (LineFeeder), until every custom_id is written once and the writer completes it.
  *
- * A line counts as done only once its output line is durably in the batch's files: results are written
- * as a numbered part, then one step commits them (done, out of the window, counted) if this replica
- * still drives the batch. A replica that dies in between leaves them to be written again, to the same
- * part, by whoever takes over, so each custom_id is written exactly once.
+ * What the runner keeps of each batch between ticks is one LeasedBatch, dropped whole when the batch
+ * ends or the lease is another replica's; everything else lives in Redis and the batch's files.
  */
 @Injectable()
 export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -42,9 +41,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly batches: BatchRecords,
     private readonly lines: BatchLines,
-    private readonly store: FileStore,
     private readonly storeCheck: FileStoreCheck,
-    private readonly input: BatchInput,
+    private readonly validator: BatchValidator,
     private readonly feeder: LineFeeder,
     private readonly writer: ResultWriter,
     private readonly recovery: LineRecovery,
@@ -106,7 +104,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private async step(leased: LeasedBatch): Promise<void> {
     const batch = await this.batches.get(leased.id);
     if (!batch) return this.batches.retire(leased.id);
-    if (batch.status === 'validating') return this.validate(batch, leased);
+    if (batch.status === 'validating') return this.validator.validate(batch, leased);
     if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch, leased);
     await this.finishWith(batch.id);
   }
@@ -118,66 +116,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.finishWith(id);
   }
 
-  /** Streams the whole input file once: every line must be runnable before any is queued. */
-  private async validate(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
-    const errors: BatchError[] = [];
-    let errorCount = 0;
-    const seen = new Set<string>();
-    let total = 0;
-    for await (const parsed of await this.input.open(batch, leased)) {
-      total++;
-      let error = parsed.ok ? null : parsed.error;
-      if (parsed.ok) {
-        if (seen.has(parsed.value.customId)) {
-          error = {
-            code: ErrorCode.duplicateCustomId,
-            message: `Line ${parsed.line}: custom_id '${parsed.value.customId}' is used more than once.`,
-            param: 'custom_id',
-            line: parsed.line,
-          };
-        }
-        seen.add(parsed.value.customId);
-      }
-      if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
-    }
-    if (total > this.config.batch.maxLines) {
-      errors.unshift({
-        code: ErrorCode.tooManyLines,
-        message: `The file has ${total} lines; a batch may have at most ${this.config.batch.maxLines}.`,
-        param: null,
-        line: null,
-      });
-    }
-    if (total === 0) {
-      errors.push({ code: ErrorCode.emptyFile, message: 'The input file has no requests.', param: null, line: null });
-    }
-    if (errorCount > MAX_REPORTED_ERRORS) {
-      errors.push({
-        code: ErrorCode.tooManyErrors,
-        message: `${errorCount - MAX_REPORTED_ERRORS} more invalid lines are not listed.`,
-        param: null,
-        line: null,
-      });
-    }
-    const latest = await this.batches.get(batch.id);
-    if (errors.length) {
-      await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
-      return this.finishWith(batch.id);
-    }
-    const output = await this.store.create({
-      filename: `${batch.id}_output.jsonl`,
-      purpose: 'batch_output',
-      owner: batch.owner,
-    });
-    // Results are written as lines finish, so the output file exists (and can be read) from the start.
-    await this.batches.update(batch.id, {
-      status: latest?.cancel_requested ? 'cancelling' : 'in_progress',
-      in_progress_at: now(),
-      total,
-      output_file_id: output.id,
-    });
-  }
-
+  /** One tick of a running or cancelling batch. */
   private async drive(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
     await this.writer.collect(batch, leased);
     const stop = batch.cancel_requested
@@ -194,10 +133,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.writer.complete(batch, leased);
   }
 
+  /** The batch has ended: only its record and files remain. */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
     await this.batches.retire(id);
-    // Only the record and the files remain: per-line bookkeeping leaves Redis with the batch.
+    // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);
   }
 }

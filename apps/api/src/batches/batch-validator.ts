@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { FileStore } from '@conveyor/batch-store';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode, type BatchError } from '@conveyor/openai';
+import type { BatchRecord } from '../repositories/batch-record.js';
+import { BatchRecords } from '../repositories/batch-records.port.js';
+import { BatchInput, type InputWatch } from './batch-input.reader.js';
+import type { LeasedBatch } from './leased-batch.js';
+
+const MAX_REPORTED_ERRORS = 100;
+const now = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Checks a new batch's whole input before any line is queued: every line must be runnable, each
+ * custom_id used once, and the file neither empty nor longer than BATCH_MAX_LINES. A batch that passes
+ * starts (with an empty output file, so output can be read from the first result on); one that does
+ * not fails with the reasons, and ends.
+ */
+@Injectable()
+export class BatchValidator {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly input: BatchInput,
+    private readonly batches: BatchRecords,
+    private readonly store: FileStore,
+  ) {}
+
+  async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish'>): Promise<void> {
+    const { errors, total } = await this.check(batch, state);
+    const latest = await this.batches.get(batch.id);
+    if (errors.length) {
+      await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
+      return state.finish();
+    }
+    const output = await this.store.create({
+      filename: `${batch.id}_output.jsonl`,
+      purpose: 'batch_output',
+      owner: batch.owner,
+    });
+    // Results are written as lines finish, so the output file exists (and can be read) from the start.
+    await this.batches.update(batch.id, {
+      status: latest?.cancel_requested ? 'cancelling' : 'in_progress',
+      in_progress_at: now(),
+      total,
+      output_file_id: output.id,
+    });
+  }
+
+  /** Streams the whole input once: the first errors in line order, then the whole file's. */
+  private async check(batch: BatchRecord, state: InputWatch): Promise<{ errors: BatchError[]; total: number }> {
+    const errors: BatchError[] = [];
+    let errorCount = 0;
+    const seen = new Set<string>();
+    let total = 0;
+    for await (const parsed of await this.input.open(batch, state)) {
+      total++;
+      let error = parsed.ok ? null : parsed.error;
+      if (parsed.ok) {
+        if (seen.has(parsed.value.customId)) {
+          error = {
+            code: ErrorCode.duplicateCustomId,
+            message: `Line ${parsed.line}: custom_id '${parsed.value.customId}' is used more than once.`,
+            param: 'custom_id',
+            line: parsed.line,
+          };
+        }
+        seen.add(parsed.value.customId);
+      }
+      if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
+    }
+    const { maxLines } = this.config.batch;
+    if (total > maxLines) {
+      errors.unshift({
+        code: ErrorCode.tooManyLines,
+        message: `The file has ${total} lines; a batch may have at most ${maxLines}.`,
+        param: null,
+        line: null,
+      });
+    }
+    if (total === 0) {
+      errors.push({ code: ErrorCode.emptyFile, message: 'The input file has no requests.', param: null, line: null });
+    }
+    if (errorCount > MAX_REPORTED_ERRORS) {
+      errors.push({
+        code: ErrorCode.tooManyErrors,
+        message: `${errorCount - MAX_REPORTED_ERRORS} more invalid lines are not listed.`,
+        param: null,
+        line: null,
+      });
+    }
+    return { errors, total };
+  }
+}
