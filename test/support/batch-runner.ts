@@ -1,12 +1,15 @@
+import { jest } from '@jest/globals';
 import type { FileStore } from '@conveyor/batch-store';
-import type { PlatformConfig } from '@conveyor/config';
-import type { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
+import { loadConfig, type PlatformConfig } from '@conveyor/config';
+import { jobImageHashes } from '@conveyor/queue';
+import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import type { BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
 import type { JobQueue } from '../../apps/api/src/generation/job-queue.port.js';
-import type { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
-import type { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
-import type { FileStoreCheck } from '../../apps/api/src/platform/file-store.check.js';
+import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
+import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
+import { FileStoreCheck } from '../../apps/api/src/platform/file-store.check.js';
 import type { BatchLines } from '../../apps/api/src/repositories/batch-lines.port.js';
+import { newBatchRecord, type BatchRecord } from '../../apps/api/src/repositories/batch-record.js';
 import type { BatchRecords } from '../../apps/api/src/repositories/batch-records.port.js';
 import type { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
@@ -16,6 +19,19 @@ import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
+import {
+  MODEL,
+  MemoryFiles,
+  MemoryImages,
+  MemoryLines,
+  MemoryQueue,
+  MemoryRecords,
+  NoRoutes,
+  NoWorkers,
+  SameStore,
+  endpoints,
+  input,
+} from './batch-fakes.js';
 
 /** What the batch runner and its collaborators are built from: the ports and services the app module provides. */
 export interface BatchRunnerParts {
@@ -52,4 +68,100 @@ export function composeBatchRunner(p: BatchRunnerParts) {
   const validator = new BatchValidator(p.config, input, p.records, p.store);
   const runner = new BatchRunner(p.config, p.records, p.lines, p.storeCheck, validator, feeder, writer, recovery);
   return { runner, input, validator, feeder, writer, recovery };
+}
+
+/**
+ * One test's batch runners over in-memory ports (BATCH_INFLIGHT 4, a 1 s lease), and what the tests do
+ * around them: create a batch, play the workers, tick to the end. Runners made from one harness share
+ * Redis and the file store, as replicas do.
+ */
+export class BatchRunnerHarness {
+  readonly config: PlatformConfig;
+  readonly records = new MemoryRecords();
+  readonly lines = new MemoryLines(this.records);
+  readonly files = new MemoryFiles();
+  readonly queue = new MemoryQueue();
+  readonly workers = new NoWorkers();
+  readonly images = new MemoryImages();
+  readonly metrics: PlatformMetrics;
+
+  constructor(env: Record<string, string> = {}) {
+    this.config = loadConfig({ MODEL: 'tiny', BATCH_INFLIGHT: '4', BATCH_LEASE_MS: '1000', ...env });
+    this.metrics = new PlatformMetrics(new DeploymentRegistry(this.config), this.queue, this.workers, this.records);
+  }
+
+  /** Another replica's runner, with its collaborators. */
+  compose() {
+    return composeBatchRunner({
+      config: this.config,
+      endpoints,
+      records: this.records,
+      lines: this.lines,
+      store: this.files,
+      queue: this.queue,
+      registry: new DeploymentRegistry(this.config),
+      storeCheck: new FileStoreCheck(this.config, this.files, new SameStore()),
+      metrics: this.metrics,
+      routing: new JobRouting(new DeploymentRegistry(this.config), new NoRoutes(), this.metrics),
+      workers: this.workers,
+      images: this.images,
+    });
+  }
+
+  runner(): BatchRunner {
+    return this.compose().runner;
+  }
+
+  async createBatch(ids: string[], withImages = false, content = input(ids, withImages)): Promise<string> {
+    const id = 'batch_0123456789abcdef01234567';
+    await this.records.create(
+      newBatchRecord({
+        id,
+        owner: 'anonymous',
+        endpoint: '/v1/chat/completions',
+        input_file_id: this.files.put(content),
+        completion_window: '24h',
+        metadata: null,
+        created_at: 0,
+        expires_at: Math.floor(Date.now() / 1000) + 3600,
+      }),
+    );
+    return id;
+  }
+
+  /** What workers do: every queued line finishes, its images are released, and its result goes to the batch. */
+  async runQueuedLines(): Promise<void> {
+    for (const [jobId, job] of [...this.queue.jobs]) {
+      this.queue.jobs.delete(jobId);
+      await this.images.release(jobId, jobImageHashes(job));
+      const ref = job.batch!;
+      await this.lines.pushResult(ref.batchId, {
+        ok: true,
+        customId: ref.customId,
+        line: ref.line,
+        requestId: jobId,
+        model: MODEL,
+        reply: {
+          choices: [{ index: 0, text: `reply ${ref.customId}`, finishReason: 'stop' }],
+          usage: { promptTokens: 5, completionTokens: 1, cachedTokens: 3 },
+        },
+        finishedAt: 1_700_000_000_000,
+      });
+    }
+  }
+
+  async runToEnd(driver: BatchRunner, id: string, maxTicks = 100): Promise<BatchRecord> {
+    for (let i = 0; i < maxTicks && this.records.activeIds.has(id); i++) {
+      await driver.tick();
+      await this.runQueuedLines();
+      jest.advanceTimersByTime(100);
+    }
+    return this.records.records.get(id)!;
+  }
+
+  writtenIds(record: BatchRecord): string[] {
+    return [...this.files.lines(record.output_file_id), ...this.files.lines(record.error_file_id)].map(
+      (l) => l.custom_id,
+    );
+  }
 }

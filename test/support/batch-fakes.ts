@@ -1,0 +1,310 @@
+/**
+ * In-memory stand-ins for the ports the batch runner and its collaborators use, with the semantics that
+ * matter to them (a commit all or nothing and fenced by the lease, parts written by number, a queue
+ * that can lose a job), and a batch endpoint that needs no model. Longer than most files: each fake is
+ * small, and splitting them apart would scatter what one test file reads together.
+ */
+import { Readable } from 'node:stream';
+import { FileNotFoundError, FileStore, newFileId, type NewFile, type StoredFile } from '@conveyor/batch-store';
+import type { BatchOutputLine } from '@conveyor/openai';
+import type { BatchLineResult, ImageRef, QueuedJobData } from '@conveyor/queue';
+import type { BatchEndpoint, BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
+import { JobQueue, type JobCounts } from '../../apps/api/src/generation/job-queue.port.js';
+import {
+  BatchLines,
+  type CollectedResults,
+  type InflightLine,
+} from '../../apps/api/src/repositories/batch-lines.port.js';
+import type { BatchRecord } from '../../apps/api/src/repositories/batch-record.js';
+import { BatchRecords, type BatchCounter } from '../../apps/api/src/repositories/batch-records.port.js';
+import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
+import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
+import { StoreIdentities } from '../../apps/api/src/repositories/store-identities.port.js';
+import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
+
+export const MODEL = 'conveyor-tiny';
+
+/** Batch records in memory. */
+export class MemoryRecords extends BatchRecords {
+  readonly records = new Map<string, BatchRecord>();
+  readonly activeIds = new Set<string>();
+  async create(record: BatchRecord): Promise<void> {
+    this.records.set(record.id, { ...record });
+    this.activeIds.add(record.id);
+  }
+  async get(id: string): Promise<BatchRecord | null> {
+    const record = this.records.get(id);
+    return record ? structuredClone(record) : null;
+  }
+  async update(id: string, fields: Partial<BatchRecord>): Promise<void> {
+    Object.assign(this.records.get(id)!, fields);
+  }
+  async count(id: string, counter: BatchCounter, by: number): Promise<void> {
+    this.records.get(id)![counter] += by;
+  }
+  async active(): Promise<string[]> {
+    return [...this.activeIds];
+  }
+  async retire(id: string): Promise<void> {
+    this.activeIds.delete(id);
+  }
+  async idsAfter(): Promise<string[]> {
+    return [...this.records.keys()];
+  }
+}
+
+/** Per-line batch state in memory, with the commit's all-or-nothing semantics and a lease on a clock. */
+export class MemoryLines extends BatchLines {
+  lease: { holder: string; until: number } | null = null;
+  readonly inflightLines = new Map<number, InflightLine>();
+  results: BatchLineResult[] = [];
+  readonly done = new Set<string>();
+  /** Set to make the next commit never happen: the replica died after writing its parts. */
+  dieBeforeCommit = false;
+
+  constructor(private readonly records: MemoryRecords) {
+    super();
+  }
+  async holdLease(_batchId: string, holder: string, ttlMs: number): Promise<boolean> {
+    if (this.lease && this.lease.holder !== holder && this.lease.until > Date.now()) return false;
+    this.lease = { holder, until: Date.now() + ttlMs };
+    return true;
+  }
+  async holdsLease(_batchId: string, holder: string): Promise<boolean> {
+    return this.lease?.holder === holder && this.lease.until > Date.now();
+  }
+  async addInflight(_b: string, line: number, entry: InflightLine): Promise<void> {
+    this.inflightLines.set(line, entry);
+  }
+  async inflightCount(): Promise<number> {
+    return this.inflightLines.size;
+  }
+  async inflightLine(_b: string, line: number): Promise<InflightLine | null> {
+    return this.inflightLines.get(line) ?? null;
+  }
+  async inflight(): Promise<Map<number, InflightLine>> {
+    return new Map(this.inflightLines);
+  }
+  async removeInflight(_b: string, line: number): Promise<void> {
+    this.inflightLines.delete(line);
+  }
+  async pushResult(_b: string, result: BatchLineResult): Promise<void> {
+    this.results.push(result);
+  }
+  async pendingResults(_b: string, count: number): Promise<BatchLineResult[]> {
+    return this.results.slice(0, count);
+  }
+  async pendingResultCount(): Promise<number> {
+    return this.results.length;
+  }
+  async doneAmong(_b: string, customIds: readonly string[]): Promise<Set<string>> {
+    return new Set(customIds.filter((c) => this.done.has(c)));
+  }
+  async commit(batchId: string, holder: string, c: CollectedResults): Promise<boolean> {
+    if (this.dieBeforeCommit) {
+      this.dieBeforeCommit = false;
+      throw new Error('the replica died');
+    }
+    if (!(await this.holdsLease(batchId, holder))) return false;
+    for (const id of c.customIds) this.done.add(id);
+    for (const line of c.lines) this.inflightLines.delete(line);
+    this.results = this.results.slice(c.taken);
+    const record = this.records.records.get(batchId)!;
+    record.completed += c.completed;
+    record.failed += c.failed;
+    record.output_parts += c.outputParts;
+    record.error_parts += c.errorParts;
+    return true;
+  }
+  async clear(): Promise<void> {
+    this.inflightLines.clear();
+    this.results = [];
+  }
+}
+
+/** Files in memory: each a list of numbered parts, read in order. */
+export class MemoryFiles extends FileStore {
+  readonly files = new Map<string, { meta: StoredFile; parts: Map<number, string> }>();
+  /** Set to make part writes fail (the store is away). */
+  failWrites = false;
+  /** Set to make reads fail for another reason than the file not existing (the store is away). */
+  failReads = false;
+
+  put(content: string, owner = 'anonymous'): string {
+    const id = newFileId();
+    this.files.set(id, {
+      meta: { id, filename: 'in.jsonl', purpose: 'batch', owner, createdAt: 0, bytes: 0 },
+      parts: new Map([[0, content]]),
+    });
+    return id;
+  }
+  async save(file: NewFile, content: AsyncIterable<Buffer | string>): Promise<StoredFile> {
+    let text = '';
+    for await (const chunk of content) text += chunk.toString();
+    return this.get(this.put(text, file.owner));
+  }
+  async create(file: NewFile): Promise<StoredFile> {
+    const id = newFileId();
+    this.files.set(id, { meta: { id, ...file, createdAt: 0, bytes: 0 }, parts: new Map() });
+    return this.get(id);
+  }
+  async writePart(id: string, index: number, text: string): Promise<void> {
+    if (this.failWrites) throw new Error('the store is unreachable');
+    this.file(id).parts.set(index, text);
+  }
+  private file(id: string) {
+    const file = this.files.get(id);
+    if (!file) throw new FileNotFoundError(id);
+    return file;
+  }
+  text(id: string | null): string {
+    if (!id) return '';
+    const parts = this.file(id).parts;
+    return [...parts.keys()]
+      .sort((a, b) => a - b)
+      .map((k) => parts.get(k))
+      .join('');
+  }
+  lines(id: string | null): BatchOutputLine[] {
+    return this.text(id)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as BatchOutputLine);
+  }
+  async get(id: string): Promise<StoredFile> {
+    return { ...this.file(id).meta, bytes: Buffer.byteLength(this.text(id)) };
+  }
+  async list(): Promise<StoredFile[]> {
+    return [];
+  }
+  /** How many times a file was opened for reading. */
+  reads = 0;
+  async read(id: string): Promise<Readable> {
+    this.reads++;
+    if (this.failReads) throw new Error('the store is unreachable');
+    return Readable.from([this.text(id)]);
+  }
+  async delete(id: string): Promise<void> {
+    this.files.delete(id);
+  }
+  async identity(): Promise<string> {
+    return 'memory';
+  }
+}
+
+/** A queue in memory; `lose` drops a job as a Redis failover could. */
+export class MemoryQueue extends JobQueue {
+  readonly jobs = new Map<string, QueuedJobData>();
+  readonly reachable = true;
+  async enqueue(job: QueuedJobData): Promise<void> {
+    this.jobs.set(job.requestId, job);
+  }
+  async cancel(): Promise<boolean> {
+    return false;
+  }
+  onReconnect(): void {}
+  async find(requestId: string): Promise<QueuedJobData | null> {
+    return this.jobs.get(requestId) ?? null;
+  }
+  async counts(): Promise<JobCounts> {
+    return { waiting: this.jobs.size, prioritized: 0, active: 0 };
+  }
+  async exists(_d: string, jobId: string): Promise<boolean> {
+    return this.jobs.has(jobId);
+  }
+  async withdraw(_d: string, jobId: string): Promise<boolean> {
+    return this.jobs.delete(jobId);
+  }
+  lose(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+}
+
+/** Images by hash with the jobs that refer to them, as the Redis scripts keep them. */
+export class MemoryImages extends ImageStore {
+  readonly jobs = new Map<string, Set<string>>();
+  /** The most images held at once. */
+  peak = 0;
+  async hold(jobId: string, images: readonly { ref: ImageRef }[]): Promise<void> {
+    for (const { ref } of images) this.jobs.set(ref.sha256, (this.jobs.get(ref.sha256) ?? new Set()).add(jobId));
+    this.peak = Math.max(this.peak, this.jobs.size);
+  }
+  async release(jobId: string, sha256s: readonly string[]): Promise<void> {
+    for (const sha of sha256s) {
+      this.jobs.get(sha)?.delete(jobId);
+      if (!this.jobs.get(sha)?.size) this.jobs.delete(sha);
+    }
+  }
+}
+
+/** Every deployment has `live` workers (none unless set). */
+export class NoWorkers extends LiveWorkers {
+  live = 0;
+  async count(): Promise<number> {
+    return this.live;
+  }
+  async counts(deployments: readonly string[]): Promise<Map<string, number>> {
+    return new Map(deployments.map((d) => [d, this.live]));
+  }
+}
+
+export class SameStore extends StoreIdentities {
+  async claim(identity: string): Promise<string> {
+    return identity;
+  }
+}
+
+/** The reference a body's `image` (a stand-in for its bytes) becomes. */
+export const imageRef = (image: string): ImageRef => ({
+  sha256: image.padStart(64, '0'),
+  mime: 'image/png',
+  bytes: image.length,
+  width: 1,
+  height: 1,
+});
+
+/** A batch endpoint that needs no model: the body's text comes back as the reply; a body's `image` is its one image. */
+export const endpoint: BatchEndpoint = {
+  idPrefix: 'chatcmpl-',
+  parse: (body) => {
+    const { model, image } = body as { model: string; image?: string };
+    return {
+      model,
+      check: () => undefined,
+      toJob: (requestId, deployment) => ({
+        requestId,
+        deployment: deployment.id,
+        messages: image ? [{ role: 'user', content: '', parts: [{ type: 'image', image: imageRef(image) }] }] : [],
+        sampling: { temperature: 0 },
+        stop: [],
+        enqueuedAt: 0,
+      }),
+      images: () => (image ? [{ ref: imageRef(image), data: Buffer.from(image) }] : []),
+    };
+  },
+  toResponse: (who, reply) => ({ id: who.id, text: reply.choices[0]?.text }),
+};
+export const endpoints: BatchEndpoints = {
+  '/v1/chat/completions': endpoint,
+  '/v1/completions': endpoint,
+  '/v1/embeddings': endpoint,
+};
+
+export const input = (ids: string[], withImages = false) =>
+  ids
+    .map((id) =>
+      JSON.stringify({
+        custom_id: id,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: MODEL, ...(withImages ? { image: `${id}abc` } : {}) },
+      }),
+    )
+    .join('\n') + '\n';
+
+/** No worker holds any prompt: every line goes to its deployment's queue. */
+export class NoRoutes extends WorkerRoutes {
+  async pick(): Promise<RoutePick> {
+    return { outcome: 'miss' };
+  }
+}
