@@ -17,6 +17,27 @@ describe('BatchRunner', () => {
     jest.restoreAllMocks();
   });
 
+  it('says once that it cannot read the batches while that lasts, and once when it can again', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const active = h.records.active.bind(h.records);
+    h.records.active = () =>
+      Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
+    const driver = h.runner();
+    for (let i = 0; i < 50; i++) {
+      await driver.tick();
+      jest.advanceTimersByTime(100);
+    }
+    expect(warn.mock.calls.map(([m]) => m)).toEqual([
+      "Batch runner paused: Stream isn't writeable and enableOfflineQueue options is false; batches wait until it answers again",
+    ]);
+    h.records.active = active;
+    await driver.tick();
+    await driver.tick();
+    expect(log.mock.calls.map(([m]) => m)).toEqual(['Batch runner resumed after 5.0 s']);
+    expect(warn).toHaveBeenCalledTimes(1);
+  });
+
   it('runs every line once, keeping at most BATCH_INFLIGHT in the queue, and completes', async () => {
     const ids = Array.from({ length: 10 }, (_, i) => `r${i}`);
     const id = await h.createBatch(ids);

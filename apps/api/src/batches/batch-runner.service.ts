@@ -34,6 +34,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   /** The batches this replica holds the lease of, each with what it keeps of it between ticks. */
   private readonly leased = new Map<string, LeasedBatch>();
   private mismatchReported = false;
+  /** Since when ticks have failed to read the batches (Redis or the file store away): said once, and when it ends. */
+  private outageSince: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
@@ -68,10 +70,20 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       await this.storeCheck.verify();
       ids = await this.batches.active();
     } catch (err) {
-      if (!(err instanceof FileStoreMismatch)) this.logger.warn(`Batch runner: ${(err as Error).message}`);
-      else if (!this.mismatchReported) this.logger.error(err.message);
-      this.mismatchReported ||= err instanceof FileStoreMismatch;
+      if (err instanceof FileStoreMismatch) {
+        if (!this.mismatchReported) this.logger.error(err.message);
+        this.mismatchReported = true;
+      } else if (this.outageSince === null) {
+        // Every tick fails alike while it lasts (ten a second): one line now, one when it ends.
+        this.outageSince = Date.now();
+        this.logger.warn(`Batch runner paused: ${(err as Error).message}; batches wait until it answers again`);
+      }
       return;
+    }
+    this.mismatchReported = false;
+    if (this.outageSince !== null) {
+      this.logger.log(`Batch runner resumed after ${((Date.now() - this.outageSince) / 1000).toFixed(1)} s`);
+      this.outageSince = null;
     }
     const active = new Set(ids);
     for (const id of this.leased.keys()) if (!active.has(id)) this.release(id);
