@@ -108,7 +108,7 @@ describe('files shared by two API replicas through S3-compatible storage', () =>
 
   it('refuses to start a replica on another store than the one its Redis prefix uses', async () => {
     await expect(platform.startExtraApi({ FILE_STORE: `s3://${TestS3.bucket}/${prefix}-elsewhere` })).rejects.toThrow(
-      /exited with 1:[\s\S]*Another file store is recorded for the Redis prefix/,
+      /exited with 1:[\s\S]*Another file store is in use by API replicas running now on the Redis prefix/,
     );
   });
 });

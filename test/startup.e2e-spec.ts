@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnOwned } from './support/owned-processes.mjs';
+import { spawnOwned, stopOwned } from './support/owned-processes.mjs';
 import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -8,7 +8,7 @@ import { freePort } from './support/free-port.js';
 import { redisAnswers } from '../scripts/redis-answers.mjs';
 import { readJson } from './support/json.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
-import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
+import { exited, MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -162,9 +162,39 @@ describe('start-up beside other API replicas', () => {
     const out = collect(proc);
     const code = await new Promise<number | null>((r) => proc.on('exit', r));
     expect(code).toBe(1);
-    expect(out.text()).toMatch(/Another file store is recorded for the Redis prefix/);
+    expect(out.text()).toMatch(/Another file store is in use by API replicas running now on the Redis prefix/);
+    expect(out.text()).toMatch(/Point this replica at the same file store, give this stack its own REDIS_PREFIX/);
     // One sharing the store starts as usual.
     const peer = await platform.startExtraApi({ DATA_DIR: dirs[0]! });
     expect((await fetch(`${peer.baseUrl}/health`)).status).toBe(200);
+  });
+});
+
+describe('start-up after the replicas of another file store are gone', () => {
+  const dirs = [`/tmp/conveyor-test-gone-a-${process.pid}`, `/tmp/conveyor-test-gone-b-${process.pid}`];
+  let platform: TestPlatform | undefined;
+
+  afterEach(async () => {
+    await platform?.stop();
+    platform = undefined;
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  // A stack started again after its data folder was deleted, or a second clone on the same Redis.
+  it.each([
+    ['stopped', 5_000],
+    ['crashed', 15_000 + 8_000],
+  ] as const)('an API with another store starts once the replicas of the old one have %s', async (how, withinMs) => {
+    platform = await TestPlatform.start({ workers: 0, env: { DATA_DIR: dirs[0]! } });
+    const old = platform.api!;
+    if (how === 'stopped') await stopOwned(old.proc);
+    else {
+      old.proc.kill('SIGKILL');
+      await exited(old);
+    }
+    const started = Date.now();
+    const next = await platform.startExtraApi({ DATA_DIR: dirs[1]! });
+    expect(Date.now() - started).toBeLessThan(withinMs);
+    expect((await fetch(`${next.baseUrl}/health`)).status).toBe(200);
   });
 });

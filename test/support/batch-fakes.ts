@@ -249,9 +249,10 @@ export class NoWorkers extends LiveWorkers {
 }
 
 export class SameStore extends StoreIdentities {
-  async claim(identity: string): Promise<string> {
+  async hold(identity: string): Promise<string> {
     return identity;
   }
+  async release(): Promise<void> {}
 }
 
 /** The reference a body's `image` (a stand-in for its bytes) becomes. */

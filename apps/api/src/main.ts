@@ -6,7 +6,7 @@ import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
-import { FileStoreCheck, FileStoreMismatch } from './platform/file-store.check.js';
+import { FileStoreCheck, FileStoreMismatch, STORE_HOLD_MS } from './platform/file-store.check.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { mountDashboardHint, mountQueueDashboard } from './admin/queue-dashboard.js';
@@ -88,27 +88,43 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
 }
 
 /**
- * Refuses to start beside replicas that share this Redis prefix but not this file store. When Redis or the
- * store cannot be reached yet, the API starts anyway (and answers 503 while Redis is away); its batch
- * runner drives no batch until the check passes.
+ * Refuses to start beside live replicas that share this Redis prefix but not this file store. A record
+ * left by a replica that crashed lapses within STORE_HOLD_MS, so a mismatch is tried again until then
+ * before the API gives up. When Redis or the store cannot be reached yet, the API starts anyway (and
+ * answers 503 while Redis is away); its batch runner drives no batch until the check passes.
  */
 async function checkFileStore(check: FileStoreCheck, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
-  });
-  try {
-    await Promise.race([check.verify(), late]);
-  } catch (err) {
-    if (err instanceof FileStoreMismatch) {
-      logger.error(err.message);
-      process.exit(1);
+  const giveUpAt = Date.now() + STORE_HOLD_MS + 1000;
+  let told = false;
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
+    });
+    try {
+      await Promise.race([check.verify(), late]);
+      return;
+    } catch (err) {
+      if (!(err instanceof FileStoreMismatch)) {
+        logger.warn(
+          `The file store could not be checked against Redis yet (${(err as Error).message}); batches wait for it.`,
+        );
+        return;
+      }
+      if (Date.now() >= giveUpAt) {
+        logger.error(err.message);
+        process.exit(1);
+      }
+      if (!told)
+        logger.warn(
+          'Another file store is recorded for this Redis prefix: waiting for it to lapse, in case the replica ' +
+            `that holds it has crashed (at most ${(STORE_HOLD_MS + 1000) / 1000} s)`,
+        );
+      told = true;
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      clearTimeout(timer);
     }
-    logger.warn(
-      `The file store could not be checked against Redis yet (${(err as Error).message}); batches wait for it.`,
-    );
-  } finally {
-    clearTimeout(timer);
   }
 }
 

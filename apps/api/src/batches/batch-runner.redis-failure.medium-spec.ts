@@ -59,9 +59,10 @@ const result = (batchId: string, customId: string, line: number): BatchLineResul
 });
 
 class SameStore extends StoreIdentities {
-  async claim(identity: string): Promise<string> {
+  async hold(identity: string): Promise<string> {
     return identity;
   }
+  async release(): Promise<void> {}
 }
 
 class NoRoutes extends WorkerRoutes {
