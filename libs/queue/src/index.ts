@@ -8,3 +8,5 @@ export * from './embed-job.js';
 export * from './job-ids.js';
 export * from './prompt-blocks.js';
 export * from './image-refs.js';
+export * from './reply-codec.js';
+export * from './reply-history.js';

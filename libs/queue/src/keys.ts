@@ -16,6 +16,16 @@ export const admissionKey = (prefix: string, deployment: string): string => `${p
 /** Per-request reply stream: XADD by the worker, XREAD by the API. */
 export const replyStreamKey = (prefix: string, requestId: string): string => `${prefix}:reply:${requestId}`;
 
+/**
+ * The reply inbox of one API replica: a stream every worker appends the events of that replica's
+ * replies to, many replies' events in one entry (see reply-codec.ts), and the replica reads with one
+ * blocking XREAD. The replica's id is its hash tag, so inboxes spread over a cluster's shards.
+ */
+export const replyInboxKey = (prefix: string, replica: string): string => `${prefix}:inbox:{${replica}}`;
+
+/** A finished reply folded into one record, kept for REPLY_TTL_MS so a client can read it again (resume). */
+export const replyRecordKey = (prefix: string, requestId: string): string => `${prefix}:replied:${requestId}`;
+
 /** Set when a client goes away, so a worker that has not started the job yet skips it. */
 export const cancelKey = (prefix: string, requestId: string): string => `${prefix}:cancel:${requestId}`;
 
