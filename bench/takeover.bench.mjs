@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // How long a reply stalls when the worker generating it is killed: from the SIGKILL to the moment another
-// worker takes the job over and starts continuing the reply (its attempt's start in the reply stream,
-// timed by Redis's own clock in the entry id). BullMQ finds a job whose lock lapsed at the stalled check
+// worker takes the job over and starts continuing the reply (its attempt's start in the API replica's
+// reply inbox, timed by Redis's own clock in the entry id). BullMQ finds a job whose lock lapsed at the stalled check
 // after the one that marked it, so the wait is bounded by the lock plus two check intervals.
 //   node bench/takeover.bench.mjs [--runs 5] [--lock-ms N] [--stalled-ms N]   (defaults: the platform's own)
 import { randomBytes } from 'node:crypto';
@@ -51,15 +51,21 @@ const startWorker = async () =>
 const redis = new Redis(redisUrl);
 
 /**
- * When attempt 2 of a reply started, by the reply stream's entry ids (milliseconds of Redis's clock).
+ * When attempt 2 of a reply started, by the entry ids of the inbox its events went to (milliseconds of
+ * Redis's clock). An inbox entry holds a field per reply: `[attempt, firstSeq, ...events]`, a start
+ * being `[0, ...]` (libs/queue/src/reply-codec.ts).
  * @param {string} requestId
  * @returns {Promise<number | null>}
  */
 async function takeoverAt(requestId) {
-  for (const [entryId, fields] of await redis.xrange(`${prefix}:reply:${requestId}`, '-', '+')) {
-    for (let i = 1; i < fields.length; i += 2) {
-      const event = JSON.parse(/** @type {string} */ (fields[i]));
-      if (event.type === 'start' && event.attempt >= 2) return Number(entryId.split('-')[0]);
+  for (const inbox of await redis.keys(`${prefix}:inbox:*`)) {
+    for (const [entryId, fields] of await redis.xrange(inbox, '-', '+')) {
+      for (let i = 0; i + 1 < fields.length; i += 2) {
+        if (fields[i] !== requestId) continue;
+        const [attempt, , ...events] = JSON.parse(/** @type {string} */ (fields[i + 1]));
+        if (attempt >= 2 && events.some((/** @type {unknown[]} */ e) => e[0] === 0))
+          return Number(entryId.split('-')[0]);
+      }
     }
   }
   return null;

@@ -55,6 +55,8 @@ describe('prompts that cannot fit the context are refused before anyone tokenize
       maxTokens: 3,
       stop: [],
       enqueuedAt: Date.now(),
+      // As the API queues a job: its reply goes to an API replica's inbox (no replica reads this one).
+      replyTo: 'no-such-replica',
     };
     const small = chat(platform, 'hello', 3);
     await queue.add(GENERATE_JOB, job, { jobId: requestId, attempts: 2 });

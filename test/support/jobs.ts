@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { parseReplyEntry, replyStreamKey, type ReplyEvent } from '@conveyor/queue';
+import { readReplyHistory, replyInboxKey, type ReplyEvent } from '@conveyor/queue';
 import type { ManagedProcess } from './platform.js';
 
 export async function waitFor<T>(
@@ -30,12 +30,21 @@ export async function holderOf(queue: Queue, workers: ManagedProcess[], jobId?: 
   );
 }
 
-/** Every event of a request's reply stream, as written. */
+/**
+ * Every event of a request's reply as written: its record once it has ended, else its events in the
+ * inboxes of the prefix's API replicas (a test does not know which replica its request went through).
+ */
 export async function replyEvents(redisUrl: string, prefix: string, requestId: string): Promise<ReplyEvent[]> {
   const redis = new Redis(redisUrl);
   try {
-    const entries = await redis.xrange(replyStreamKey(prefix, requestId), '-', '+');
-    return entries.flatMap(([, fields]) => parseReplyEntry(fields));
+    const inboxes = await redis.keys(replyInboxKey(prefix, '*'));
+    const events: ReplyEvent[] = [];
+    for (const inbox of inboxes.length ? inboxes : [replyInboxKey(prefix, 'none')]) {
+      const history = await readReplyHistory(redis, prefix, inbox, requestId, 0);
+      if (history.ended) return history.events;
+      events.push(...history.events);
+    }
+    return events;
   } finally {
     redis.disconnect();
   }

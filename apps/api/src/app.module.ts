@@ -37,7 +37,6 @@ import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
-import { JobFailureWatcher } from './generation/job-failure.watcher.js';
 import { JobQueue } from './generation/job-queue.port.js';
 import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
@@ -126,7 +125,6 @@ export class AppModule {
         GenerationService,
         HttpGeneration,
         JobRouting,
-        JobFailureWatcher,
         ChatService,
         ChatHttpHandler,
         CompletionsService,

@@ -15,8 +15,8 @@ import { RedisImageSource } from './images/redis-image.source.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
-import { RedisReplyPublisherFactory } from './reply/redis-reply-publisher.factory.js';
-import { ReplyPublisherFactory } from './reply/reply-publisher.port.js';
+import { RedisReplyOutbox } from './reply/redis-reply.outbox.js';
+import { ReplyStreams } from './reply/reply-streams.port.js';
 import { ReplySinks } from './reply/reply-sinks.js';
 import { WORKER_IDENTITY, workerIdentity } from './presence/worker-identity.js';
 import { PrefixRoutes } from './routing/prefix-routes.port.js';
@@ -39,8 +39,8 @@ export class WorkerModule {
           inject: [ImageSource],
           useFactory: (images: ImageSource) => EngineRegistry.load(config, deployments, images),
         },
-        RedisReplyPublisherFactory,
-        { provide: ReplyPublisherFactory, useExisting: RedisReplyPublisherFactory },
+        RedisReplyOutbox,
+        { provide: ReplyStreams, useExisting: RedisReplyOutbox },
         RedisCancellationTracker,
         { provide: CancellationTracker, useExisting: RedisCancellationTracker },
         RedisBatchResultSink,

@@ -12,6 +12,8 @@ export interface EmbedJobData {
   enqueuedAt: number;
   /** Name of the API key that made the request, as on a generation job. */
   owner?: string;
+  /** The API replica that relays the reply, as on a generation job. */
+  replyTo?: string;
   /** Set when the job is a batch line. */
   batch?: BatchLineRef;
 }

@@ -98,6 +98,11 @@ export interface GenerationJobData {
    * only that caller may follow the reply. Absent on batch lines, which belong to their batch.
    */
   owner?: string;
+  /**
+   * The API replica that relays the reply: its events go to that replica's inbox (replyInboxKey).
+   * Absent on batch lines, whose result goes to their batch.
+   */
+  replyTo?: string;
   /** Set when the job is a batch line. */
   batch?: BatchLineRef;
   /**

@@ -13,9 +13,6 @@ export const waitListKey = (prefix: string, deployment: string): string =>
  */
 export const admissionKey = (prefix: string, deployment: string): string => `${prefix}:admission:${deployment}`;
 
-/** Per-request reply stream: XADD by the worker, XREAD by the API. */
-export const replyStreamKey = (prefix: string, requestId: string): string => `${prefix}:reply:${requestId}`;
-
 /**
  * The reply inbox of one API replica: a stream every worker appends the events of that replica's
  * replies to, many replies' events in one entry (see reply-codec.ts), and the replica reads with one

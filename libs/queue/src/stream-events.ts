@@ -21,7 +21,8 @@ export interface ToolCallDelta {
 }
 
 /**
- * Events a worker appends to a request's reply stream, in order. `attempt`
+ * The events of a request's reply, in the order a worker writes them (to its API replica's inbox:
+ * see reply-codec.ts for how they are written). `attempt`
  * fences retries: once a reader has seen attempt N start, it drops events of
  * earlier attempts, so a stalled worker's late chunks never interleave.
  * `seq` numbers the events of one attempt from 0, so a reader can tell a
@@ -58,22 +59,3 @@ export type ReplyEvent =
 
 /** An event as the publisher hands it over, before it is numbered. */
 export type UnnumberedReplyEvent = ReplyEvent extends infer E ? (E extends ReplyEvent ? Omit<E, 'seq'> : never) : never;
-
-/** Stream entry field that holds one JSON-encoded event; an entry repeats it for each event it carries. */
-export const REPLY_EVENT_FIELD = 'e';
-
-/**
- * The fields of one stream entry. The events a worker produces together (a tick's text and the
- * end of the reply, say) share an entry, so a reader blocked on the stream wakes once for all of them.
- */
-export function replyEntryFields(events: readonly ReplyEvent[]): string[] {
-  return events.flatMap((event) => [REPLY_EVENT_FIELD, JSON.stringify(event)]);
-}
-
-/** The events of one stream entry, in order. */
-export function parseReplyEntry(fields: readonly string[]): ReplyEvent[] {
-  const events: ReplyEvent[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2)
-    if (fields[i] === REPLY_EVENT_FIELD) events.push(JSON.parse(fields[i + 1]) as ReplyEvent);
-  return events;
-}

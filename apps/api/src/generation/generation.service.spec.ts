@@ -6,7 +6,6 @@ import { ErrorCode } from '@conveyor/openai';
 import type { DecodedImage } from '@conveyor/protocol';
 import {
   isRequestId,
-  replyStreamKey,
   type GenerationJobData,
   type ImageRef,
   type QueuedJobData,
@@ -131,20 +130,28 @@ class InMemoryJobQueue extends JobQueue {
 
 /** The relay without Redis: a test writes a reply's events as a worker would. */
 class FakeReplyRelay extends ReplyRelay {
+  readonly replica = 'replica-1';
+  /** Every request followed, new (`subscribe`) or resumed (`follow`, with the replica and time it named). */
   readonly subscribed: string[] = [];
+  readonly followed: { requestId: string; replica: string; since: number }[] = [];
   private readonly subs = new Map<string, ReplySubscription>();
 
-  subscribe(key: string): ReplySubscription {
-    const sub = new ReplySubscription(key, (s) => {
-      if (this.subs.get(s.key) === s) this.subs.delete(s.key);
+  subscribe(requestId: string): ReplySubscription {
+    const sub = new ReplySubscription(requestId, (s) => {
+      if (this.subs.get(s.requestId) === s) this.subs.delete(s.requestId);
     });
-    this.subs.set(key, sub);
-    this.subscribed.push(key);
+    this.subs.set(requestId, sub);
+    this.subscribed.push(requestId);
     return sub;
   }
 
-  fail(key: string, error: unknown): void {
-    this.subs.get(key)?.fail(error);
+  follow(requestId: string, replica: string, since: number): ReplySubscription {
+    this.followed.push({ requestId, replica, since });
+    return this.subscribe(requestId);
+  }
+
+  fail(requestId: string, error: unknown): void {
+    this.subs.get(requestId)?.fail(error);
   }
 
   failAll(error: unknown): void {
@@ -155,9 +162,9 @@ class FakeReplyRelay extends ReplyRelay {
     return this.subs.size;
   }
 
-  /** Appends events to a reply stream, as a worker does; the relay hands them to whoever follows it. */
-  write(key: string, events: ReplyEvent[]): void {
-    this.subs.get(key)?.push(events);
+  /** Appends events to a reply, as a worker does; the relay hands them to whoever follows it. */
+  write(requestId: string, events: ReplyEvent[]): void {
+    this.subs.get(requestId)?.push(events);
   }
 }
 
@@ -327,7 +334,7 @@ describe('GenerationService', () => {
     return service.submit(deployment, builderFor(deployment), client.signal, OPTIONS);
   };
 
-  const keyOf = (requestId: string) => replyStreamKey(config.redis.prefix, requestId);
+  const keyOf = (requestId: string) => requestId;
   const requestIdOf = (run: ReplyRun) => run.who.id.slice(OPTIONS.idPrefix.length);
 
   /** Asserts that nothing was queued, built or followed for a refused request. */
@@ -470,8 +477,9 @@ describe('GenerationService', () => {
       const [{ requestId, now, job }] = built;
       expect(isRequestId(requestId)).toBe(true);
       expect(queue.enqueued).toHaveLength(1);
-      // The job is the builder's, owned by the caller: only the caller may resume its reply.
-      expect(queue.enqueued[0]).toEqual({ ...job, owner: 'anonymous' });
+      // The job is the builder's, owned by the caller (only the caller may resume its reply), and names
+      // this replica, whose inbox its reply's events go to.
+      expect(queue.enqueued[0]).toEqual({ ...job, owner: 'anonymous', replyTo: 'replica-1' });
       expect(run.who).toEqual({ id: `chatcmpl-${requestId}`, model: 'alpha', created: Math.floor(now / 1000) });
       expect(now).toBe(Date.now());
       expect(relay.subscribed).toEqual([keyOf(requestId)]);
@@ -675,6 +683,7 @@ describe('GenerationService', () => {
       stop: [],
       enqueuedAt: 1_700_000_000_500,
       owner: 'anonymous',
+      replyTo: 'replica-2',
     });
     const REQUEST_ID = '0b9e8c44-8f0a-4c1e-9a57-1b2c3d4e5f60';
 
@@ -715,7 +724,8 @@ describe('GenerationService', () => {
       await queue.enqueue(waitingJob(REQUEST_ID));
       const run = await service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', client.signal);
       expect(run.who).toEqual({ id: `chatcmpl-${REQUEST_ID}`, model: 'beta', created: 1_700_000_000 });
-      expect(relay.subscribed).toEqual([keyOf(REQUEST_ID)]);
+      // Read from the replica its job named, since the job was queued.
+      expect(relay.followed).toEqual([{ requestId: REQUEST_ID, replica: 'replica-2', since: 1_700_000_000_500 }]);
       const next = run.events.next();
       await jest.advanceTimersByTimeAsync(QUEUE_TIMEOUT_MS * 10);
       expect(queue.withdrawn).toEqual([]);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
-import { isRequestId, jobImageHashes, replyStreamKey, type QueuedJobData } from '@conveyor/queue';
+import { isRequestId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
@@ -80,9 +80,10 @@ export class GenerationService {
       model: deployment.id,
       created: Math.floor(now / 1000),
     };
-    const job: QueuedJobData = { ...build(requestId, now), owner: options.caller };
+    // The job names this replica: its workers send the reply's events to this replica's inbox.
+    const job: QueuedJobData = { ...build(requestId, now), owner: options.caller, replyTo: this.relay.replica };
     const images = jobImageHashes(job);
-    const source = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    const source = this.relay.subscribe(requestId);
     this.logger.log({
       msg: 'request queued',
       requestId,
@@ -129,7 +130,7 @@ export class GenerationService {
       );
     }
     const job = await this.queue.find(requestId);
-    if (!job || job.owner !== caller) {
+    if (!job?.replyTo || job.owner !== caller) {
       throw new OpenAiHttpError(
         404,
         'not_found_error',
@@ -139,7 +140,7 @@ export class GenerationService {
       );
     }
     const who: ReplyIdentity = { id: completionId, model: job.deployment, created: Math.floor(job.enqueuedAt / 1000) };
-    const source = this.relay.subscribe(replyStreamKey(this.config.redis.prefix, requestId));
+    const source = this.relay.follow(requestId, job.replyTo, job.enqueuedAt);
     const deadlines = new ReplyDeadlines(source, {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: null,

@@ -14,14 +14,25 @@ const end: ReplyEvent = {
 
 const make = () => {
   const onClose = jest.fn<(sub: ReplySubscription) => void>();
-  return { sub: new ReplySubscription('conveyor:reply:r1', onClose), onClose };
+  return { sub: new ReplySubscription('r1', onClose), onClose };
 };
 
 describe('ReplySubscription', () => {
-  it('starts reading from the beginning of the stream', () => {
+  it('is named by its request', () => {
+    expect(make().sub.requestId).toBe('r1');
+  });
+
+  it('holds live events while what came before them is read, then delivers both in order', async () => {
     const { sub } = make();
-    expect(sub.key).toBe('conveyor:reply:r1');
-    expect(sub.lastId).toBe('0');
+    sub.awaitBackfill();
+    sub.push([delta('b')]);
+    const first = sub.next();
+    sub.backfill([start, delta('a')]);
+    expect(await first).toEqual({ value: start, done: false });
+    expect(await sub.next()).toEqual({ value: delta('a'), done: false });
+    expect(await sub.next()).toEqual({ value: delta('b'), done: false });
+    sub.push([end]);
+    expect(await sub.next()).toEqual({ value: end, done: false });
   });
 
   it('delivers events pushed before next() in order', async () => {

@@ -2,51 +2,14 @@ import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { EngineInputError, type EmbedResult, type LlamaEmbeddingEngine } from '@conveyor/engine';
-import type {
-  BatchLineRef,
-  BatchLineResult,
-  EmbedJobData,
-  FinishReason,
-  JobResult,
-  SentReply,
-  TokenUsage,
-} from '@conveyor/queue';
+import type { BatchLineRef, BatchLineResult, EmbedJobData, JobResult } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { CancellationTracker, STOP, type StopReason } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
-import type { ReplySink } from '../reply/reply-sink.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { toBase64Float32 } from './float32-base64.js';
 import { EmbedProcessor } from './embed.processor.js';
-
-type Written =
-  | { type: 'start'; promptTokens: number; resumed: boolean }
-  | { type: 'embedding'; index: number; vector: string }
-  | { type: 'end'; finishReasons: FinishReason[]; usage: TokenUsage }
-  | { type: 'fail'; status: number; code: string; message: string };
-
-/** Reply streams in memory: every event written to any of them, in order. */
-class RecordingStreams extends ReplyPublisherFactory {
-  readonly written: Written[] = [];
-
-  async replay(): Promise<SentReply> {
-    throw new Error('an embeddings job never continues a reply');
-  }
-
-  open(): ReplySink {
-    const written = this.written;
-    return {
-      start: (promptTokens, resumed) => void written.push({ type: 'start', promptTokens, resumed }),
-      output: () => {
-        throw new Error('an embeddings job writes no text');
-      },
-      embedding: (index, vector) => void written.push({ type: 'embedding', index, vector }),
-      end: async (finishReasons, usage) => void written.push({ type: 'end', finishReasons: [...finishReasons], usage }),
-      fail: async (status, code, message) => void written.push({ type: 'fail', status, code, message }),
-    };
-  }
-}
+import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 
 class FakeBatchResults extends BatchResultSink {
   readonly pushed: BatchLineResult[] = [];
@@ -86,6 +49,7 @@ const embedJob = (extra: Partial<EmbedJobData> = {}): EmbedJobData => ({
   deployment: 'vectors',
   inputs: ['a', 'b'],
   enqueuedAt: Date.now(),
+  replyTo: 'replica-1',
   ...extra,
 });
 
@@ -114,7 +78,7 @@ beforeAll(() => Logger.overrideLogger(false));
 
 describe('EmbedProcessor', () => {
   let embed: (inputs: unknown, signal?: AbortSignal) => Promise<EmbedResult>;
-  let streams: RecordingStreams;
+  let streams: RecordingReplyStreams;
   let batchResults: FakeBatchResults;
   let cancellation: FakeCancellation;
   let processor: EmbedProcessor;
@@ -123,10 +87,10 @@ describe('EmbedProcessor', () => {
     embed = async () => ({ vectors: VECTORS, promptTokens: 4 });
     const engine = { embed: (inputs: unknown, signal?: AbortSignal) => embed(inputs, signal) };
     const engines = new EngineRegistry(new Map(), new Map([['vectors', engine as unknown as LlamaEmbeddingEngine]]));
-    streams = new RecordingStreams();
+    streams = new RecordingReplyStreams();
     batchResults = new FakeBatchResults();
     cancellation = new FakeCancellation();
-    processor = new EmbedProcessor(engines, new ReplySinks(streams, batchResults), cancellation);
+    processor = new EmbedProcessor(engines, new ReplySinks(REPLY_CONFIG, streams, batchResults), cancellation);
   });
 
   const usage = { promptTokens: 4, completionTokens: 0 };

@@ -32,7 +32,7 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
     const { requestId, deployment, batch } = job.data;
     const attempt = attemptOf(job);
     const started = Date.now();
-    const sink = this.sinks.open(job.data, attempt);
+    const { sink } = await this.sinks.open(job.data, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
     // A batch line has no client to cancel it.
     if (!batch) this.cancellation.abortIfCancelled(requestId);

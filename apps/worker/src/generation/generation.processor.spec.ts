@@ -9,7 +9,6 @@ import {
   type GenerateCallbacks,
   type GenerateRequest,
   type GenerateResult,
-  type OutputPiece,
 } from '@conveyor/engine';
 import {
   promptBlockHashes,
@@ -20,71 +19,15 @@ import {
   type ImageRef,
   type JobResult,
   type TokenUsage,
-  type SentReply,
 } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { CancellationTracker, STOP, type StopReason } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
-import type { ReplySink } from '../reply/reply-sink.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
 import { GenerationProcessor } from './generation.processor.js';
-
-/** What a reply stream's sink was asked to write, in order. */
-type Published =
-  | { type: 'start'; promptTokens: number; resumed: boolean }
-  | { type: 'output'; piece: OutputPiece }
-  | { type: 'embedding'; index: number; vector: string }
-  | { type: 'end'; finishReasons: FinishReason[]; usage: TokenUsage }
-  | { type: 'fail'; status: number; code: string; message: string };
-
-class RecordingPublisher implements ReplySink {
-  readonly events: Published[] = [];
-
-  start(promptTokens: number, resumed: boolean): void {
-    this.events.push({ type: 'start', promptTokens, resumed });
-  }
-
-  output(piece: OutputPiece): void {
-    this.events.push({ type: 'output', piece });
-  }
-
-  embedding(index: number, vector: string): void {
-    this.events.push({ type: 'embedding', index, vector });
-  }
-
-  async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
-    this.events.push({ type: 'end', finishReasons: [...finishReasons], usage });
-  }
-
-  async fail(status: number, code: string, message: string): Promise<void> {
-    this.events.push({ type: 'fail', status, code, message });
-  }
-}
-
-/** Reply streams in memory: what earlier attempts sent, and a recording publisher per attempt. */
-class FakeReplyPublishers extends ReplyPublisherFactory {
-  readonly opened: { requestId: string; attempt: number; publisher: RecordingPublisher }[] = [];
-  /** What earlier attempts sent each request's client. */
-  readonly sent = new Map<string, SentReply>();
-
-  async replay(requestId: string): Promise<SentReply> {
-    return this.sent.get(requestId) ?? { text: '', tokens: 0, ended: false };
-  }
-
-  open(requestId: string, attempt: number): ReplySink {
-    const publisher = new RecordingPublisher();
-    this.opened.push({ requestId, attempt, publisher });
-    return publisher;
-  }
-
-  /** Everything published for a request, over all its attempts. */
-  events(requestId: string): Published[] {
-    return this.opened.filter((o) => o.requestId === requestId).flatMap((o) => o.publisher.events);
-  }
-}
+import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 
 /** Cancels in memory: the test plays the API's cancel, the host's shutdown and a lost lock. */
 class FakeCancellation extends CancellationTracker {
@@ -217,6 +160,7 @@ const chatJob = (extra: Partial<GenerationJobData> = {}): GenerationJobData => (
   sampling: { temperature: 0 },
   stop: [],
   enqueuedAt: Date.now(),
+  replyTo: 'replica-1',
   ...extra,
 });
 
@@ -239,7 +183,7 @@ beforeAll(() => {
 
 describe('GenerationProcessor', () => {
   let engine: ScriptedEngine;
-  let publishers: FakeReplyPublishers;
+  let publishers: RecordingReplyStreams;
   let cancellation: FakeCancellation;
   let batchResults: FakeBatchResults;
   let routes: RecordingRoutes;
@@ -248,7 +192,7 @@ describe('GenerationProcessor', () => {
 
   beforeEach(() => {
     engine = new ScriptedEngine();
-    publishers = new FakeReplyPublishers();
+    publishers = new RecordingReplyStreams();
     cancellation = new FakeCancellation();
     batchResults = new FakeBatchResults();
     const engines = new EngineRegistry(new Map([['alpha', engine]]), new Map());
@@ -256,7 +200,7 @@ describe('GenerationProcessor', () => {
     releaser = new RecordingReleaser();
     processor = new GenerationProcessor(
       engines,
-      new ReplySinks(publishers, batchResults),
+      new ReplySinks(REPLY_CONFIG, publishers, batchResults),
       cancellation,
       routes,
       releaser,

@@ -72,7 +72,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     const attempt = attemptOf(job);
     const started = Date.now();
     this.logger.log({ msg: 'job started', requestId, deployment, attempt, queuedMs: started - job.data.enqueuedAt });
-    const sink = this.sinks.open(job.data, attempt);
+    const { sink, sent } = await this.sinks.open(job.data, attempt);
     const signal = this.cancellation.track(requestId, jobSignal);
     // A batch line has no client to cancel it.
     if (!batch) this.cancellation.abortIfCancelled(requestId);
@@ -82,7 +82,6 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
       if (!engine) throw new UnrecoverableError(`This worker does not serve deployment "${deployment}".`);
       // A retried plain reply continues what the client was already sent, so a stream never repeats or
       // contradicts itself. Other replies (several choices, a grammar, tool calls) start over.
-      const sent = await this.sinks.sent(job.data, attempt);
       if (sent?.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
       const resume = sent !== null && engine.continuesReplies && continuable(job.data);
       const replies = new ReplyTexts(resume ? sent.text : '');

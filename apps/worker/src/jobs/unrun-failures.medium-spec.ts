@@ -4,10 +4,11 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { batchResultsKey, type BatchLineResult, type GenerationJobData, type SentReply } from '@conveyor/queue';
+import { batchResultsKey, type BatchLineResult, type GenerationJobData, type ReplyEvent } from '@conveyor/queue';
 import { RedisBatchResultSink } from '../batch/redis-batch-result.sink.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
+import { ReplyStreams } from '../reply/reply-streams.port.js';
+import { REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 import type { ReplySink } from '../reply/reply-sink.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { UnrunFailures } from './unrun-failures.js';
@@ -19,8 +20,8 @@ class NoImages extends ImageReleaser {
   async release(): Promise<void> {}
 }
 
-class NoStreams extends ReplyPublisherFactory {
-  async replay(): Promise<SentReply> {
+class NoStreams extends ReplyStreams {
+  async history(): Promise<ReplyEvent[]> {
     throw new Error('not read');
   }
 
@@ -88,7 +89,7 @@ describe('UnrunFailures with real BullMQ and Redis', () => {
       { connection, prefix, stalledInterval: 100, maxStalledCount: 0 },
     );
     workers.push(live);
-    new UnrunFailures(new NoImages(), new ReplySinks(new NoStreams(), results)).watch(live);
+    new UnrunFailures(new NoImages(), new ReplySinks(REPLY_CONFIG, new NoStreams(), results)).watch(live);
 
     const key = batchResultsKey(prefix, batch.batchId);
     let pushed: string[] = [];

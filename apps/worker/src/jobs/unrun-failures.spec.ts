@@ -1,27 +1,12 @@
 import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import type { BatchLineResult, GenerationJobData, ImageRef, QueuedJobData, SentReply } from '@conveyor/queue';
+import type { BatchLineResult, GenerationJobData, ImageRef, QueuedJobData } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplyPublisherFactory } from '../reply/reply-publisher.port.js';
-import type { ReplySink } from '../reply/reply-sink.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { UnrunFailures } from './unrun-failures.js';
-
-/** Reply streams that must stay untouched: the API tells a waiting client. */
-class UntouchedStreams extends ReplyPublisherFactory {
-  opened = 0;
-
-  async replay(): Promise<SentReply> {
-    throw new Error('not read');
-  }
-
-  open(): ReplySink {
-    this.opened++;
-    throw new Error('a reply stream is not the worker’s to fail here');
-  }
-}
+import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 
 class FakeBatchResults extends BatchResultSink {
   readonly pushed: { batchId: string; result: BatchLineResult }[] = [];
@@ -54,22 +39,23 @@ const chat = (extra: Partial<GenerationJobData> = {}): GenerationJobData => ({
   sampling: { temperature: 0 },
   stop: [],
   enqueuedAt: 0,
+  replyTo: 'replica-1',
   ...extra,
 });
 
 beforeAll(() => Logger.overrideLogger(false));
 
 describe('UnrunFailures: a job BullMQ failed on fetch, after the workers that ran it died', () => {
-  let streams: UntouchedStreams;
+  let streams: RecordingReplyStreams;
   let batchResults: FakeBatchResults;
   let releaser: RecordingReleaser;
   let unrun: UnrunFailures;
 
   beforeEach(() => {
-    streams = new UntouchedStreams();
+    streams = new RecordingReplyStreams();
     batchResults = new FakeBatchResults();
     releaser = new RecordingReleaser();
-    unrun = new UnrunFailures(releaser, new ReplySinks(streams, batchResults));
+    unrun = new UnrunFailures(releaser, new ReplySinks(REPLY_CONFIG, streams, batchResults));
   });
 
   it('releases its images and hands a batch line’s failure to the batch, the only report it gets', async () => {
@@ -105,10 +91,16 @@ describe('UnrunFailures: a job BullMQ failed on fetch, after the workers that ra
     ]);
   });
 
-  it('leaves a reply’s client to the API, releasing only its images', async () => {
+  it('tells a waiting client its reply failed, and releases its images', async () => {
     await unrun.failed(jobOf(chat()), STALLED);
     expect(releaser.released).toEqual([{ jobId: 'req-1', sha256s: [image.sha256] }]);
-    expect(streams.opened).toBe(0);
+    // Its sink is its API replica's inbox, as the last attempt (3) would have written to it.
+    expect(streams.opened.map(({ requestId, attempt }) => ({ requestId, attempt }))).toEqual([
+      { requestId: 'req-1', attempt: 3 },
+    ]);
+    expect(streams.events('req-1')).toEqual([
+      { type: 'fail', status: 500, code: 'generation_failed', message: `Generation failed: ${STALLED}` },
+    ]);
     expect(batchResults.pushed).toEqual([]);
   });
 

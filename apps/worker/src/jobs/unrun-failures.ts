@@ -8,9 +8,8 @@ import { attemptOf, serverFailure } from './job-endings.js';
 /**
  * A job that stalled more often than allowed (the workers that ran it died) is failed by the next
  * worker to fetch it, which never hands it to a job handler. What a handler does when a job ends
- * for good is done here instead: its images are released, and a batch line's failure is handed to
- * its batch, which has no other way to hear of it. A client waiting on a reply stream hears of it
- * from the API, which watches the deployments' queues for failed jobs.
+ * for good is done here instead: its images are released, and its failure is told to whoever waits
+ * for it, which has no other way to hear of it: a batch line's to its batch, a reply's to its client.
  */
 @Injectable()
 export class UnrunFailures {
@@ -30,18 +29,17 @@ export class UnrunFailures {
 
   /** `reason`: why BullMQ failed the job (its deferred failure). Never throws: it runs from an event. */
   async failed(job: Job<QueuedJobData>, reason: string): Promise<void> {
-    const { requestId, batch } = job.data;
+    const { requestId } = job.data;
     const images = jobImageHashes(job.data);
     if (images.length) {
       await this.images.release(requestId, images).catch((err: Error) => {
         this.logger.warn(`Could not release the images of ${requestId}: ${err.message}`);
       });
     }
-    if (!batch) return;
     const { code, message } = serverFailure(job.data, reason);
     await this.sinks
       .open(job.data, attemptOf(job))
-      .fail(500, code, message)
+      .then(({ sink }) => sink.fail(500, code, message))
       .catch((err: Error) => this.logger.warn(`Could not report the failure of ${requestId}: ${err.message}`));
   }
 }

@@ -1,31 +1,41 @@
-import { Injectable } from '@nestjs/common';
-import type { QueuedJobData, SentReply } from '@conveyor/queue';
+import { Inject, Injectable } from '@nestjs/common';
+import { UnrecoverableError } from 'bullmq';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { replayReply, replyInboxKey, type QueuedJobData, type SentReply } from '@conveyor/queue';
 import { BatchLineSink } from '../batch/batch-line.sink.js';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
-import { ReplyPublisherFactory } from './reply-publisher.port.js';
 import type { ReplySink } from './reply-sink.js';
+import { ReplyStreams } from './reply-streams.port.js';
 
-/** Picks where a job's reply goes: a batch line's to its batch's results, any other to its client's reply stream. */
+/** A job attempt's sink, and what earlier attempts already sent its client (null on a first attempt, or a batch line). */
+export interface OpenedSink {
+  sink: ReplySink;
+  sent: SentReply | null;
+}
+
+/** Picks where a job's reply goes: a batch line's to its batch's results, any other to its API replica's inbox. */
 @Injectable()
 export class ReplySinks {
   constructor(
-    private readonly publishers: ReplyPublisherFactory,
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly streams: ReplyStreams,
     private readonly batchResults: BatchResultSink,
   ) {}
 
-  /** The sink for attempt `attempt` of the job. */
-  open(data: QueuedJobData, attempt: number): ReplySink {
-    const { requestId, deployment: model, batch } = data;
-    if (batch) return new BatchLineSink(this.batchResults, { ref: batch, requestId, model });
-    return this.publishers.open(requestId, attempt);
-  }
-
   /**
-   * What earlier attempts of the job already sent its client, for a retry to continue from; null
-   * on a first attempt, and for a batch line, which no client reads as it comes: its retry starts over.
+   * The sink for attempt `attempt` of the job. A retried reply first reads what earlier attempts
+   * wrote, for the retry to continue from (a batch line, which no client reads as it comes, starts over).
    */
-  async sent(data: QueuedJobData, attempt: number): Promise<SentReply | null> {
-    if (attempt <= 1 || data.batch) return null;
-    return this.publishers.replay(data.requestId);
+  async open(data: QueuedJobData, attempt: number): Promise<OpenedSink> {
+    const { requestId, deployment: model, batch, replyTo } = data;
+    if (batch) return { sink: new BatchLineSink(this.batchResults, { ref: batch, requestId, model }), sent: null };
+    // Every job the API queues names its replica; one that does not was put on the queue by hand.
+    if (!replyTo) throw new UnrecoverableError('The job names no API replica to send its reply to (replyTo).');
+    const address = { inbox: replyInboxKey(this.config.redis.prefix, replyTo), requestId };
+    const earlier = attempt > 1 ? await this.streams.history(address, data.enqueuedAt) : [];
+    return {
+      sink: this.streams.open(address, attempt, earlier),
+      sent: attempt > 1 ? replayReply(earlier) : null,
+    };
   }
 }
