@@ -25,7 +25,7 @@ import { rerunWithWorkerThreadpool } from './lib/threadpool.mjs';
 
 /** @import { LlamaContext } from 'node-llama-cpp' */
 /** @import { GenerateRequest } from '../libs/engine/src/index.js' */
-/** @import { NativeContext, NativeSampler } from '../libs/engine/src/native-context.js' */
+/** @import { NativeContext, NativeSampler } from '../libs/engine/src/llama-cpp/native-context.js' */
 /** @import { DistModules } from './lib/dist.mjs' */
 /**
  * The node-llama-cpp internals the addon loop drives (the pinned version has them; the engine's

@@ -4,7 +4,7 @@
 // takes about 15 minutes on 2 cores, so it is cached outside the repository, keyed by
 // the bundle's content, and reused by every later run: the benches compare against it,
 // and workers run it for `llama-server` deployments when LLAMA_SERVER_BIN names no other
-// (libs/engine/src/llama-server-binary.ts finds it in the same place).
+// (libs/engine/src/llama-server/llama-server-binary.ts finds it in the same place).
 //
 // Usage: npm run build:llama-server              prints the binary's path (builds it if missing)
 // Env:   CONVEYOR_BENCH_CACHE   cache folder (default: ~/.cache/conveyor-bench)

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { llamaServerCache } from '../../libs/config/src/worker-config.js';
-import { findLlamaServer } from '../../libs/engine/src/llama-server-binary.js';
+import { findLlamaServer } from '../../libs/engine/src/llama-server/llama-server-binary.js';
 import { freePort } from './free-port.js';
 import { spawnOwned } from './owned-processes.mjs';
 

@@ -1,5 +1,5 @@
 import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 
 /**
  * A bias from raw token → logit offsets (-Infinity bans). TokenBias.set() deliberately skips

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
-import type { GenerateResult } from './generation-engine.js';
+import type { GenerateResult } from '../core/generation-engine.js';
 import { LlamaCppEngine } from './llama-cpp.engine.js';
 import { PREFILL_CHUNK } from './native-batcher.js';
 import type { PromptCacheMode } from './sequence-slots.js';
@@ -29,7 +29,7 @@ async function reply(
 
 /** Two engines on the same model: the prompt cache in `mode` in the first, off in the second. */
 async function engines(mode: PromptCacheMode, parallel = 2): Promise<[LlamaCppEngine, LlamaCppEngine]> {
-  const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../models'));
+  const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../../models'));
   const options = { modelPath, contextSize: 4096, parallel, threads: 1, gpu: false };
   return [
     await LlamaCppEngine.load({ ...options, promptCache: mode }),

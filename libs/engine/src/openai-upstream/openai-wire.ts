@@ -1,5 +1,5 @@
 import type { ChatTurn, FinishReason, TokenAlternative, TokenLogprob, ToolCallDelta } from '@conveyor/queue';
-import { EngineInputError, type GenerateRequest } from './generation-engine.js';
+import { EngineInputError, type GenerateRequest } from '../core/generation-engine.js';
 
 /**
  * How an upstream is spoken to. `openai`: any OpenAI-compatible server; only what the request sets is

@@ -14,7 +14,7 @@ describe('NativeBatcher against node-llama-cpp evaluate, on the generated tiny m
   let batcher: NativeBatcher;
 
   beforeAll(async () => {
-    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../models'));
+    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../../models'));
     model = await (await runtime(false)).loadModel({ modelPath });
     // A small batch, so a prompt takes several decodes.
     context = await model.createContext({ contextSize: 256, sequences: 4, batchSize: BATCH, threads: 1 });

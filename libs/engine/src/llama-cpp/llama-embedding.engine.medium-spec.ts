@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 import { LlamaEmbeddingEngine } from './llama-embedding.engine.js';
 
 const CONTEXT = 256;
@@ -20,7 +20,7 @@ describe('LlamaEmbeddingEngine with the generated tiny model', () => {
   let engine: LlamaEmbeddingEngine;
 
   beforeAll(async () => {
-    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../models'));
+    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../../models'));
     engine = await LlamaEmbeddingEngine.load({ modelPath, contextSize: CONTEXT, threads: 1, gpu: false });
   });
 

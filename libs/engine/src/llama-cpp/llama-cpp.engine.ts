@@ -16,14 +16,14 @@ import {
   GenerateCallbacks,
   GenerateRequest,
   GenerateResult,
-} from './generation-engine.js';
+} from '../core/generation-engine.js';
 import { toChatHistory, toSamplingOptions } from './llama-options.js';
 import { LlamaGeneration, type GenerationOutcome, type GenerationRuntime } from './llama-generation.js';
 import { NativeBatcher, PREFILL_CHUNK } from './native-batcher.js';
 import { SequenceSlots, type PromptCacheMode } from './sequence-slots.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LockstepScheduler } from './lockstep-scheduler.js';
-import { promptOpensThought, ReasoningSplitter } from './reasoning-splitter.js';
+import { promptOpensThought, ReasoningSplitter } from '../core/reasoning-splitter.js';
 import { rawPromptTokens } from './raw-prompt.js';
 import { ReplyShapes } from './reply-shapes.js';
 import { templateThoughtOpening } from './thought-opening.js';

@@ -9,7 +9,7 @@ import {
 } from 'node-llama-cpp';
 import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { gbnfLiteral, jsonSchemaGrammar, minimumJsonBytes, type JsonSchema } from '@conveyor/structured';
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 import type { ReplyShape, ToolCallPlan } from './llama-generation.js';
 
 /** Arguments of a function that declares no parameters. */

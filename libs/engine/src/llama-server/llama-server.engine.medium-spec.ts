@@ -5,12 +5,12 @@ import { deflateSync } from 'node:zlib';
 import { llamaServerCache } from '@conveyor/config';
 import { ensurePresetModel, presetProjectorPath } from '@conveyor/gguf';
 import type { ImageMime, ImageRef } from '@conveyor/queue';
-import { llamaServerCacheDir } from '../../../scripts/llama-server-build.mjs';
-import { EngineInputError, type GenerateRequest, type OutputPiece } from './generation-engine.js';
-import { ImageSource } from './image-source.port.js';
+import { llamaServerCacheDir } from '../../../../scripts/llama-server-build.mjs';
+import { EngineInputError, type GenerateRequest, type OutputPiece } from '../core/generation-engine.js';
+import { ImageSource } from '../core/image-source.port.js';
 import { cachedLlamaServerPath, findLlamaServer } from './llama-server-binary.js';
 import { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server.engine.js';
-import { UpstreamError } from './openai-wire.js';
+import { UpstreamError } from '../openai-upstream/openai-wire.js';
 
 /**
  * The cached llama-server build, or LLAMA_SERVER_BIN's. Outside CI a machine without one skips these
@@ -98,7 +98,7 @@ describeWithServer('LlamaServerEngine with the generated vision model', () => {
   let options: LlamaServerEngineOptions;
 
   beforeAll(async () => {
-    const dir = resolve(import.meta.dirname, '../../../models');
+    const dir = resolve(import.meta.dirname, '../../../../models');
     const modelPath = await ensurePresetModel('vision', dir);
     options = {
       binary: binary!,
@@ -272,7 +272,7 @@ describeWithServer('LlamaServerEngine with the generated vision model', () => {
   });
 
   it('splits the thought segment out as reasoning for a thinking template, and then continues no reply', async () => {
-    const dir = resolve(import.meta.dirname, '../../../models');
+    const dir = resolve(import.meta.dirname, '../../../../models');
     const thinking = await LlamaServerEngine.start({
       ...options,
       modelPath: await ensurePresetModel('think', dir),

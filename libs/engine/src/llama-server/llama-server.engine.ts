@@ -1,13 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Template } from '@huggingface/jinja';
 import type { FinishReason } from '@conveyor/queue';
-import type { GenerationEngine, GenerateCallbacks, GenerateRequest, GenerateResult } from './generation-engine.js';
-import type { ImageSource } from './image-source.port.js';
+import type {
+  GenerationEngine,
+  GenerateCallbacks,
+  GenerateRequest,
+  GenerateResult,
+} from '../core/generation-engine.js';
+import type { ImageSource } from '../core/image-source.port.js';
 import { describeExit, LlamaServerProcess } from './llama-server.process.js';
-import { OpenAiUpstreamEngine } from './openai-upstream.engine.js';
-import { promptOpensThought } from './reasoning-splitter.js';
-import { UpstreamError } from './openai-wire.js';
-import { jsonOrText, readText, UpstreamHttp } from './upstream-http.js';
+import { OpenAiUpstreamEngine } from '../openai-upstream/openai-upstream.engine.js';
+import { promptOpensThought } from '../core/reasoning-splitter.js';
+import { UpstreamError } from '../openai-upstream/openai-wire.js';
+import { jsonOrText, readText, UpstreamHttp } from '../openai-upstream/upstream-http.js';
 
 export interface EngineLogger {
   log(message: string): void;

@@ -1,6 +1,6 @@
 import type { LlamaModel } from 'node-llama-cpp';
-import type { GenerationInput } from './generation-engine.js';
-import { EngineInputError } from './generation-engine.js';
+import type { GenerationInput } from '../core/generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 
 /**
  * The most characters (UTF-16 units) one token of `model` can stand for. A vocabulary entry holds a

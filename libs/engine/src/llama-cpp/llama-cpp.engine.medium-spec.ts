@@ -9,7 +9,7 @@ describe('LlamaCppEngine with the generated tiny model', () => {
   const tokens = (content: string) => engine.countPromptTokens({ messages: [{ role: 'user', content }] });
 
   beforeAll(async () => {
-    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../models'));
+    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../../models'));
     engine = await LlamaCppEngine.load({ modelPath, contextSize: 512, parallel: 1, threads: 1, gpu: false });
   });
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ImageRef } from '@conveyor/queue';
-import { EngineInputError, type GenerateRequest, type OutputPiece } from './generation-engine.js';
-import { ImageSource } from './image-source.port.js';
+import { EngineInputError, type GenerateRequest, type OutputPiece } from '../core/generation-engine.js';
+import { ImageSource } from '../core/image-source.port.js';
 import { OpenAiUpstreamEngine } from './openai-upstream.engine.js';
 import { UpstreamError } from './openai-wire.js';
 

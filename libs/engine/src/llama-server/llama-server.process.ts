@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UpstreamHttp } from './upstream-http.js';
+import { UpstreamHttp } from '../openai-upstream/upstream-http.js';
 
 /** How a child process ended. */
 export interface ChildExit {

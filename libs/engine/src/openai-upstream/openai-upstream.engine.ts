@@ -5,9 +5,9 @@ import {
   type GenerateCallbacks,
   type GenerateRequest,
   type GenerateResult,
-} from './generation-engine.js';
-import { ImageSource } from './image-source.port.js';
-import { ReasoningSplitter } from './reasoning-splitter.js';
+} from '../core/generation-engine.js';
+import { ImageSource } from '../core/image-source.port.js';
+import { ReasoningSplitter } from '../core/reasoning-splitter.js';
 import {
   chatRequestBody,
   completionRequestBody,

@@ -6,7 +6,7 @@ import {
   type TokenBias,
 } from 'node-llama-cpp';
 import type { FinishReason, TokenLogprob } from '@conveyor/queue';
-import type { OutputPiece } from './generation-engine.js';
+import type { OutputPiece } from '../core/generation-engine.js';
 import type { Stepper } from './lockstep-scheduler.js';
 import { PENALTY_WINDOW, type SamplingOptions } from './llama-options.js';
 import type { NativeBatcher } from './native-batcher.js';
@@ -17,9 +17,9 @@ import {
   type NativeContext,
   type NativeSampler,
 } from './native-context.js';
-import type { ReasoningSplitter } from './reasoning-splitter.js';
-import { StopMatcher } from './stop-matcher.js';
-import { TokenText } from './token-text.js';
+import type { ReasoningSplitter } from '../core/reasoning-splitter.js';
+import { StopMatcher } from '../core/stop-matcher.js';
+import { TokenText } from '../core/token-text.js';
 
 /** How a tool call is produced: the model's own call syntax, with the arguments held to their schema by grammar. */
 export interface ToolCallPlan {

@@ -1,4 +1,4 @@
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 
 /** What a raw prompt's tokens depend on in the model. */
 export interface RawPromptVocabulary<T> {

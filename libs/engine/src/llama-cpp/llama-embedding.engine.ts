@@ -1,5 +1,5 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 import { flashAttention, GpuUnavailableError, runtime } from './llama-cpp.engine.js';
 import { assertPromptCouldFit, longestTokenLength } from './prompt-bound.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { EngineInputError } from './generation-engine.js';
+import { EngineInputError } from '../core/generation-engine.js';
 import { rawPromptTokens, type RawPromptVocabulary } from './raw-prompt.js';
 
 const BOS = 1;

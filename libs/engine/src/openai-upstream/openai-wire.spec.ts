@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ImageRef } from '@conveyor/queue';
-import { EngineInputError, type GenerateRequest } from './generation-engine.js';
+import { EngineInputError, type GenerateRequest } from '../core/generation-engine.js';
 import { chatRequestBody, completionRequestBody, parseChunk, upstreamFailure, UpstreamError } from './openai-wire.js';
 
 const image: ImageRef = { sha256: 'ab'.repeat(32), mime: 'image/png', bytes: 3, width: 1, height: 1 };
