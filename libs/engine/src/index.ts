@@ -18,9 +18,16 @@ export {
 export { ImageSource } from './core/image-source.port.js';
 export { OpenAiUpstreamEngine, type OpenAiUpstreamEngineOptions } from './openai-upstream/openai-upstream.engine.js';
 export { UpstreamError, type UpstreamDialect } from './openai-upstream/openai-wire.js';
-export {
-  LlamaServerEngine,
-  type EngineLogger,
-  type LlamaServerEngineOptions,
-} from './llama-server/llama-server.engine.js';
+export { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server/llama-server.engine.js';
 export { findLlamaServer, cachedLlamaServerPath, LlamaServerMissingError } from './llama-server/llama-server-binary.js';
+export {
+  describeContext,
+  type DeploymentOf,
+  type EngineFactory,
+  type EngineHost,
+  type EngineKind,
+  type EngineLogger,
+  type StartedEngine,
+} from './core/engine-factory.js';
+export { ENGINE_FACTORIES, startEngine } from './engines.js';
+export { llamaCppOptions, llamaEmbeddingOptions } from './llama-cpp/llama-cpp.config.js';

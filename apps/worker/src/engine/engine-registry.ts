@@ -1,12 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { DeploymentConfig, PlatformConfig } from '@conveyor/config';
 import {
-  findLlamaServer,
-  LlamaCppEngine,
   LlamaEmbeddingEngine,
-  LlamaServerEngine,
-  OpenAiUpstreamEngine,
+  llamaEmbeddingOptions,
   resolveModelSource,
+  startEngine,
+  type EngineHost,
   type GenerationEngine,
   type ImageSource,
 } from '@conveyor/engine';
@@ -32,7 +31,7 @@ export class EngineRegistry {
     try {
       for (const d of deployments) {
         if (d.task === 'embeddings') embedders.set(d.id, await loadEmbedder(d, config));
-        else engines.set(d.id, await loadEngine(d, config, d.vision ? images : null));
+        else engines.set(d.id, await loadEngine(d, engineHost(config, d.vision ? images : null)));
       }
     } catch (err) {
       await Promise.allSettled([...engines.values(), ...embedders.values()].map((e) => e.dispose()));
@@ -55,17 +54,26 @@ export class EngineRegistry {
   }
 }
 
+/** What the platform's config gives a deployment's engine; `images`: null when the deployment takes none. */
+function engineHost(config: PlatformConfig, images: ImageSource | null): EngineHost {
+  return {
+    modelsDir: config.modelsDir,
+    llamaServerBin: config.worker.llamaServerBin,
+    llamaServerCache: config.worker.llamaServerCache,
+    allowCpuFallback: config.worker.allowCpuFallback,
+    images,
+    log: logger,
+    logger: (name) => new Logger(name),
+  };
+}
+
 /**
  * Starts a deployment's engine (its `engine.kind` picks which), then runs one short generation through it
  * so the first request is not a cold one, and an upstream that does not answer stops the worker's start.
  */
-async function loadEngine(
-  deployment: DeploymentConfig,
-  config: PlatformConfig,
-  images: ImageSource | null,
-): Promise<GenerationEngine> {
+async function loadEngine(deployment: DeploymentConfig, host: EngineHost): Promise<GenerationEngine> {
   const started = Date.now();
-  const { engine, describe } = await startEngine(deployment, config, images);
+  const { engine, describe } = await startEngine(deployment, host);
   try {
     await engine.generate(
       { messages: [{ role: 'user', content: 'warm-up' }], sampling: { temperature: 0 }, maxTokens: 1, stop: [] },
@@ -79,83 +87,11 @@ async function loadEngine(
   return engine;
 }
 
-async function startEngine(
-  deployment: DeploymentConfig,
-  config: PlatformConfig,
-  images: ImageSource | null,
-): Promise<{ engine: GenerationEngine; describe: string }> {
-  const { engine: kind } = deployment;
-  const running = `(context ${deployment.contextSize} x ${deployment.parallel} sequences, ${deployment.threads} thread(s), flash attention ${deployment.flashAttention}`;
-  if (kind.kind === 'openai') {
-    const model = kind.model ?? deployment.model;
-    const engine = new OpenAiUpstreamEngine({
-      url: kind.url,
-      apiKey: kind.apiKey,
-      model,
-      images,
-      name: `The upstream of "${deployment.id}" (${kind.url})`,
-    });
-    return {
-      engine,
-      describe: `${model} at ${kind.url} (an OpenAI-compatible upstream${images ? ', with images' : ''})`,
-    };
-  }
-  if (kind.kind === 'llama-server') {
-    // Found before anything is downloaded or generated: without a binary there is nothing to start.
-    let binary: string;
-    try {
-      binary = await findLlamaServer(config.worker.llamaServerBin, config.worker.llamaServerCache);
-    } catch (err) {
-      throw new Error(`Deployment "${deployment.id}" runs on llama-server: ${(err as Error).message}`, { cause: err });
-    }
-    const modelPath = await resolveModelSource(deployment.model, config.modelsDir, logger);
-    const mmprojPath = kind.mmproj ? await resolveModelSource(kind.mmproj, config.modelsDir, logger) : null;
-    const engine = await LlamaServerEngine.start({
-      binary,
-      modelPath,
-      mmprojPath,
-      imageMaxTokens: kind.imageMaxTokens,
-      contextSize: deployment.contextSize,
-      parallel: deployment.parallel,
-      threads: deployment.threads,
-      flashAttention: deployment.flashAttention,
-      gpu: deployment.pool === 'gpu',
-      reasoningParser: deployment.reasoningParser,
-      images,
-      logger: new Logger(`llama-server ${deployment.id}`),
-    });
-    return {
-      engine,
-      describe: `${modelPath}${mmprojPath ? ` with projector ${mmprojPath}` : ''} in llama-server ${binary} (pid ${engine.pid}) ${running})`,
-    };
-  }
-  const modelPath = await resolveModelSource(deployment.model, config.modelsDir, logger);
-  const engine = await LlamaCppEngine.load({
-    modelPath,
-    contextSize: deployment.contextSize,
-    parallel: deployment.parallel,
-    threads: deployment.threads,
-    flashAttention: deployment.flashAttention,
-    gpu: deployment.pool === 'gpu',
-    allowCpuFallback: config.worker.allowCpuFallback,
-    reasoningParser: deployment.reasoningParser,
-    promptCache: deployment.promptCache,
-  });
-  return { engine, describe: `${modelPath} ${running}, prompt cache ${deployment.promptCache})` };
-}
-
 /** Loads an embeddings deployment's model in an embedding context, then embeds one short input so the first request is not a cold one. */
 async function loadEmbedder(deployment: DeploymentConfig, config: PlatformConfig): Promise<LlamaEmbeddingEngine> {
   const started = Date.now();
   const modelPath = await resolveModelSource(deployment.model, config.modelsDir, logger);
-  const engine = await LlamaEmbeddingEngine.load({
-    modelPath,
-    contextSize: deployment.contextSize,
-    threads: deployment.threads,
-    flashAttention: deployment.flashAttention,
-    gpu: deployment.pool === 'gpu',
-    allowCpuFallback: config.worker.allowCpuFallback,
-  });
+  const engine = await LlamaEmbeddingEngine.load(llamaEmbeddingOptions(deployment, config.worker, modelPath));
   await engine.embed(['warm-up']);
   logger.log(
     `Loaded ${modelPath} for embeddings "${deployment.id}" (${deployment.pool} pool) in ${Date.now() - started} ms ` +

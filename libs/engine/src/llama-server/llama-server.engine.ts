@@ -7,17 +7,13 @@ import type {
   GenerateRequest,
   GenerateResult,
 } from '../core/generation-engine.js';
+import type { EngineLogger } from '../core/engine-factory.js';
 import type { ImageSource } from '../core/image-source.port.js';
 import { describeExit, LlamaServerProcess } from './llama-server.process.js';
 import { OpenAiUpstreamEngine } from '../openai-upstream/openai-upstream.engine.js';
 import { promptOpensThought } from '../core/reasoning-splitter.js';
 import { UpstreamError } from '../openai-upstream/openai-wire.js';
 import { jsonOrText, readText, UpstreamHttp } from '../openai-upstream/upstream-http.js';
-
-export interface EngineLogger {
-  log(message: string): void;
-  warn(message: string): void;
-}
 
 export interface LlamaServerEngineOptions {
   /** The llama-server binary (see findLlamaServer). */
