@@ -8,7 +8,8 @@ export type {
 } from './core/generation-engine.js';
 export { EngineInputError } from './core/generation-engine.js';
 export { toChatHistory, toSamplingOptions } from './llama-cpp/llama-options.js';
-export { GpuUnavailableError, LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp/llama-cpp.engine.js';
+export { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp/llama-cpp.engine.js';
+export { GpuUnavailableError } from './llama-cpp/llama-runtime.js';
 export { resolveModelSource } from './core/model-source.js';
 export {
   LlamaEmbeddingEngine,

@@ -1,6 +1,6 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineInputError } from '../core/generation-engine.js';
-import { flashAttention, GpuUnavailableError, runtime } from './llama-cpp.engine.js';
+import { flashAttention, usableRuntime } from './llama-runtime.js';
 import { assertPromptCouldFit, longestTokenLength } from './prompt-bound.js';
 
 export interface LlamaEmbeddingEngineOptions {
@@ -35,11 +35,7 @@ export class LlamaEmbeddingEngine {
   ) {}
 
   static async load(options: LlamaEmbeddingEngineOptions): Promise<LlamaEmbeddingEngine> {
-    let llama = await runtime(options.gpu);
-    if (options.gpu && llama.gpu === false) {
-      if (!options.allowCpuFallback) throw new GpuUnavailableError();
-      llama = await runtime(false);
-    }
+    const llama = await usableRuntime(options.gpu, options.allowCpuFallback);
     const model = await llama.loadModel({
       modelPath: options.modelPath,
       defaultContextFlashAttention: flashAttention(options.flashAttention),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import type { LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
 import { ensurePresetModel } from '@conveyor/gguf';
-import { runtime } from './llama-cpp.engine.js';
+import { runtime } from './llama-runtime.js';
 import { NativeBatcher } from './native-batcher.js';
 import { nativeContext, nativeSampler, samplerConfig, sequenceId } from './native-context.js';
 
