@@ -5,15 +5,14 @@ import type {
   GenerateRequest,
   GenerateResult,
 } from '../core/generation-engine.js';
-import { LockstepScheduler } from './lockstep-scheduler.js';
 import { flashAttention, usableRuntime } from './llama-runtime.js';
-import { NativeBatcher, PREFILL_CHUNK } from './native-batcher.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { longestTokenLength } from './prompt-bound.js';
 import { PromptRenderer } from './prompt-renderer.js';
 import { ReplyShapes } from './reply-shapes.js';
 import { planRequest, type PlanningContext } from './request-plan.js';
 import { runRequest, type RunContext } from './request-run.js';
+import { PREFILL_CHUNK, RoundLoop } from './round-loop.js';
 import { SequenceSlots, type PromptCacheMode } from './sequence-slots.js';
 import { templateThoughtOpening } from './thought-opening.js';
 import { endOfGenerationTokens } from './token-biases.js';
@@ -37,7 +36,7 @@ export interface LlamaCppEngineOptions {
 /**
  * One model, one context with `parallel` sequences; each reply (each choice of
  * a request) borrows a sequence and generates over the prompt rendered by the
- * model's template. A scheduler steps all running replies together, so every
+ * model's template. One loop drives all running replies in rounds, so every
  * decode carries one token of each, as llama.cpp's own server batches them.
  */
 export class LlamaCppEngine implements GenerationEngine {
@@ -66,13 +65,7 @@ export class LlamaCppEngine implements GenerationEngine {
       shapes,
       renderer: new PromptRenderer(model, chatWrapper, shapes, opening ? model.tokenize(opening, true) : []),
     };
-    const native = nativeContext(context);
-    this.running = {
-      model,
-      slots,
-      scheduler: new LockstepScheduler(),
-      runtime: { native, batcher: new NativeBatcher(context, native) },
-    };
+    this.running = { model, slots, loop: new RoundLoop(context, nativeContext(context)) };
   }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {

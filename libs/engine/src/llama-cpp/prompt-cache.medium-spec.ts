@@ -4,7 +4,7 @@ import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
 import type { GenerateResult } from '../core/generation-engine.js';
 import { LlamaCppEngine } from './llama-cpp.engine.js';
-import { PREFILL_CHUNK } from './native-batcher.js';
+import { PREFILL_CHUNK } from './round-loop.js';
 import type { PromptCacheMode } from './sequence-slots.js';
 
 // Long enough to span several prefill chunks.

@@ -10,7 +10,7 @@ import {
 import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { gbnfLiteral, jsonSchemaGrammar, minimumJsonBytes, type JsonSchema } from '@conveyor/structured';
 import { EngineInputError } from '../core/generation-engine.js';
-import type { ReplyShape, ToolCallPlan } from './llama-generation.js';
+import type { ReplyShape, ToolCallPlan } from './reply-plan.js';
 
 /** Arguments of a function that declares no parameters. */
 const NO_PARAMETERS: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };

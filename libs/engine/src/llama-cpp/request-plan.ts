@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import { EngineInputError, type GenerateRequest } from '../core/generation-engine.js';
 import { ReasoningSplitter } from '../core/reasoning-splitter.js';
-import type { GenerationPlan, ReplyShape } from './llama-generation.js';
+import type { ReplyPlan, ReplyShape } from './reply-plan.js';
 import { toSamplingOptions } from './llama-options.js';
 import { assertPromptCouldFit, promptChars } from './prompt-bound.js';
 import type { PromptRenderer, RenderedPrompt } from './prompt-renderer.js';
@@ -12,7 +12,7 @@ import { requestBiases } from './token-biases.js';
 /** One choice as planned: the prompt it answers, and all its reply needs but the sequence it runs on. */
 export interface ChoicePlan {
   prompt: RenderedPrompt;
-  reply: Omit<GenerationPlan, 'prompt' | 'reused' | 'progressed' | 'signal' | 'emit'>;
+  reply: Omit<ReplyPlan, 'prompt' | 'reused' | 'progressed' | 'signal' | 'emit'>;
 }
 
 /** A request checked and planned, before anything runs: its prompts and every choice's reply. */

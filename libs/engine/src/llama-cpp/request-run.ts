@@ -1,21 +1,21 @@
 import type { LlamaModel } from 'node-llama-cpp';
 import type { FinishReason } from '@conveyor/queue';
 import type { GenerateCallbacks, GenerateRequest, GenerateResult } from '../core/generation-engine.js';
-import { LlamaGeneration, type GenerationOutcome, type GenerationRuntime } from './llama-generation.js';
-import type { LockstepScheduler } from './lockstep-scheduler.js';
+import { LlamaReply } from './llama-reply.js';
+import type { ReplyOutcome } from './reply-plan.js';
 import type { RequestPlan } from './request-plan.js';
+import type { RoundLoop } from './round-loop.js';
 import type { SequenceSlots } from './sequence-slots.js';
 
-/** Where a planned request runs: the model, the context's sequences, and what steps its replies. */
+/** Where a planned request runs: the model, the context's sequences, and the loop that drives its replies. */
 export interface RunContext {
   model: LlamaModel;
   slots: SequenceSlots;
-  scheduler: LockstepScheduler;
-  runtime: GenerationRuntime;
+  loop: RoundLoop;
 }
 
 /**
- * Runs a planned request: leases a sequence per choice, starts each choice's generation once its
+ * Runs a planned request: leases a sequence per choice, starts each choice's reply once its
  * sequence holds what it reuses, gathers the outcomes and counts usage. The leases go back when every
  * choice has settled, each with what its cells now hold.
  */
@@ -27,40 +27,35 @@ export async function runRequest(
 ): Promise<GenerateResult> {
   const { prompts, n, sentTokens } = plan;
   const leases = await at.slots.acquire(plan.choices.map((choice) => choice.prompt.tokens));
-  const outcomes: Array<GenerationOutcome | undefined> = [];
+  const outcomes: Array<ReplyOutcome | undefined> = [];
   const reused: number[] = [];
   // Set once the request is over (a choice failed): a choice still waiting to share cells starts nothing.
   let over = false;
   try {
-    const generations = leases.map(async (lease, index) => {
+    const replies = leases.map(async (lease, index) => {
       const choice = plan.choices[index]!;
       reused[index] = await lease.ready();
       if (over) throw new Error('The request ended before this choice started.');
-      const generation = new LlamaGeneration(
-        at.model,
-        lease.sequenceId,
-        {
-          ...choice.reply,
-          prompt: choice.prompt.tokens,
-          reused: reused[index],
-          progressed: (position) => lease.progressed(position),
-          signal: request.signal,
-          emit: (piece) =>
-            callbacks.onOutput({
-              choice: index,
-              ...piece,
-              tokens: piece.tokens === undefined ? undefined : sentTokens + piece.tokens,
-            }),
-        },
-        at.runtime,
-      );
-      at.scheduler.start(generation);
-      return generation.outcome.then((outcome) => (outcomes[index] = outcome));
+      const reply = new LlamaReply(at.model, lease.sequenceId, {
+        ...choice.reply,
+        prompt: choice.prompt.tokens,
+        reused: reused[index],
+        progressed: (position) => lease.progressed(position),
+        signal: request.signal,
+        emit: (piece) =>
+          callbacks.onOutput({
+            choice: index,
+            ...piece,
+            tokens: piece.tokens === undefined ? undefined : sentTokens + piece.tokens,
+          }),
+      });
+      if (await reply.open()) at.loop.add(reply);
+      return reply.outcome.then((outcome) => (outcomes[index] = outcome));
     });
-    const ended: GenerationOutcome[] = await Promise.all(generations).catch(async (err: unknown) => {
+    const ended: ReplyOutcome[] = await Promise.all(replies).catch(async (err: unknown) => {
       // Every choice is settled before the leases go back, so none runs on a sequence given away.
       over = true;
-      await Promise.allSettled(generations);
+      await Promise.allSettled(replies);
       throw err;
     });
     const finishReasons: FinishReason[] = ended.map((o) => o.finishReason);
@@ -79,7 +74,7 @@ export async function runRequest(
       ...(at.slots.reusing ? { sequences: leases.map((lease) => lease.sequenceId) } : {}),
     };
   } finally {
-    // A sequence whose generation failed holds cells nobody can name: it is emptied, never reused.
+    // A sequence whose reply failed holds cells nobody can name: it is emptied, never reused.
     leases.forEach((lease, index) => {
       const cached = outcomes[index]?.cached;
       lease.release(cached ? { tokens: cached, prompt: plan.choices[index]!.prompt.tokens.length } : null);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
-import { PREFILL_CHUNK } from './native-batcher.js';
+import { PREFILL_CHUNK } from './round-loop.js';
 import type { NativeContext } from './native-context.js';
 import { SequenceSlots, reusable, type PromptCacheMode } from './sequence-slots.js';
 

@@ -1,0 +1,59 @@
+import type { LlamaGrammar, Token, TokenBias } from 'node-llama-cpp';
+import type { FinishReason } from '@conveyor/queue';
+import type { OutputPiece } from '../core/generation-engine.js';
+import type { ReasoningSplitter } from '../core/reasoning-splitter.js';
+import type { SamplingOptions } from './llama-options.js';
+
+/** How a tool call is produced: the model's own call syntax, with the arguments held to their schema by grammar. */
+export interface ToolCallPlan {
+  /** Auto: text the model writes to start a call. Empty when the prompt already opens the call (a forced call). */
+  triggers: string[];
+  /** The one function the call must name (a named tool_choice, or the only tool): its name is written for the model. */
+  forcedName?: string;
+  /** Chooses among the tools' names when the model must pick one. */
+  nameGrammar?: LlamaGrammar;
+  /** What the syntax puts between a function's name and its arguments. */
+  paramsPrefix: Token[];
+  /** A grammar of the function's arguments whose longest output fits `budget` tokens; null when none fits. */
+  argsGrammar(name: string, budget: number): Promise<LlamaGrammar | null>;
+  callId: string;
+}
+
+export type ReplyShape =
+  { kind: 'text' } | { kind: 'json'; grammar: LlamaGrammar } | { kind: 'tool'; call: ToolCallPlan };
+
+/** Everything one reply needs to run on its sequence. */
+export interface ReplyPlan {
+  prompt: Token[];
+  /** Tokens at the start of `prompt` already in the sequence's cells (a reused prefix): evaluation starts after them. */
+  reused: number;
+  /** Told how many tokens of the sequence are in its cells after each batch (other requests may share them). */
+  progressed?(position: number): void;
+  /** The most tokens to generate. */
+  budget: number;
+  /** Stop strings: the request's and the chat template's textual end markers. */
+  stops: string[];
+  /** Tokens that end the reply besides the model's end-of-generation tokens (the template's end-of-turn). */
+  endTokens: ReadonlySet<Token>;
+  /** The sampler's options; repetition penalties look at `recent`, the tokens this reply keeps track of. */
+  evaluate(recent: () => Token[]): SamplingOptions;
+  /** `free`: the request's logit_bias; `noEnd`: the same, with every token that ends the reply banned; `none`: empty. */
+  bias: { free: TokenBias; noEnd?: TokenBias; none: TokenBias };
+  /** Tokens before the reply may end (min_tokens; Infinity for ignore_eos). */
+  minTokens: number;
+  /** Alternatives per token when log-probabilities are reported. */
+  logprobs?: number;
+  shape: ReplyShape;
+  reasoning?: ReasoningSplitter;
+  signal?: AbortSignal;
+  emit(piece: Omit<OutputPiece, 'choice'>): void;
+}
+
+export interface ReplyOutcome {
+  /** The tokens in the sequence's cells when the reply ended (prompt and reply as evaluated); null when unknown. */
+  cached: Token[] | null;
+  finishReason: FinishReason;
+  /** Tokens the model produced, counting an end-of-generation token it sampled. */
+  generatedTokens: number;
+  aborted: boolean;
+}

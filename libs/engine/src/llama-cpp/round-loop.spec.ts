@@ -1,0 +1,205 @@
+import { describe, expect, it } from '@jest/globals';
+import { withLock } from 'lifecycle-utils';
+import type { LlamaContext, Token } from 'node-llama-cpp';
+import type { NativeContext, NativeSampler } from './native-context.js';
+import { PREFILL_CHUNK, RoundLoop, type LoopReply } from './round-loop.js';
+
+/** A batch as decoded: each share as `sequence:position+count`, `*` where its last token's logits were asked for. */
+type Batch = string[];
+
+/** The native layer, recorded: every decoded batch; sampling returns a made-up token. */
+class RecordingNative {
+  readonly batches: Batch[] = [];
+  /** Decodes that fail, by their number (0 = the first). */
+  failing = new Set<number>();
+  /** Samples that fail, by sequence. */
+  failingSamples = new Set<number>();
+  private batch: Batch = [];
+  private bySlot: number[] = [];
+
+  initBatch(): void {
+    this.batch = [];
+    this.bySlot = [];
+  }
+  addToBatch(sequenceId: number, position: number, tokens: Uint32Array, logits: Uint32Array): Uint32Array {
+    this.batch.push(`${sequenceId}:${position}+${tokens.length}${logits.length ? '*' : ''}`);
+    this.bySlot.push(sequenceId);
+    return logits.length ? Uint32Array.of(this.bySlot.length - 1) : new Uint32Array(0);
+  }
+  async decodeBatch(): Promise<void> {
+    const index = this.batches.push(this.batch) - 1;
+    await new Promise((resume) => setTimeout(resume, 1));
+    if (this.failing.has(index)) throw new Error(`decode ${index} failed`);
+  }
+  async sampleToken(logitIndex: number): Promise<number> {
+    const sequence = this.bySlot[logitIndex]!;
+    if (this.failingSamples.has(sequence)) throw new Error(`sample of ${sequence} failed`);
+    return 1000 + sequence;
+  }
+}
+
+const sampler: NativeSampler = { applyConfig: () => undefined, dispose: () => undefined };
+
+/** A reply that generates `tokens` tokens after its prompt of `prompt` tokens (from `reused`). */
+class CountingReply implements LoopReply {
+  readonly probabilities = false;
+  readonly done: Promise<number>;
+  input: readonly Token[];
+  fed = 0;
+  position: number;
+  ended = false;
+  generated = 0;
+  error: unknown = null;
+  /** Makes the reply's step after its first sample wait for this (as a tool call's grammar does). */
+  wait: Promise<void> | null = null;
+  aborted = false;
+  private settle!: (generated: number) => void;
+
+  constructor(
+    readonly sequenceId: number,
+    prompt: number,
+    private readonly tokens: number,
+    reused = 0,
+  ) {
+    this.input = Array.from({ length: prompt - reused }, (_, i) => (reused + i) as Token);
+    this.position = reused;
+    this.done = new Promise((resolve) => (this.settle = resolve));
+  }
+  proceed(): boolean {
+    if (this.aborted) this.end();
+    return !this.aborted;
+  }
+  decoded(count: number): void {
+    this.fed += count;
+    this.position += count;
+  }
+  sampler(): NativeSampler {
+    return sampler;
+  }
+  accept(token: Token | null): void | Promise<void> {
+    if (++this.generated >= this.tokens) return this.end();
+    const next = () => {
+      this.input = [token as Token];
+      this.fed = 0;
+    };
+    if (this.generated === 1 && this.wait) return this.wait.then(next);
+    next();
+  }
+  fail(err: unknown): void {
+    this.error = err;
+    this.end();
+  }
+  private end(): void {
+    this.ended = true;
+    this.settle(this.generated);
+  }
+}
+
+function loop(batchSize = 2 * PREFILL_CHUNK) {
+  const native = new RecordingNative();
+  const context = { batchSize } as LlamaContext;
+  return { native, context, loop: new RoundLoop(context, native as unknown as NativeContext) };
+}
+
+const size = (batch: Batch) => batch.reduce((sum, share) => sum + Number(share.split('+')[1]!.replace('*', '')), 0);
+
+describe('RoundLoop', () => {
+  it("decodes each reply's next tokens in one batch per round, in sequence order, whatever order they joined in", async () => {
+    const { native, loop: l } = loop();
+    const replies = [3, 0, 2, 1].map((sequence) => new CountingReply(sequence, 4, 3));
+    for (const reply of replies) l.add(reply);
+    await Promise.all(replies.map((r) => r.done));
+    expect(native.batches).toEqual([
+      ['0:0+4*', '1:0+4*', '2:0+4*', '3:0+4*'],
+      ['0:4+1*', '1:4+1*', '2:4+1*', '3:4+1*'],
+      ['0:5+1*', '1:5+1*', '2:5+1*', '3:5+1*'],
+    ]);
+    await new Promise((resume) => setImmediate(resume));
+    expect(l.size).toBe(0);
+  });
+
+  it('ends prompt chunks at multiples of the chunk, with a decoding reply’s token in every batch', async () => {
+    const { native, loop: l } = loop();
+    const decoding = new CountingReply(0, 2, 8);
+    l.add(decoding);
+    await new Promise((resume) => setTimeout(resume, 5));
+    // Reuses 100 tokens of its prompt: its first chunk ends at the first multiple of the chunk.
+    const prompt = new CountingReply(1, 700, 2, 100);
+    l.add(prompt);
+    await Promise.all([decoding.done, prompt.done]);
+    const chunks = native.batches.flatMap((b) => b.filter((s) => s.startsWith('1:')));
+    expect(chunks.slice(0, 3)).toEqual(['1:100+156', '1:256+256', '1:512+188*']);
+    for (const batch of native.batches.filter((b) => b.some((s) => s.startsWith('1:')))) {
+      if (batch.some((s) => s.startsWith('0:'))) expect(batch[0]).toMatch(/^0:\d+\+1\*$/);
+    }
+    // From the prompt's first chunk on, the decoding reply is in every batch until it ends.
+    const first = native.batches.findIndex((b) => b.some((s) => s.startsWith('1:')));
+    const last = native.batches.findLastIndex((b) => b.some((s) => s.startsWith('0:')));
+    for (const batch of native.batches.slice(first, last + 1)) expect(batch[0]).toMatch(/^0:/);
+  });
+
+  it('puts no more than the budget in a round: a reply that does not fit waits for the next', async () => {
+    const { native, loop: l } = loop();
+    const replies = [new CountingReply(0, 600, 2), new CountingReply(1, 600, 2), new CountingReply(2, 3, 2)];
+    for (const reply of replies) l.add(reply);
+    await Promise.all(replies.map((r) => r.done));
+    expect(native.batches[0]).toEqual(['0:0+256', '1:0+256']);
+    expect(native.batches[1]).toEqual(['0:256+256', '1:256+256']);
+    expect(native.batches[2]).toEqual(['0:512+88*', '1:512+88*', '2:0+3*']);
+    for (const batch of native.batches) expect(size(batch)).toBeLessThanOrEqual(2 * PREFILL_CHUNK);
+  });
+
+  it("holds the context's lock while a prompt has chunks left, and lets go between decoding rounds", async () => {
+    const { native, context, loop: l } = loop();
+    const reply = new CountingReply(0, 700, 20);
+    l.add(reply);
+    await new Promise((resume) => setImmediate(resume));
+    // Waits as a prompt-cache copy does: it gets the lock once the prompt's chunks are all decoded.
+    const seen = await withLock([context, 'context'], async () => native.batches.length);
+    expect(seen).toBe(3);
+    const later = await withLock([context, 'context'], async () => native.batches.length);
+    // Between decoding rounds it waits a round at most.
+    expect(later - seen).toBeLessThanOrEqual(1);
+    await reply.done;
+  });
+
+  it('a failed decode fails the replies in its batch only; a failed sample, its reply only', async () => {
+    const { native, loop: l } = loop();
+    const a = new CountingReply(0, 600, 4);
+    const b = new CountingReply(1, 600, 4);
+    const c = new CountingReply(2, 5, 4);
+    native.failing.add(1);
+    native.failingSamples.add(3);
+    const d = new CountingReply(3, 2, 4);
+    for (const reply of [a, b, c, d]) l.add(reply);
+    await Promise.all([a, b, c, d].map((r) => r.done));
+    // The second batch held a and b's chunks (c and d did not fit): they fail, c goes on; d's sample fails.
+    expect(native.batches[1]).toEqual(['0:256+256', '1:256+256']);
+    expect([a, b, d].map((r) => (r.error as Error | null)?.message)).toEqual([
+      'decode 1 failed',
+      'decode 1 failed',
+      'sample of 3 failed',
+    ]);
+    expect(c.error).toBeNull();
+    expect(c.generated).toBe(4);
+  });
+
+  it('an aborted reply ends before its next step; one that waits holds the next round for every reply', async () => {
+    const { native, loop: l } = loop();
+    const aborted = new CountingReply(0, 3, 10);
+    const waiting = new CountingReply(1, 3, 3);
+    let release!: () => void;
+    waiting.wait = new Promise((resolve) => (release = resolve));
+    l.add(aborted);
+    l.add(waiting);
+    aborted.aborted = true;
+    await aborted.done;
+    expect(aborted.generated).toBe(0);
+    await new Promise((resume) => setTimeout(resume, 10));
+    const before = native.batches.length;
+    release();
+    await waiting.done;
+    expect(before).toBe(1);
+    expect(native.batches).toEqual([['1:0+3*'], ['1:3+1*'], ['1:4+1*']]);
+  });
+});
