@@ -184,6 +184,17 @@ describe('RoundLoop', () => {
     expect(c.generated).toBe(4);
   });
 
+  it('fails a reply with nothing to evaluate instead of batching an empty share', async () => {
+    const { native, loop: l } = loop();
+    const empty = new CountingReply(0, 0, 2);
+    const other = new CountingReply(1, 3, 2);
+    l.add(empty);
+    l.add(other);
+    await Promise.all([empty.done, other.done]);
+    expect((empty.error as Error).message).toBe('Nothing to evaluate.');
+    expect(native.batches).toEqual([['1:0+3*'], ['1:3+1*']]);
+  });
+
   it('an aborted reply ends before its next step; one that waits holds the next round for every reply', async () => {
     const { native, loop: l } = loop();
     const aborted = new CountingReply(0, 3, 10);

@@ -154,7 +154,13 @@ export class RoundLoop {
     for (const reply of this.replies) {
       if (room === 0) return { shares, size: budget, leftOut: true };
       if (reply.fed === 0 && !reply.proceed()) continue;
-      const count = Math.min(room, reply.input.length - reply.fed, PREFILL_CHUNK - (reply.position % PREFILL_CHUNK));
+      const left = reply.input.length - reply.fed;
+      // Never an empty share: llama.cpp would be asked for the logits of a token not in the batch.
+      if (left <= 0) {
+        reply.fail(new Error('Nothing to evaluate.'));
+        continue;
+      }
+      const count = Math.min(room, left, PREFILL_CHUNK - (reply.position % PREFILL_CHUNK));
       shares.push({ reply, count, logits: -1 });
       room -= count;
     }
