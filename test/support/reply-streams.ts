@@ -79,6 +79,13 @@ export class RecordingReplyStreams extends ReplyStreams {
     return publisher;
   }
 
+  /** Round ends the processor passed on from the engines. */
+  rounds = 0;
+
+  roundEnded(): void {
+    this.rounds++;
+  }
+
   /** Everything published for a request, over all its attempts. */
   events(requestId: string): Published[] {
     return this.opened.filter((o) => o.requestId === requestId).flatMap((o) => o.publisher.events);

@@ -44,6 +44,11 @@ export class EngineRegistry {
     return this.engines.get(deployment);
   }
 
+  /** `listener` runs after each round of any engine that decodes in rounds. */
+  onRound(listener: () => void): void {
+    for (const engine of this.engines.values()) engine.onRound?.(listener);
+  }
+
   /** The embedding engine of a deployment with `task: embeddings`. */
   embedder(deployment: string): LlamaEmbeddingEngine | undefined {
     return this.embedders.get(deployment);

@@ -31,7 +31,10 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     private readonly cancellation: CancellationTracker,
     private readonly routes: PrefixRoutes,
     private readonly images: ImageReleaser,
-  ) {}
+  ) {
+    // The outbox writes by engine round where an engine says when its rounds end.
+    engines.onRound(() => sinks.roundEnded());
+  }
 
   /**
    * Runs the job; once it has ended for good (finished, or failed with no attempt left), its images are

@@ -28,6 +28,8 @@ class NoStreams extends ReplyStreams {
   open(): ReplySink {
     throw new Error('a batch line has no reply stream');
   }
+
+  roundEnded(): void {}
 }
 
 /**

@@ -72,4 +72,59 @@ describe('FlushCadence', () => {
     clock.advance(MAX_WAIT_MS * 1.5 + 1);
     expect(writes.length).toBe(5);
   });
+
+  describe('where the engine signals the end of its rounds', () => {
+    /** One signalled round: each of `replies` outputs in its own turn (as the samples come back), then the signal. */
+    const signalledRound = (ctx: ReturnType<typeof setup>, replies: number, ms: number) => {
+      for (let i = 0; i < replies; i++) {
+        ctx.cadence.added(false);
+        ctx.clock.endTurn();
+      }
+      ctx.cadence.roundEnded();
+      ctx.clock.advance(ms);
+    };
+    /** A cadence whose engine has signalled a round already (the worker's warm-up generation does, before any job). */
+    const signalling = () => {
+      const ctx = setup();
+      ctx.cadence.roundEnded();
+      ctx.clock.advance(10);
+      return ctx;
+    };
+
+    it('writes two whole rounds at once, however many turns a round takes', () => {
+      const ctx = signalling();
+      for (let i = 0; i < 20; i++) signalledRound(ctx, 8, 10);
+      // Rounds end at 10, 20, ...: each write at the end of the round after the oldest it carries.
+      expect(ctx.writes).toEqual(Array.from({ length: 10 }, (_, i) => 20 + 20 * i));
+    });
+
+    it('still writes an end at the end of its own turn', () => {
+      const ctx = signalling();
+      signalledRound(ctx, 3, 10);
+      ctx.cadence.added(true);
+      ctx.clock.endTurn();
+      expect(ctx.writes).toEqual([20]);
+    });
+
+    it('writes what no next round follows within about a round', () => {
+      const ctx = signalling();
+      for (let i = 0; i < 4; i++) signalledRound(ctx, 2, 10);
+      expect(ctx.writes.length).toBe(2);
+      signalledRound(ctx, 2, 0); // the last round: its events wait for a round that does not come
+      ctx.clock.advance(14);
+      expect(ctx.writes.length).toBe(2);
+      ctx.clock.advance(2);
+      expect(ctx.writes.length).toBe(3);
+    });
+
+    it('writes the events of an engine without rounds beside one with them within about a round', () => {
+      const ctx = signalling();
+      for (let i = 0; i < 4; i++) signalledRound(ctx, 2, 10);
+      const before = ctx.writes.length;
+      ctx.cadence.added(false); // a llama-server reply's piece, between two rounds
+      ctx.clock.endTurn();
+      ctx.clock.advance(16);
+      expect(ctx.writes.length).toBe(before + 1);
+    });
+  });
 });

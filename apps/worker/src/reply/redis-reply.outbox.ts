@@ -46,6 +46,10 @@ export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, On
     this.cadence.added(urgent);
   }
 
+  roundEnded(): void {
+    this.cadence.roundEnded();
+  }
+
   private flush(): void {
     const writers = [...this.dirty];
     this.dirty.clear();

@@ -22,6 +22,11 @@ export class ReplySinks {
     private readonly batchResults: BatchResultSink,
   ) {}
 
+  /** An engine round ended: the replies' sinks may write what it produced. */
+  roundEnded(): void {
+    this.streams.roundEnded();
+  }
+
   /**
    * The sink for attempt `attempt` of the job. A retried reply first reads what earlier attempts
    * wrote, for the retry to continue from (a batch line, which no client reads as it comes, starts over).

@@ -16,4 +16,6 @@ export abstract class ReplyStreams {
   abstract history(address: ReplyAddress, since: number): Promise<ReplyEvent[]>;
   /** The sink of attempt `attempt`; `earlier`: what earlier attempts wrote (its history when it started). */
   abstract open(address: ReplyAddress, attempt: number, earlier: readonly ReplyEvent[]): ReplySink;
+  /** An engine round ended: every reply's output of that round is in its sink. */
+  abstract roundEnded(): void;
 }

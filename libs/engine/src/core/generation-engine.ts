@@ -61,6 +61,12 @@ export interface GenerationEngine {
   /** Whether a reply can be continued from the text already sent (`continueFrom`): not when reasoning is split out of it. */
   readonly continuesReplies: boolean;
   generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult>;
+  /**
+   * `listener` runs after each round of an engine that decodes its replies in rounds (one batch, one
+   * decode, a sample per reply), once every reply's output of the round is out: for whoever batches that
+   * output by round (the reply outbox). Absent where the engine has no rounds of its own to tell.
+   */
+  onRound?(listener: () => void): void;
   dispose(): Promise<void>;
 }
 

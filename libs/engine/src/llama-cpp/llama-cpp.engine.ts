@@ -43,6 +43,7 @@ export class LlamaCppEngine implements GenerationEngine {
   readonly continuesReplies: boolean;
   private readonly planning: PlanningContext;
   private readonly running: RunContext;
+  private readonly rounds: Array<() => void> = [];
 
   private constructor(
     model: LlamaModel,
@@ -65,7 +66,8 @@ export class LlamaCppEngine implements GenerationEngine {
       shapes,
       renderer: new PromptRenderer(model, chatWrapper, shapes, opening ? model.tokenize(opening, true) : []),
     };
-    this.running = { model, slots, loop: new RoundLoop(context, nativeContext(context)) };
+    const loop = new RoundLoop(context, nativeContext(context), () => this.rounds.forEach((listener) => listener()));
+    this.running = { model, slots, loop };
   }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
@@ -94,6 +96,10 @@ export class LlamaCppEngine implements GenerationEngine {
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'exact');
     return new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots);
+  }
+
+  onRound(listener: () => void): void {
+    this.rounds.push(listener);
   }
 
   countPromptTokens(request: Pick<GenerateRequest, 'messages'>): number {

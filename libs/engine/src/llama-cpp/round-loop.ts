@@ -66,9 +66,11 @@ export class RoundLoop {
   private readonly joining: LoopReply[] = [];
   private looping = false;
 
+  /** `roundEnded`: runs after each round whose replies were sampled, once each has taken its token. */
   constructor(
     private readonly context: LlamaContext,
     private readonly native: NativeContext,
+    private readonly roundEnded: () => void = () => undefined,
   ) {}
 
   /** Starts a reply: its first tokens go into the next round. */
@@ -144,6 +146,7 @@ export class RoundLoop {
       if (share.logits < 0) unfinished = true;
     }
     await this.sample(shares);
+    this.roundEnded();
     return this.drop(unfinished);
   }
 
