@@ -20,6 +20,7 @@ import { BatchRecords, type BatchCounter } from '../../apps/api/src/repositories
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { StoreIdentities } from '../../apps/api/src/repositories/store-identities.port.js';
+import { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
 
 export const MODEL = 'conveyor-tiny';
@@ -245,6 +246,31 @@ export class NoWorkers extends LiveWorkers {
   }
   async counts(deployments: readonly string[]): Promise<Map<string, number>> {
     return new Map(deployments.map((d) => [d, this.live]));
+  }
+}
+
+/** Unqueued lines per deployment and batch in memory, with the repository's rule: each line counted once, in order. */
+export class MemoryUnqueued extends UnqueuedLines {
+  /** deployment → batch id → lines left to queue and the last line counted. */
+  readonly counts = new Map<string, Map<string, { left: number; through: number }>>();
+  async expect(batchId: string, byDeployment: ReadonlyMap<string, number>): Promise<void> {
+    for (const [d, left] of byDeployment) {
+      if (!this.counts.has(d)) this.counts.set(d, new Map());
+      this.counts.get(d)!.set(batchId, { left, through: 0 });
+    }
+  }
+  async queued(batchId: string, deployment: string, line: number): Promise<void> {
+    const entry = this.counts.get(deployment)?.get(batchId);
+    if (!entry || line <= entry.through) return;
+    entry.through = line;
+    entry.left = Math.max(0, entry.left - 1);
+  }
+  async forget(batchId: string, deployments: readonly string[]): Promise<void> {
+    for (const d of deployments) this.counts.get(d)?.delete(batchId);
+  }
+  /** Lines of `batchId` for `deployment` not yet queued; undefined once forgotten. */
+  left(deployment: string, batchId: string): number | undefined {
+    return this.counts.get(deployment)?.get(batchId)?.left;
   }
 }
 

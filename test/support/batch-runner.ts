@@ -13,6 +13,7 @@ import { newBatchRecord, type BatchRecord } from '../../apps/api/src/repositorie
 import type { BatchRecords } from '../../apps/api/src/repositories/batch-records.port.js';
 import type { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
+import type { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
@@ -26,6 +27,7 @@ import {
   MemoryLines,
   MemoryQueue,
   MemoryRecords,
+  MemoryUnqueued,
   NoRoutes,
   NoWorkers,
   SameStore,
@@ -47,6 +49,7 @@ export interface BatchRunnerParts {
   routing: JobRouting;
   workers: LiveWorkers;
   images: ImageStore;
+  unqueued: UnqueuedLines;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -62,11 +65,22 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.registry,
     p.workers,
     p.images,
+    p.unqueued,
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics);
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
-  const validator = new BatchValidator(p.config, input, p.records, p.store);
-  const runner = new BatchRunner(p.config, p.records, p.lines, p.storeCheck, validator, feeder, writer, recovery);
+  const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued);
+  const runner = new BatchRunner(
+    p.config,
+    p.records,
+    p.lines,
+    p.storeCheck,
+    validator,
+    feeder,
+    writer,
+    recovery,
+    p.unqueued,
+  );
   return { runner, input, validator, feeder, writer, recovery };
 }
 
@@ -83,6 +97,7 @@ export class BatchRunnerHarness {
   readonly queue = new MemoryQueue();
   readonly workers = new NoWorkers();
   readonly images = new MemoryImages();
+  readonly unqueued = new MemoryUnqueued();
   readonly metrics: PlatformMetrics;
 
   constructor(env: Record<string, string> = {}) {
@@ -105,6 +120,7 @@ export class BatchRunnerHarness {
       routing: new JobRouting(new DeploymentRegistry(this.config), new NoRoutes(), this.metrics),
       workers: this.workers,
       images: this.images,
+      unqueued: this.unqueued,
     });
   }
 

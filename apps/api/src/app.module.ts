@@ -63,6 +63,8 @@ import { StoreIdentityRepository } from './repositories/store-identity.repositor
 import { WorkerRoutesRepository } from './repositories/worker-routes.repository.js';
 import { WorkerRoutes } from './repositories/worker-routes.port.js';
 import { StoreIdentities } from './repositories/store-identities.port.js';
+import { UnqueuedLines } from './repositories/unqueued-lines.port.js';
+import { UnqueuedLinesRepository } from './repositories/unqueued-lines.repository.js';
 
 /** The routes batches may run, each implemented by its own feature. */
 const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
@@ -114,6 +116,8 @@ export class AppModule {
         { provide: WorkerRoutes, useExisting: WorkerRoutesRepository },
         ImageRepository,
         { provide: ImageStore, useExisting: ImageRepository },
+        UnqueuedLinesRepository,
+        { provide: UnqueuedLines, useExisting: UnqueuedLinesRepository },
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },

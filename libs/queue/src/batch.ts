@@ -46,3 +46,10 @@ export const batchDoneKey = (prefix: string, batchId: string): string => `${pref
 export const batchInflightKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:inflight`;
 /** Which API replica drives a batch. */
 export const batchLeaseKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:lease`;
+/**
+ * Lines of running batches for one deployment not yet queued: a hash of batch id → lines left to
+ * queue, and `<batch id>:through` → the last line counted as queued (lines are fed in order, so a
+ * line fed again after a failure, or recovered, is not counted twice). The autoscaling signal reads it.
+ */
+export const batchUnqueuedKey = (prefix: string, deployment: string): string =>
+  `${prefix}:batches:unqueued:${deployment}`;

@@ -23,6 +23,7 @@ import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
+import { MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
 import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -166,6 +167,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       routing: new JobRouting(registry, new NoRoutes(), metrics),
       workers: new NoWorkers(),
       images: new NoImages(),
+      unqueued: new MemoryUnqueued(),
     }).runner;
   };
 

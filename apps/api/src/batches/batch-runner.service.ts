@@ -7,6 +7,7 @@ import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
+import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { InputUnreadable } from './batch-input.reader.js';
 import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
@@ -48,6 +49,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly feeder: LineFeeder,
     private readonly writer: ResultWriter,
     private readonly recovery: LineRecovery,
+    private readonly unqueued: UnqueuedLines,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -136,7 +138,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
       : Date.now() >= batch.expires_at * 1000
         ? ErrorCode.batchExpired
         : null;
-    if (stop) return this.recovery.drain(batch, leased, stop);
+    if (stop) {
+      // Lines not yet queued never will be: the pool need not scale for them while the batch drains.
+      await this.unqueued.forget(batch.id, this.deploymentIds());
+      return this.recovery.drain(batch, leased, stop);
+    }
     await this.recovery.sweep(batch, leased);
     const fed = await this.feeder.topUp(batch, leased);
     if (!fed.exhausted || fed.inflight > 0 || (await this.lines.pendingResultCount(batch.id)) > 0) return;
@@ -151,5 +157,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.batches.retire(id);
     // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);
+    await this.unqueued.forget(id, this.deploymentIds());
+  }
+
+  /** Every deployment a batch's lines may go to: its counts of unqueued lines are kept per deployment. */
+  private deploymentIds(): string[] {
+    return this.config.deployments.map((d) => d.id);
   }
 }

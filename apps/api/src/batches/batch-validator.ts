@@ -4,17 +4,26 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
+import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput, type InputWatch } from './batch-input.reader.js';
 import type { LeasedBatch } from './leased-batch.js';
 
 const MAX_REPORTED_ERRORS = 100;
+
+/** What reading a batch's whole input found: its errors, its lines, and how many lines go to each deployment. */
+interface Checked {
+  errors: BatchError[];
+  total: number;
+  byDeployment: Map<string, number>;
+}
 const now = () => Math.floor(Date.now() / 1000);
 
 /**
  * Checks a new batch's whole input before any line is queued: every line must be runnable, each
  * custom_id used once, and the file neither empty nor longer than BATCH_MAX_LINES. A batch that passes
- * starts (with an empty output file, so output can be read from the first result on); one that does
- * not fails with the reasons, and ends.
+ * starts (with an empty output file, so output can be read from the first result on, and its lines
+ * counted per deployment as not yet queued, for autoscaling); one that does not fails with the
+ * reasons, and ends.
  */
 @Injectable()
 export class BatchValidator {
@@ -23,10 +32,11 @@ export class BatchValidator {
     private readonly input: BatchInput,
     private readonly batches: BatchRecords,
     private readonly store: FileStore,
+    private readonly unqueued: UnqueuedLines,
   ) {}
 
   async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish'>): Promise<void> {
-    const { errors, total } = await this.check(batch, state);
+    const { errors, total, byDeployment } = await this.check(batch, state);
     const latest = await this.batches.get(batch.id);
     if (errors.length) {
       await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
@@ -37,6 +47,9 @@ export class BatchValidator {
       purpose: 'batch_output',
       owner: batch.owner,
     });
+    // Counted before the batch runs, so the pool scales for the whole batch from its first tick; set
+    // again (the same counts) if this replica stops before the status below is written.
+    await this.unqueued.expect(batch.id, byDeployment);
     // Results are written as lines finish, so the output file exists (and can be read) from the start.
     await this.batches.update(batch.id, {
       status: latest?.cancel_requested ? 'cancelling' : 'in_progress',
@@ -47,8 +60,9 @@ export class BatchValidator {
   }
 
   /** Streams the whole input once: the first errors in line order, then the whole file's. */
-  private async check(batch: BatchRecord, state: InputWatch): Promise<{ errors: BatchError[]; total: number }> {
+  private async check(batch: BatchRecord, state: InputWatch): Promise<Checked> {
     const errors: BatchError[] = [];
+    const byDeployment = new Map<string, number>();
     let errorCount = 0;
     const seen = new Set<string>();
     let total = 0;
@@ -65,6 +79,8 @@ export class BatchValidator {
           };
         }
         seen.add(parsed.value.customId);
+        const deployment = parsed.value.deployment.id;
+        if (!error) byDeployment.set(deployment, (byDeployment.get(deployment) ?? 0) + 1);
       }
       if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
     }
@@ -88,6 +104,6 @@ export class BatchValidator {
         line: null,
       });
     }
-    return { errors, total };
+    return { errors, total, byDeployment };
   }
 }

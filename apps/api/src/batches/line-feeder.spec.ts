@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
-import { imageRef } from '../../../../test/support/batch-fakes.js';
+import { MODEL, imageRef } from '../../../../test/support/batch-fakes.js';
 
 describe('LineFeeder', () => {
   let h: BatchRunnerHarness;
@@ -52,5 +52,28 @@ describe('LineFeeder', () => {
     expect(record).toMatchObject({ status: 'completed', completed: 10 });
     expect(h.images.peak).toBe(4);
     expect(h.images.jobs.size).toBe(0);
+  });
+
+  it('counts the lines not yet queued from validation on, down as they are fed, and forgets them at the end', async () => {
+    const id = await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    const driver = h.runner();
+    await driver.tick(); // validates: every line is still to queue
+    expect(h.unqueued.left(MODEL, id)).toBe(10);
+    await driver.tick(); // feeds BATCH_INFLIGHT (4)
+    expect(h.unqueued.left(MODEL, id)).toBe(6);
+    const record = await h.runToEnd(driver, id);
+    expect(record.status).toBe('completed');
+    expect(h.unqueued.left(MODEL, id)).toBeUndefined();
+  });
+
+  it('forgets the lines not yet queued as soon as the batch is cancelled, before it has drained', async () => {
+    const id = await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    const driver = h.runner();
+    await driver.tick();
+    await driver.tick();
+    expect(h.unqueued.left(MODEL, id)).toBe(6);
+    await h.records.update(id, { cancel_requested: true });
+    await driver.tick(); // the lines queued stay until taken back; those never queued are gone at once
+    expect(h.unqueued.left(MODEL, id)).toBeUndefined();
   });
 });

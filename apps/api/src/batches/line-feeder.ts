@@ -9,6 +9,7 @@ import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
 import type { LeasedBatch } from './leased-batch.js';
@@ -42,6 +43,7 @@ export class LineFeeder {
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
     private readonly images: ImageStore,
+    private readonly unqueued: UnqueuedLines,
   ) {}
 
   /** Tops the batch's lines in the queue up to its window, reading on in the input file. */
@@ -54,6 +56,7 @@ export class LineFeeder {
   /**
    * Queues one line's job and records it in the window (before the job: a line in flight always has a
    * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
+   * Once queued, it leaves the batch's lines not yet queued (a line queued again is not counted again).
    */
   async enqueue(
     batch: BatchRecord,
@@ -73,6 +76,7 @@ export class LineFeeder {
     const decoded = body.images?.() ?? [];
     if (decoded.length) await this.images.hold(requestId, decoded);
     await this.queue.enqueue(job, await this.routing.target(job));
+    await this.unqueued.queued(batch.id, deployment.id, line);
   }
 
   /**

@@ -1,0 +1,16 @@
+/**
+ * How many lines of each running batch are still to be queued, per deployment: what the autoscaling
+ * signal adds to the jobs in the queues, so a batch far larger than its window is seen whole. Services
+ * depend on this port; the repository keeping the counts in Redis implements it.
+ */
+export abstract class UnqueuedLines {
+  /** A validated batch is about to run: `byDeployment` of its lines, none queued yet. */
+  abstract expect(batchId: string, byDeployment: ReadonlyMap<string, number>): Promise<void>;
+  /**
+   * A line of the batch was queued for `deployment`. Counted once: lines are fed in order, so a line
+   * at or before the last one counted (fed again after a failure, or recovered) changes nothing.
+   */
+  abstract queued(batchId: string, deployment: string, line: number): Promise<void>;
+  /** The batch ends, or its unqueued lines never will run (cancelled, expired): its counts go. */
+  abstract forget(batchId: string, deployments: readonly string[]): Promise<void>;
+}
