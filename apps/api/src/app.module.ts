@@ -46,6 +46,8 @@ import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { DeploymentRegistry } from './deployments/deployment-registry.service.js';
 import { ModelListService } from './models/model-list.service.js';
 import { ModelsController } from './models/models.controller.js';
+import { ScalingController } from './scaling/scaling.controller.js';
+import { ScalingService } from './scaling/scaling.service.js';
 import { DrainService } from './platform/drain.service.js';
 import { FileStoreCheck } from './platform/file-store.check.js';
 import { AdmissionRepository } from './repositories/admission.repository.js';
@@ -60,6 +62,8 @@ import { LiveWorkers } from './repositories/live-workers.port.js';
 import { LiveWorkersRepository } from './repositories/live-workers.repository.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
+import { PendingWork } from './repositories/pending-work.port.js';
+import { PendingWorkRepository } from './repositories/pending-work.repository.js';
 import { WorkerRoutesRepository } from './repositories/worker-routes.repository.js';
 import { WorkerRoutes } from './repositories/worker-routes.port.js';
 import { StoreIdentities } from './repositories/store-identities.port.js';
@@ -86,6 +90,7 @@ export class AppModule {
       controllers: [
         HealthController,
         MetricsController,
+        ScalingController,
         DocsController,
         ModelsController,
         ChatController,
@@ -118,6 +123,8 @@ export class AppModule {
         { provide: ImageStore, useExisting: ImageRepository },
         UnqueuedLinesRepository,
         { provide: UnqueuedLines, useExisting: UnqueuedLinesRepository },
+        PendingWorkRepository,
+        { provide: PendingWork, useExisting: PendingWorkRepository },
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
@@ -148,6 +155,7 @@ export class AppModule {
         RateLimiter,
         DeploymentRegistry,
         ModelListService,
+        ScalingService,
         DrainService,
         PlatformMetrics,
         OpenApiDocument,

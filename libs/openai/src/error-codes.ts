@@ -34,6 +34,8 @@ export const ErrorCode = {
   modelNotFound: 'model_not_found',
   modelNotSupported: 'model_not_supported',
   appNotFound: 'app_not_found',
+  deploymentNotFound: 'deployment_not_found',
+  poolNotFound: 'pool_not_found',
   completionNotFound: 'completion_not_found',
   invalidCompletionId: 'invalid_completion_id',
   fileNotFound: 'file_not_found',

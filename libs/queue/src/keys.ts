@@ -76,3 +76,10 @@ export const imageKey = (prefix: string, sha256: string): string => `${prefix}:i
 
 /** The jobs that refer to an image: a set of job ids; the image goes when the last of them is done. */
 export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${sha256}:jobs`;
+
+/** The parts of a BullMQ queue that hold jobs not yet finished: lists (`wait`, `active`) and sorted sets. */
+export type QueueJobsPart = 'wait' | 'prioritized' | 'delayed' | 'active';
+
+/** The key of one part of a BullMQ queue (by its name: `deploymentQueueName`, `affinityQueueName`), as BullMQ names it. */
+export const queuePartKey = (prefix: string, queue: string, part: QueueJobsPart): string =>
+  `${prefix}:${queue}:${part}`;

@@ -1,0 +1,22 @@
+/** The work one deployment has that no worker has finished, by where it is. */
+export interface DeploymentWork {
+  /** Jobs in the deployment's queue waiting without a priority (interactive requests), or to be retried. */
+  waiting: number;
+  /** Batch lines queued in the deployment's queue (with a priority, so behind interactive requests). */
+  batchQueued: number;
+  /** Jobs in the deployment's per-worker queues, routed to the worker holding their prompt, not yet started. */
+  routed: number;
+  /** Jobs a worker is running, from the deployment's queue or a per-worker one. */
+  running: number;
+  /** Lines of running batches for the deployment that are still in their input file, not yet queued. */
+  batchUnqueued: number;
+}
+
+/**
+ * The work waiting for or held by each deployment's workers, read afresh: what autoscaling scales on.
+ * Services depend on this port; the repository reading BullMQ's queues and the batch counts in Redis
+ * implements it.
+ */
+export abstract class PendingWork {
+  abstract of(deployments: readonly string[]): Promise<Map<string, DeploymentWork>>;
+}
