@@ -32,6 +32,15 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
     readJson<Signal & { pool: string; deployments: Record<string, Signal> }>(
       await fetch(`${platform.baseUrl}/scaling/pools/cpu`),
     );
+  /** The deployment's `conveyor_pending_work` sample on /metrics. */
+  const gauge = async (): Promise<number> => {
+    const text = await (await fetch(`${platform.baseUrl}/metrics`)).text();
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith('conveyor_pending_work{') && l.includes(`deployment="${MODEL}"`));
+    expect(line).toContain('pool="cpu"');
+    return Number(line!.split(' ').at(-1));
+  };
   /** The deployment's signal once `done` holds of it (the batch runner and the queue move on their own). */
   const signalWhen = async (done: (s: Signal) => boolean, timeoutMs = 15_000): Promise<Signal> => {
     const until = Date.now() + timeoutMs;
@@ -133,9 +142,11 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
       batch_unqueued: lines - INFLIGHT,
     });
     expect(await poolSignal()).toMatchObject({ value: lines, batch_unqueued: lines - INFLIGHT });
+    expect(await gauge()).toBe(lines);
     await client.batches.cancel(created.id);
     expect((await waitForBatch(client, created.id)).status).toBe('cancelled');
     expect(await deploymentSignal()).toMatchObject({ value: 0, batch_queued: 0, batch_unqueued: 0 });
+    expect(await gauge()).toBe(0);
   });
 
   it('scales for a batch submitted to a pool with no worker, and falls back to 0 when the batch ends', async () => {

@@ -42,6 +42,7 @@ import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
 import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
+import { PendingWorkGauge } from './metrics/pending-work.gauge.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { DeploymentRegistry } from './deployments/deployment-registry.service.js';
 import { ModelListService } from './models/model-list.service.js';
@@ -158,6 +159,7 @@ export class AppModule {
         ScalingService,
         DrainService,
         PlatformMetrics,
+        PendingWorkGauge,
         OpenApiDocument,
       ],
     };
