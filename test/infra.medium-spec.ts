@@ -1,13 +1,9 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '@conveyor/config';
-import { deploymentQueueName } from '@conveyor/queue';
 import { ANY_HOST_ROUTES } from '../apps/api/src/http/request-checks.js';
 
 // Docker and Kubernetes cannot run here: these checks hold the manifests to the code they deploy.
@@ -184,6 +180,10 @@ describe('infra: Kubernetes', () => {
   const config = loadEmbedded(k8sDocs.find((d) => d.metadata.name === 'conveyor-config')!.data!['conveyor.yaml']);
   const deployments = new Map(k8sDocs.filter((d) => d.kind === 'Deployment').map((d) => [d.metadata.name, d]));
   const scaled = k8sDocs.filter((d) => d.kind === 'ScaledObject');
+  type EnvVar = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
+  const apiEnv = () =>
+    (deployments.get('conveyor-api')!.spec as { template: { spec: { containers: { env: EnvVar[] }[] } } }).template.spec
+      .containers[0]!.env;
 
   it('every manifest names its kind, name and namespace', () => {
     for (const d of k8sDocs) {
@@ -194,21 +194,40 @@ describe('infra: Kubernetes', () => {
     }
   });
 
-  it('scales each worker pool with KEDA, keeping one warm worker and one spare', () => {
+  it("scales each worker pool with KEDA on the API's pending-work signal, keeping one warm worker and one spare", () => {
     expect(scaled.map((s) => s.metadata.name).sort()).toEqual(['conveyor-worker-cpu', 'conveyor-worker-gpu']);
+    const service = k8sDocs.find((d) => d.kind === 'Service' && d.metadata.name === 'conveyor-api')!;
+    const allowed = apiEnv()
+      .find((e) => e.name === 'ALLOWED_HOSTS')!
+      .value!.replace('$(POD_IP)', '10.42.0.7');
+    const { allowedHosts } = loadConfig({ ALLOWED_HOSTS: allowed }).api;
     for (const s of scaled) {
       const spec = s.spec as {
         scaleTargetRef: { name: string };
         minReplicaCount: number;
-        triggers: { metadata: { listName: string } }[];
+        advanced: { scalingModifiers: { target: string; formula: string; metricType: string } };
+        triggers: { type: string; name: string; metadata: Record<string, string> }[];
       };
       expect(deployments.has(spec.scaleTargetRef.name)).toBe(true);
       expect(spec.minReplicaCount).toBe(2);
       const pool = spec.scaleTargetRef.name.endsWith('gpu') ? 'gpu' : 'cpu';
-      const expected = config.deployments
-        .filter((d) => d.pool === pool)
-        .map((d) => `${config.redis.prefix}:${deploymentQueueName(d.id)}:wait`);
-      expect(spec.triggers.map((t) => t.metadata.listName).sort()).toEqual(expected.sort());
+      // One trigger: the pool's signal, from the API's Service, by a name the API answers to.
+      expect(spec.triggers).toHaveLength(1);
+      const [trigger] = spec.triggers;
+      expect(trigger!.type).toBe('metrics-api');
+      const url = new URL(trigger!.metadata.url!);
+      expect(url.pathname).toBe(`/scaling/pools/${pool}`);
+      expect(url.hostname).toBe(`${service.metadata.name}.${service.metadata.namespace}.svc`);
+      expect(allowedHosts).toContain(url.hostname);
+      expect(trigger!.metadata.valueLocation).toBe('value');
+      // A worker for every `parallel` jobs of the pool, plus one worker's worth to spare.
+      const parallel = Math.max(...config.deployments.filter((d) => d.pool === pool).map((d) => d.parallel));
+      expect(trigger!.metadata.targetValue).toBe(String(parallel));
+      expect(spec.advanced.scalingModifiers).toEqual({
+        target: String(parallel),
+        metricType: 'AverageValue',
+        formula: `${trigger!.name} + ${parallel}`,
+      });
     }
   });
 
@@ -272,28 +291,5 @@ describe('infra: Kubernetes', () => {
       const [container] = pod.containers as { args: string[] }[];
       expect(container.args).toEqual(['--pool', pool]);
     }
-  });
-});
-
-describe("infra: KEDA's list is BullMQ's wait list", () => {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const prefix = `infra-${randomBytes(4).toString('hex')}`;
-
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
-
-  it('a job waiting for a worker sits in <prefix>:<queue>:wait as a list', async () => {
-    const queue = new Queue(deploymentQueueName('probe'), {
-      connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
-      prefix,
-    });
-    await queue.add('chat', { n: 1 });
-    await queue.close();
-    const key = `${prefix}:${deploymentQueueName('probe')}:wait`;
-    expect(await redis.type(key)).toBe('list');
-    expect(await redis.llen(key)).toBe(1);
   });
 });

@@ -40,6 +40,23 @@ describe('Kubernetes manifests', () => {
     expect(() => new Model(doc).validate()).not.toThrow();
   });
 
+  it("scales each pool with one metrics-api trigger, the pool's signal, which the formula reads", () => {
+    for (const [, doc] of documents.filter(([, d]) => d.kind === 'ScaledObject')) {
+      const so = new keda.ScaledObject(doc as never);
+      so.validate();
+      const [trigger, ...others] = so.spec.triggers;
+      expect(others).toEqual([]);
+      expect(trigger!.type).toBe('metrics-api');
+      // The scaler's parameters (the schema types them as strings): the signal's URL, where its value
+      // is in the answer, and the target per replica.
+      expect(Object.keys(trigger!.metadata).sort()).toEqual(['targetValue', 'url', 'valueLocation']);
+      // The schema this package ships predates scalingModifiers, so their shape is checked here.
+      const { scalingModifiers } = so.spec.advanced as { scalingModifiers?: { formula?: string; target?: string } };
+      expect(scalingModifiers?.formula).toContain(trigger!.name!);
+      expect(scalingModifiers?.target).toBe(trigger!.metadata.targetValue);
+    }
+  });
+
   it('a manifest with a mistake fails its schema (the check is not vacuous)', () => {
     const scaled = documents.find(([, d]) => d.kind === 'ScaledObject')![1] as unknown as {
       spec: { triggers: { metadata: object }[] };
