@@ -139,10 +139,17 @@ async function run(/** @type {HttpClient} */ http, /** @type {string} */ url, /*
 
 /** @typedef {{ commands: number, bytes: number, keptBytes: number, redisCpuMs: number, apiCpuMs: number, tokens: number, requests: number, top: string }} Cost */
 
-/** The commands a workload ran most, per request: `xadd 12.5, evalsha 9.0, ...`. @param {Snapshot} a @param {Snapshot} b @param {number} requests */
-const topCommands = (a, b, requests) =>
+/**
+ * The commands a workload ran most, per request, idle traffic subtracted: `xadd 12.5, evalsha 9.0, ...`.
+ * @param {Snapshot} a @param {Snapshot} b @param {number} requests
+ * @param {(name: string) => number} idlePerMs idle calls of a command per millisecond
+ */
+const topCommands = (a, b, requests, idlePerMs) =>
   [...b.calls]
-    .map(([name, n]) => /** @type {[string, number]} */ ([name, (n - (a.calls.get(name) ?? 0)) / requests]))
+    .map(([name, n]) => {
+      const calls = n - (a.calls.get(name) ?? 0) - idlePerMs(name) * (b.at - a.at);
+      return /** @type {[string, number]} */ ([name, calls / requests]);
+    })
     .filter(([, n]) => n >= 0.5)
     .sort((x, y) => y[1] - x[1])
     .slice(0, 8)
@@ -211,7 +218,12 @@ async function measure(build) {
         apiCpuMs: b.apiCpuMs - a.apiCpuMs - idle.apiCpuMs * span,
         tokens,
         requests: w.requests,
-        top: topCommands(a, b, w.requests),
+        top: topCommands(
+          a,
+          b,
+          w.requests,
+          (name) => ((idle1.calls.get(name) ?? 0) - (idle0.calls.get(name) ?? 0)) / idleSpan,
+        ),
       });
       console.error(`${build.name}: ${w.name} done (${tokens} tokens)`);
     }
@@ -267,6 +279,6 @@ console.log(
     rows,
   ),
 );
-console.log('\nCommands per request, most run first (idle traffic not subtracted):');
+console.log('\nCommands per request, most run first (idle traffic subtracted):');
 for (const w of WORKLOADS)
   for (const build of builds) console.log(`- ${w.name} (${build.name}): ${results.get(build.name)?.get(w.name)?.top}`);
