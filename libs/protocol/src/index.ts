@@ -33,3 +33,6 @@ export { SamplingFieldsDto, SamplingPresetDto } from './sampling-fields.dto.js';
 export { RequestProblem } from './request-problem.js';
 export { parseImageDataUri, base64DecodedBytes, type DecodedImage, type ImageLimits } from './image-data-uri.parser.js';
 export type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
+export { ResponseRequestDto, type ResponseToolChoiceValue } from './response-request.dto.js';
+export { ResponseToolDto, ResponseTextDto, ResponseTextFormatDto, ResponseReasoningDto } from './response-tools.dto.js';
+export { describeInputProblem, inputItems, MAX_INPUT_ITEMS } from './response-input.js';

@@ -1,0 +1,198 @@
+/** OpenAI Responses API wire shapes (`/v1/responses`), as clients send and expect them. */
+
+export interface InputTextPart {
+  type: 'input_text';
+  text: string;
+}
+
+export interface InputImagePart {
+  type: 'input_image';
+  /** A base64 data: URI; URLs are never fetched. */
+  image_url?: string | null;
+  file_id?: string | null;
+  detail?: 'auto' | 'low' | 'high';
+}
+
+export interface OutputTextPart {
+  type: 'output_text';
+  text: string;
+  annotations: unknown[];
+  logprobs?: unknown[];
+}
+
+export type InputContentPart = InputTextPart | InputImagePart | OutputTextPart;
+
+/** A message of the conversation; `type` may be left out, as the SDKs' "easy" messages do. */
+export interface ResponseInputMessage {
+  type?: 'message';
+  id?: string;
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | InputContentPart[];
+  status?: ResponseItemStatus;
+}
+
+export interface FunctionCallItem {
+  type: 'function_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status?: ResponseItemStatus;
+}
+
+export interface FunctionCallOutputItem {
+  type: 'function_call_output';
+  id?: string;
+  call_id: string;
+  output: string;
+  status?: ResponseItemStatus;
+}
+
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
+}
+
+export interface ReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: Array<{ type: 'summary_text'; text: string }>;
+  content?: ReasoningTextPart[];
+  status?: ResponseItemStatus;
+}
+
+/** What `input` may hold: messages, calls the model made, their results, and earlier reasoning (skipped). */
+export type ResponseInputItem = ResponseInputMessage | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
+
+export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+export interface ResponseOutputMessage {
+  type: 'message';
+  id: string;
+  role: 'assistant';
+  status: ResponseItemStatus;
+  content: OutputTextPart[];
+}
+
+export type ResponseOutputItem = ResponseOutputMessage | (FunctionCallItem & { id: string }) | ReasoningItem;
+
+export interface ResponseFunctionTool {
+  type: 'function';
+  name: string;
+  description?: string | null;
+  parameters?: Record<string, unknown> | null;
+  strict?: boolean | null;
+}
+
+export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+
+export type ResponseTextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      name: string;
+      schema?: Record<string, unknown> | boolean;
+      description?: string | null;
+      strict?: boolean | null;
+    };
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
+export interface ResponseError {
+  code: string;
+  message: string;
+}
+
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: ResponseStatus;
+  background: boolean;
+  error: ResponseError | null;
+  incomplete_details: { reason: 'max_output_tokens' } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  model: string;
+  output: ResponseOutputItem[];
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  reasoning: { effort: string | null; summary: string | null };
+  store: boolean;
+  temperature: number | null;
+  text: { format: ResponseTextFormat };
+  tool_choice: ResponseToolChoice;
+  tools: ResponseFunctionTool[];
+  top_p: number | null;
+  truncation: 'disabled';
+  usage: ResponseUsage | null;
+  user: string | null;
+  metadata: Record<string, string>;
+}
+
+export interface ResponseDeleted {
+  id: string;
+  object: 'response';
+  deleted: true;
+}
+
+/** An input item as `GET /v1/responses/{id}/input_items` lists it: every one with an id. */
+export type ResponseListedItem = ResponseInputItem & { id: string };
+
+/** The streamed events; every one carries `sequence_number`, its place in the stream. */
+export type ResponseStreamEvent = { sequence_number: number } & (
+  | {
+      type:
+        'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
+      response: ResponseObject;
+    }
+  | { type: 'response.output_item.added' | 'response.output_item.done'; output_index: number; item: ResponseOutputItem }
+  | {
+      type: 'response.content_part.added' | 'response.content_part.done';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      part: OutputTextPart | ReasoningTextPart;
+    }
+  | {
+      type: 'response.output_text.delta';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+      logprobs: unknown[];
+    }
+  | {
+      type: 'response.output_text.done';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      text: string;
+      logprobs: unknown[];
+    }
+  | {
+      type: 'response.reasoning_text.delta';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+    }
+  | { type: 'response.reasoning_text.done'; item_id: string; output_index: number; content_index: number; text: string }
+  | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
+  | {
+      type: 'response.function_call_arguments.done';
+      item_id: string;
+      output_index: number;
+      name: string;
+      arguments: string;
+    }
+);

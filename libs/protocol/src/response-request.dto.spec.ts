@@ -1,0 +1,150 @@
+import 'reflect-metadata';
+import { describe, it, expect } from '@jest/globals';
+import type { DeploymentTraits } from './deployment-traits.js';
+import type { ImageLimits } from './image-data-uri.parser.js';
+import { RequestProblem } from './request-problem.js';
+import { ResponseRequestDto } from './response-request.dto.js';
+import { validateDto } from './validate-dto.js';
+
+const deployment: DeploymentTraits = {
+  id: 'd',
+  task: 'generate',
+  contextSize: 4096,
+  promptCharsPerToken: 32,
+  parallel: 4,
+  vision: false,
+  defaults: {},
+};
+const LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
+
+const parse = (body: Record<string, unknown>) => validateDto(ResponseRequestDto, { model: 'm', ...body });
+const parsed = (body: Record<string, unknown>): ResponseRequestDto => {
+  const result = parse(body);
+  if (!result.ok) throw new Error(result.problem.message);
+  return result.value;
+};
+const problemOf = (fn: () => void): RequestProblem => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof RequestProblem) return err;
+    throw err;
+  }
+  throw new Error('no problem raised');
+};
+
+describe('ResponseRequestDto validation', () => {
+  it('takes a string or items, and names the item at fault', () => {
+    expect(parse({ input: 'Hi' }).ok).toBe(true);
+    expect(parse({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] }).ok).toBe(true);
+    const bad = parse({
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'function_call', call_id: 'c', name: 'bad name' },
+      ],
+    });
+    expect(bad).toMatchObject({
+      ok: false,
+      problem: { param: 'input', message: expect.stringContaining('input[1].name') },
+    });
+    expect(parse({ input: [{ type: 'item_reference', id: 'x' }] })).toMatchObject({
+      ok: false,
+      problem: { message: expect.stringContaining('unsupported type "item_reference"') },
+    });
+    expect(parse({ input: [] }).ok).toBe(false);
+    expect(parse({ input: 42 }).ok).toBe(false);
+  });
+
+  it('refuses tools other than functions, naming the field', () => {
+    expect(parse({ input: 'x', tools: [{ type: 'web_search' }] })).toMatchObject({
+      ok: false,
+      problem: { param: 'tools[0].type' },
+    });
+  });
+});
+
+describe('ResponseRequestDto.toJob', () => {
+  it('puts instructions first, then earlier items, then the input, with calls joined to the assistant turn', () => {
+    const dto = parsed({
+      instructions: 'Be brief.',
+      input: [{ type: 'function_call_output', call_id: 'call_1', output: '{"t":20}' }],
+      max_output_tokens: 32,
+      temperature: 0,
+    });
+    dto.continueFrom([
+      { role: 'user', content: 'Weather?' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me look.', annotations: [] }] },
+      { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{}' },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+    ]);
+    dto.check(deployment, LIMITS);
+    const job = dto.toJob('r', deployment, 5);
+    expect(job.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{}' }] },
+      { role: 'tool', content: '{"t":20}', toolCallId: 'call_1' },
+    ]);
+    expect(job).toMatchObject({ maxTokens: 32, sampling: { temperature: 0 }, stop: [], enqueuedAt: 5 });
+  });
+
+  it('maps tools, tool_choice and text.format to the job', () => {
+    const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
+    const named = parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'f' } });
+    named.check(deployment, LIMITS);
+    expect(named.toJob('r', deployment)).toMatchObject({
+      tools: [{ name: 'f', parameters: { type: 'object' } }],
+      toolChoice: { name: 'f' },
+    });
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    const structured = parsed({ input: 'x', text: { format: { type: 'json_schema', name: 's', schema } } });
+    structured.check(deployment, LIMITS);
+    expect(structured.toJob('r', deployment).responseFormat).toEqual({ type: 'json_schema', name: 's', schema });
+    const json = parsed({ input: 'x', text: { format: { type: 'json_object' } } });
+    expect(json.toJob('r', deployment).responseFormat).toEqual({ type: 'json_object' });
+  });
+});
+
+describe('ResponseRequestDto.check', () => {
+  it('refuses an output for a call no earlier item made', () => {
+    const dto = parsed({ input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] });
+    expect(problemOf(() => dto.check(deployment, LIMITS))).toMatchObject({ param: 'input[0].call_id' });
+  });
+
+  it('refuses images on a text-only deployment, and URLs anywhere', () => {
+    const image = (url: string) => ({
+      input: [{ role: 'user', content: [{ type: 'input_image', image_url: url }] }],
+    });
+    expect(problemOf(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, LIMITS))).toMatchObject({
+      param: 'input[0].content[0].type',
+    });
+    const vision = { ...deployment, vision: true };
+    expect(problemOf(() => parsed(image('http://169.254.169.254/')).check(vision, LIMITS))).toMatchObject({
+      param: 'input[0].content[0].image_url',
+      code: 'invalid_image_url',
+    });
+  });
+
+  it('refuses background with store false or with stream, a format beside tools, and an unknown tool_choice', () => {
+    expect(
+      problemOf(() => parsed({ input: 'x', background: true, store: false }).check(deployment, LIMITS)).param,
+    ).toBe('store');
+    expect(
+      problemOf(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, LIMITS)).param,
+    ).toBe('stream');
+    const tools = [{ type: 'function', name: 'f' }];
+    expect(
+      problemOf(() =>
+        parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } }).check(deployment, LIMITS),
+      ).param,
+    ).toBe('text.format');
+    expect(
+      problemOf(() =>
+        parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, LIMITS),
+      ).param,
+    ).toBe('tool_choice.name');
+    expect(problemOf(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, LIMITS)).param).toBe(
+      'max_output_tokens',
+    );
+  });
+});
