@@ -14,11 +14,15 @@ export interface ChunkFormatter<Chunk> {
   final(event: EndEvent): Chunk[];
 }
 
-export interface StreamOptions {
+export interface StreamOptions<Chunk = unknown> {
   /** Number each chunk (`id: <n>`, its place in the reply) so a client can resume after it. */
   numbered: boolean;
   /** Resuming: send only the chunks after this one. */
   after?: number;
+  /** The SSE event name of a chunk (`event: <name>`); none by default. */
+  eventName?: (chunk: Chunk) => string;
+  /** Whether the stream ends with `data: [DONE]` (default true). */
+  doneMarker?: boolean;
 }
 
 /**
@@ -30,7 +34,7 @@ export async function streamReply<Chunk>(
   run: ReplyRun,
   reply: FastifyReply,
   formatter: ChunkFormatter<Chunk>,
-  options: StreamOptions,
+  options: StreamOptions<Chunk>,
 ): Promise<void> {
   const first = await run.events.next();
   const headers = reply.getHeaders();
@@ -43,8 +47,7 @@ export async function streamReply<Chunk>(
   const send = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
       if (++index <= after) continue;
-      if (options.numbered) sse.data(chunk, index);
-      else sse.data(chunk);
+      sse.data(chunk, options.numbered ? index : undefined, options.eventName?.(chunk));
     }
   };
   sse.open(headers);
@@ -68,7 +71,7 @@ export async function streamReply<Chunk>(
         sent ||= chunks.length > 0;
       } else if (event.type === 'end') send(formatter.final(event));
     }
-    sse.done();
+    sse.done(options.doneMarker ?? true);
   } catch (err) {
     sse.fail(toOpenAiError(err).toBody());
   }

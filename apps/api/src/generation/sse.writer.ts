@@ -16,15 +16,20 @@ export class SseWriter {
     });
   }
 
-  /** `id` numbers the chunks of a reply, so a client that lost the connection can resume with Last-Event-ID. */
-  data(payload: unknown, id?: number): void {
+  /**
+   * `id` numbers the chunks of a reply, so a client that lost the connection can resume with Last-Event-ID;
+   * `event` names the event (the Responses API names each by its type).
+   */
+  data(payload: unknown, id?: number, event?: string): void {
     if (this.res.writableEnded) return;
-    this.res.write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(payload)}\n\n`);
+    const head = `${event === undefined ? '' : `event: ${event}\n`}${id === undefined ? '' : `id: ${id}\n`}`;
+    this.res.write(`${head}data: ${JSON.stringify(payload)}\n\n`);
   }
 
-  done(): void {
+  /** `marker`: end with `data: [DONE]`, as chat and completion streams do; Responses streams just end. */
+  done(marker = true): void {
     if (this.res.writableEnded) return;
-    this.res.write('data: [DONE]\n\n');
+    if (marker) this.res.write('data: [DONE]\n\n');
     this.res.end();
   }
 
