@@ -153,6 +153,8 @@ export interface PlatformConfig {
     prefix: string;
     /** How long a reply stream outlives its last event (the window for resuming a stream). */
     replyTtlMs: number;
+    /** How long a stored Responses API response is kept after its last change. */
+    responseTtlMs: number;
     /** How long finished jobs are kept in BullMQ for inspection. */
     jobRetentionSeconds: number;
   };

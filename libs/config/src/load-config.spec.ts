@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       sentinel: null,
       prefix: 'conveyor',
       replyTtlMs: 600_000,
+      responseTtlMs: 86_400_000,
       jobRetentionSeconds: 3600,
     });
     expect(config.logLevel).toBe('log');
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       sentinel: null,
       prefix: 'test_1',
       replyTtlMs: 600_000,
+      responseTtlMs: 86_400_000,
       jobRetentionSeconds: 3600,
     });
     expect(config.logLevel).toBe('debug');

@@ -67,6 +67,7 @@ export function readRedisConfig(r: EnvReader): PlatformConfig['redis'] {
     ...location,
     prefix,
     replyTtlMs: r.int('REPLY_TTL_MS'),
+    responseTtlMs: r.int('RESPONSE_TTL_MS'),
     jobRetentionSeconds: r.int('JOB_RETENTION_SECONDS'),
   };
 }

@@ -23,6 +23,9 @@ export const replyInboxKey = (prefix: string, replica: string): string => `${pre
 /** A finished reply folded into one record, kept for REPLY_TTL_MS so a client can read it again (resume). */
 export const replyRecordKey = (prefix: string, requestId: string): string => `${prefix}:replied:${requestId}`;
 
+/** A stored response of the Responses API (a hash: owner, status, the response, its items), kept for RESPONSE_TTL_MS. */
+export const responseKey = (prefix: string, responseId: string): string => `${prefix}:response:${responseId}`;
+
 /** Set when a client goes away, so a worker that has not started the job yet skips it. */
 export const cancelKey = (prefix: string, requestId: string): string => `${prefix}:cancel:${requestId}`;
 

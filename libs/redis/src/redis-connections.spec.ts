@@ -11,6 +11,7 @@ const single: RedisSettings = {
   sentinel: null,
   prefix: 'conveyor',
   replyTtlMs: 1000,
+  responseTtlMs: 1000,
   jobRetentionSeconds: 60,
 };
 const sentinels: RedisSettings = {

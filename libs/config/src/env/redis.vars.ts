@@ -47,6 +47,14 @@ export const REDIS_VARS = {
     max: 24 * 60 * 60 * 1000,
     meaning: 'How long a reply stream outlives its last event: the window in which a client can resume it.',
   },
+  RESPONSE_TTL_MS: {
+    kind: 'int',
+    default: 24 * 60 * 60 * 1000,
+    min: 1000,
+    max: 30 * 24 * 60 * 60 * 1000,
+    meaning:
+      'How long a stored response of the Responses API (`store`, the default) is kept after its last change: the window in which it can be retrieved and continued with `previous_response_id`.',
+  },
   JOB_RETENTION_SECONDS: {
     kind: 'int',
     default: 3600,

@@ -1,0 +1,81 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import type { ResponseInputItem, ResponseObject } from '@conveyor/openai';
+import { responseKey } from '@conveyor/queue';
+import { createRedis } from '@conveyor/redis';
+import type { Redis } from 'ioredis';
+import { ResponseStore, type StoredResponse } from './response-store.port.js';
+
+/** Moves a response on only from a status that may still change, in one step (a cancel may land at any time). */
+const ADVANCE = `
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'queued' and status ~= 'in_progress' then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'response', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'context', ARGV[3]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
+/** Stored responses in Redis: one hash per response, expiring RESPONSE_TTL_MS after its last change. */
+@Injectable()
+export class ResponseRepository extends ResponseStore implements OnApplicationShutdown {
+  private readonly logger = new Logger(ResponseRepository.name);
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly ttlMs: number;
+
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+    super();
+    this.redis = createRedis(config.redis, 'conveyor-api-responses', 'command', this.logger);
+    this.prefix = config.redis.prefix;
+    this.ttlMs = config.redis.responseTtlMs;
+  }
+
+  async save(record: StoredResponse): Promise<void> {
+    const key = responseKey(this.prefix, record.response.id);
+    await this.redis
+      .multi()
+      .hset(key, {
+        owner: record.owner,
+        status: record.response.status,
+        response: JSON.stringify(record.response),
+        input: JSON.stringify(record.input),
+        context: JSON.stringify(record.context),
+        deployment: record.deployment,
+      })
+      .pexpire(key, this.ttlMs)
+      .exec();
+  }
+
+  async get(id: string): Promise<StoredResponse | null> {
+    const hash = await this.redis.hgetall(responseKey(this.prefix, id));
+    if (!hash.owner || !hash.response) return null;
+    return {
+      owner: hash.owner,
+      response: JSON.parse(hash.response) as StoredResponse['response'],
+      input: JSON.parse(hash.input ?? '[]') as StoredResponse['input'],
+      context: JSON.parse(hash.context ?? '[]') as StoredResponse['context'],
+      deployment: hash.deployment ?? '',
+    };
+  }
+
+  async advance(response: ResponseObject, context?: readonly ResponseInputItem[]): Promise<boolean> {
+    const moved = await this.redis.eval(
+      ADVANCE,
+      1,
+      responseKey(this.prefix, response.id),
+      response.status,
+      JSON.stringify(response),
+      context ? JSON.stringify(context) : '',
+      String(this.ttlMs),
+    );
+    return moved === 1;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.redis.del(responseKey(this.prefix, id))) > 0;
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}
