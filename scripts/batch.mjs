@@ -13,10 +13,10 @@ import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import { fileFromPath } from './file-from-path.mjs';
 
-/** @typedef {'/v1/chat/completions' | '/v1/completions' | '/v1/embeddings'} Endpoint */
+/** @typedef {'/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/responses'} Endpoint */
 
 /** @type {readonly Endpoint[]} the routes a batch can run */
-const ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'];
+const ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'];
 const USAGE =
   'usage: npm run batch -- <requests.jsonl> [--endpoint URL] [--out DIR] [--base-url URL] [--api-key KEY] [--window 24h]';
 const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);

@@ -315,6 +315,7 @@ export const endpoints: BatchEndpoints = {
   '/v1/chat/completions': endpoint,
   '/v1/completions': endpoint,
   '/v1/embeddings': endpoint,
+  '/v1/responses': endpoint,
 };
 
 export const input = (ids: string[], withImages = false) =>

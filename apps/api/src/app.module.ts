@@ -30,6 +30,11 @@ import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
+import { responsesBatchEndpoint } from './responses/responses.batch-endpoint.js';
+import { BackgroundResponses } from './responses/background-responses.js';
+import { ResponsesController } from './responses/responses.controller.js';
+import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
+import { ResponsesService } from './responses/responses.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
@@ -61,6 +66,8 @@ import { ImageRepository } from './repositories/image.repository.js';
 import { ImageStore } from './repositories/image-store.port.js';
 import { LiveWorkers } from './repositories/live-workers.port.js';
 import { LiveWorkersRepository } from './repositories/live-workers.repository.js';
+import { ResponseRepository } from './repositories/response.repository.js';
+import { ResponseStore } from './repositories/response-store.port.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
 import { PendingWork } from './repositories/pending-work.port.js';
@@ -76,10 +83,11 @@ const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
   '/v1/chat/completions': chatBatchEndpoint(config.api.images),
   '/v1/completions': completionsBatchEndpoint,
   '/v1/embeddings': embeddingsBatchEndpoint,
+  '/v1/responses': responsesBatchEndpoint(config.api.images),
 });
 
 /**
- * The composition root: features (chat, completions, embeddings, batches, files, models and the
+ * The composition root: features (chat, completions, responses, embeddings, batches, files, models and the
  * hosted forms) over the shared generation pipeline, with every Redis and BullMQ call in a
  * repository or adapter.
  */
@@ -97,6 +105,7 @@ export class AppModule {
         ChatController,
         EmbeddingsController,
         CompletionsController,
+        ResponsesController,
         FilesController,
         BatchesController,
         PredictController,
@@ -116,6 +125,8 @@ export class AppModule {
         LiveWorkersRepository,
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
         RateLimitRepository,
+        ResponseRepository,
+        { provide: ResponseStore, useExisting: ResponseRepository },
         StoreIdentityRepository,
         { provide: StoreIdentities, useExisting: StoreIdentityRepository },
         WorkerRoutesRepository,
@@ -143,6 +154,9 @@ export class AppModule {
         CompletionsHttpHandler,
         EmbeddingsService,
         EmbeddingsHttpHandler,
+        ResponsesService,
+        ResponsesHttpHandler,
+        BackgroundResponses,
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
         BatchInput,

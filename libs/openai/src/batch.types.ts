@@ -21,7 +21,12 @@ export interface FileDeleted {
 }
 
 /** The routes a batch may run; each line's `url` must be the batch's `endpoint`. */
-export const BATCH_ENDPOINT_URLS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'] as const;
+export const BATCH_ENDPOINT_URLS = [
+  '/v1/chat/completions',
+  '/v1/completions',
+  '/v1/embeddings',
+  '/v1/responses',
+] as const;
 export type BatchEndpointUrl = (typeof BATCH_ENDPOINT_URLS)[number];
 
 export type BatchStatus =

@@ -163,6 +163,11 @@ export class ResponseRequestDto extends SamplingFieldsDto {
     return inputItems(this.input);
   }
 
+  /** The whole conversation the job renders, instructions aside: the earlier items, then the input. */
+  conversation(): ResponseInputItem[] {
+    return [...this.#history, ...this.items()];
+  }
+
   /** Makes this request continue a stored conversation: `items` come before its own input. */
   continueFrom(items: readonly ResponseInputItem[]): void {
     this.#history = [...items];
@@ -224,7 +229,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       deployment: deployment.id,
       messages: [
         ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
-        ...itemsToTurns([...this.#history, ...this.items()], this.#images),
+        ...itemsToTurns(this.conversation(), this.#images),
       ],
       ...this.jobTools(),
       responseFormat: this.outputFormat(),

@@ -47,5 +47,17 @@ export const ApiJsonOrEvents = (object: string) =>
     }),
   );
 
+/** A Responses API answer: a response object, or its named, numbered events when `stream` is true. */
+export const ApiResponseOrEvents = () =>
+  applyDecorators(
+    ApiProduces('application/json', 'text/event-stream'),
+    ApiOkResponse({
+      description:
+        'A response, or with `stream: true` Server-Sent Events (`event: <type>`, `id: <sequence_number>`, ' +
+        '`data: <event>`) from response.created to response.completed',
+      schema: { type: 'object' },
+    }),
+  );
+
 /** A plain JSON answer described in words: the wire types are interfaces, which the document cannot read. */
 export const ApiJsonOk = (description: string) => ApiOkResponse({ description, schema: { type: 'object' } });

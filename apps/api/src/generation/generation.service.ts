@@ -150,6 +150,11 @@ export class GenerationService {
     return { who, events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false) };
   }
 
+  /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
+  async cancel(deployment: string, requestId: string): Promise<void> {
+    await this.queue.cancel(deployment, requestId);
+  }
+
   private read(
     source: Parameters<typeof readReply>[0],
     signal: AbortSignal,

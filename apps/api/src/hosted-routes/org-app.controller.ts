@@ -1,11 +1,27 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { ChatCompletion, Completion, EmbeddingList, ModelList } from '@conveyor/openai';
-import { ApiParam } from '@nestjs/swagger';
-import { ChatCompletionRequestDto, CompletionRequestDto, EmbeddingRequestDto } from '@conveyor/protocol';
+import type {
+  ChatCompletion,
+  Completion,
+  EmbeddingList,
+  ListPage,
+  ModelList,
+  ResponseDeleted,
+  ResponseListedItem,
+  ResponseObject,
+} from '@conveyor/openai';
+import { ApiParam, ApiQuery } from '@nestjs/swagger';
+import {
+  ChatCompletionRequestDto,
+  CompletionRequestDto,
+  EmbeddingRequestDto,
+  ResponseRequestDto,
+} from '@conveyor/protocol';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
-import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
+import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
+import { ResponsesHttpHandler } from '../responses/responses-http.handler.js';
+import { RetrieveResponseDocs } from '../responses/responses.controller.js';
 import { ChatHttpHandler } from '../chat/chat-http.handler.js';
 import { CompletionsHttpHandler } from '../completions/completions-http.handler.js';
 import { EmbeddingsHttpHandler } from '../embeddings/embeddings-http.handler.js';
@@ -24,6 +40,7 @@ export class OrgAppController {
     private readonly models: ModelListService,
     private readonly completions: CompletionsHttpHandler,
     private readonly embeddings: EmbeddingsHttpHandler,
+    private readonly responses: ResponsesHttpHandler,
   ) {}
 
   @Get('models')
@@ -85,5 +102,93 @@ export class OrgAppController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<EmbeddingList> {
     return this.embeddings.handle(body, caller, reply, this.registry.requireApp(org, app));
+  }
+
+  @Post('responses')
+  @HttpCode(200)
+  @ApiRoute('Hosted app form: create a response (`Key <key>` when private)', {
+    auth: 'Key',
+    errors: [400, 401, 404, 413, 429, 503, 504],
+  })
+  @ApiJsonBody(ResponseRequestDto)
+  @ApiResponseOrEvents()
+  respond(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ResponseObject | void> {
+    return this.responses.create(body, caller, reply, this.registry.requireApp(org, app));
+  }
+
+  // The stored-response routes check the app exists; a response is its key's wherever it is read.
+  @Get('responses/:id')
+  @ApiRoute('Hosted app form: a stored response, or its events with stream=true', {
+    auth: 'Key',
+    errors: [400, 401, 404],
+  })
+  @RetrieveResponseDocs()
+  retrieveResponse(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Param('id') id: string,
+    @Query('stream') stream: string | undefined,
+    @Query('starting_after') startingAfter: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ResponseObject | void> {
+    this.registry.requireApp(org, app);
+    return this.responses.retrieve(id, { stream, starting_after: startingAfter, lastEventId }, caller, reply);
+  }
+
+  @Delete('responses/:id')
+  @ApiRoute('Hosted app form: delete a stored response', { auth: 'Key', errors: [401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiJsonOk('The deleted response')
+  deleteResponse(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Param('id') id: string,
+    @Caller() caller: string,
+  ): Promise<ResponseDeleted> {
+    this.registry.requireApp(org, app);
+    return this.responses.delete(id, caller);
+  }
+
+  @Post('responses/:id/cancel')
+  @HttpCode(200)
+  @ApiRoute('Hosted app form: cancel a background response', { auth: 'Key', errors: [400, 401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiJsonOk('The response')
+  cancelResponse(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Param('id') id: string,
+    @Caller() caller: string,
+  ): Promise<ResponseObject> {
+    this.registry.requireApp(org, app);
+    return this.responses.cancel(id, caller);
+  }
+
+  @Get('responses/:id/input_items')
+  @ApiRoute("Hosted app form: a stored response's input items", { auth: 'Key', errors: [400, 401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } })
+  @ApiQuery({ name: 'order', required: false, schema: { type: 'string', enum: ['asc', 'desc'] } })
+  @ApiQuery({ name: 'after', required: false })
+  @ApiJsonOk('A list of input items')
+  responseInputItems(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Param('id') id: string,
+    @Query('limit') limit: string | undefined,
+    @Query('order') order: string | undefined,
+    @Query('after') after: string | undefined,
+    @Caller() caller: string,
+  ): Promise<ListPage<ResponseListedItem>> {
+    this.registry.requireApp(org, app);
+    return this.responses.inputItems(id, { limit, order, after }, caller);
   }
 }

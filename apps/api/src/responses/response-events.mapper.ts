@@ -1,0 +1,206 @@
+import type { ResponseObject, ResponseOutputItem, ResponseStreamEvent } from '@conveyor/openai';
+import type { ToolCall } from '@conveyor/queue';
+import type { DeltaEvent, EndEvent, ReplyIdentity } from '../generation/reply-run.js';
+import type { ChunkFormatter } from '../generation/reply-stream.js';
+import {
+  OutputIds,
+  callItem,
+  finishedResponse,
+  messageItem,
+  pendingResponse,
+  reasoningItem,
+  type ResponseEcho,
+} from './response.mapper.js';
+
+/** An event before it is numbered: the formatter numbers them in the order it makes them. */
+type Unnumbered = ResponseStreamEvent extends infer E
+  ? E extends ResponseStreamEvent
+    ? Omit<E, 'sequence_number'>
+    : never
+  : never;
+
+type Open =
+  | { kind: 'reasoning'; index: number; id: string; text: string }
+  | { kind: 'message'; index: number; id: string; text: string }
+  | { kind: 'call'; index: number; id: string; call: ToolCall; callIndex: number };
+
+/**
+ * A reply's events as the Responses API streams them: response.created and .in_progress, then per
+ * output item its added / delta / done events, then response.completed (or .incomplete) with the
+ * whole response. Each event's `sequence_number` is its place in the stream, the same on every replay
+ * of the reply, so a client resumes after the one it last had (`starting_after`, Last-Event-ID).
+ */
+export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEvent> {
+  private seq = 0;
+  private readonly ids: OutputIds;
+  private readonly output: ResponseOutputItem[] = [];
+  private open: Open | null = null;
+  private messages = 0;
+  /** The finished response, once the final events are made. */
+  result: ResponseObject | null = null;
+
+  constructor(
+    private readonly who: ReplyIdentity,
+    private readonly echo: ResponseEcho,
+  ) {
+    this.ids = new OutputIds(who.id);
+  }
+
+  private number(events: Unnumbered[]): ResponseStreamEvent[] {
+    return events.map((e) => ({ ...e, sequence_number: this.seq++ }) as ResponseStreamEvent);
+  }
+
+  opening(): ResponseStreamEvent[] {
+    const response = pendingResponse(this.who, this.echo, 'in_progress');
+    return this.number([
+      { type: 'response.created', response },
+      { type: 'response.in_progress', response },
+    ]);
+  }
+
+  delta(event: DeltaEvent): ResponseStreamEvent[] {
+    // One choice: the Responses API has no `n`.
+    if ((event.choice ?? 0) !== 0) return [];
+    const out: Unnumbered[] = [];
+    if (event.reasoning) {
+      const open = this.open?.kind === 'reasoning' ? this.open : this.openReasoning(out);
+      open.text += event.reasoning;
+      out.push({
+        type: 'response.reasoning_text.delta',
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        delta: event.reasoning,
+      });
+    }
+    if (event.text) {
+      const open = this.open?.kind === 'message' ? this.open : this.openMessage(out);
+      open.text += event.text;
+      out.push({
+        type: 'response.output_text.delta',
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        delta: event.text,
+        logprobs: [],
+      });
+    }
+    const piece = event.toolCall;
+    if (piece) {
+      let open = this.open;
+      if (open?.kind !== 'call' || open.callIndex !== piece.index) {
+        this.close(out);
+        const call = { id: piece.id ?? '', name: piece.name ?? '', arguments: '' };
+        open = {
+          kind: 'call',
+          index: this.output.length,
+          id: this.ids.call(piece.index),
+          call,
+          callIndex: piece.index,
+        };
+        this.open = open;
+        this.output.push(callItem(open.id, call, 'in_progress'));
+        out.push({
+          type: 'response.output_item.added',
+          output_index: open.index,
+          item: callItem(open.id, call, 'in_progress'),
+        });
+      }
+      open.call.arguments += piece.arguments;
+      if (piece.arguments)
+        out.push({
+          type: 'response.function_call_arguments.delta',
+          item_id: open.id,
+          output_index: open.index,
+          delta: piece.arguments,
+        });
+    }
+    return this.number(out);
+  }
+
+  final(event: EndEvent): ResponseStreamEvent[] {
+    const out: Unnumbered[] = [];
+    this.close(out);
+    // A reply with neither text nor calls is one empty message, as the unstreamed response has.
+    if (!this.output.some((i) => i.type !== 'reasoning')) {
+      this.openMessage(out);
+      this.close(out);
+    }
+    const response = finishedResponse(this.who, this.echo, [...this.output], event.finishReason, event.usage);
+    this.result = response;
+    out.push({ type: response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response });
+    return this.number(out);
+  }
+
+  private openReasoning(out: Unnumbered[]): Extract<Open, { kind: 'reasoning' }> {
+    this.close(out);
+    const open = { kind: 'reasoning' as const, index: this.output.length, id: this.ids.reasoning(), text: '' };
+    this.open = open;
+    const item = { ...reasoningItem(open.id, ''), content: [], status: 'in_progress' as const };
+    this.output.push(item);
+    out.push({ type: 'response.output_item.added', output_index: open.index, item });
+    out.push({
+      type: 'response.content_part.added',
+      item_id: open.id,
+      output_index: open.index,
+      content_index: 0,
+      part: { type: 'reasoning_text', text: '' },
+    });
+    return open;
+  }
+
+  private openMessage(out: Unnumbered[]): Extract<Open, { kind: 'message' }> {
+    this.close(out);
+    const open = {
+      kind: 'message' as const,
+      index: this.output.length,
+      id: this.ids.message(this.messages++),
+      text: '',
+    };
+    this.open = open;
+    const item = { ...messageItem(open.id, '', 'in_progress'), content: [] };
+    this.output.push(item);
+    out.push({ type: 'response.output_item.added', output_index: open.index, item });
+    out.push({
+      type: 'response.content_part.added',
+      item_id: open.id,
+      output_index: open.index,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+    });
+    return open;
+  }
+
+  /** Ends the item under way: its done events, and its finished form in the output. */
+  private close(out: Unnumbered[]): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    const at = { item_id: open.id, output_index: open.index };
+    let item: ResponseOutputItem;
+    if (open.kind === 'reasoning') {
+      item = { ...reasoningItem(open.id, open.text), status: 'completed' };
+      out.push({ type: 'response.reasoning_text.done', ...at, content_index: 0, text: open.text });
+      out.push({
+        type: 'response.content_part.done',
+        ...at,
+        content_index: 0,
+        part: { type: 'reasoning_text', text: open.text },
+      });
+    } else if (open.kind === 'message') {
+      item = messageItem(open.id, open.text, 'completed');
+      out.push({ type: 'response.output_text.done', ...at, content_index: 0, text: open.text, logprobs: [] });
+      out.push({ type: 'response.content_part.done', ...at, content_index: 0, part: item.content[0]! });
+    } else {
+      item = callItem(open.id, open.call, 'completed');
+      out.push({
+        type: 'response.function_call_arguments.done',
+        ...at,
+        name: open.call.name,
+        arguments: open.call.arguments,
+      });
+    }
+    this.output[open.index] = item;
+    out.push({ type: 'response.output_item.done', output_index: open.index, item });
+  }
+}

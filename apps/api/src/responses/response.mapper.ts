@@ -1,0 +1,213 @@
+import type {
+  ReasoningItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseOutputMessage,
+  ResponseStatus,
+  ResponseTextFormat,
+  ResponseUsage,
+} from '@conveyor/openai';
+import type { ResponseRequestDto } from '@conveyor/protocol';
+import type { ChoiceResult, FinishReason, ReplyResult, TokenUsage, ToolCall } from '@conveyor/queue';
+import type { ReplyIdentity } from '../generation/reply-run.js';
+
+export const RESPONSE_ID_PREFIX = 'resp_';
+
+/** What a response object repeats of the request that made it. */
+export type ResponseEcho = Pick<
+  ResponseObject,
+  | 'background'
+  | 'instructions'
+  | 'max_output_tokens'
+  | 'metadata'
+  | 'parallel_tool_calls'
+  | 'previous_response_id'
+  | 'reasoning'
+  | 'store'
+  | 'temperature'
+  | 'text'
+  | 'tool_choice'
+  | 'tools'
+  | 'top_p'
+  | 'user'
+>;
+
+/** The echo of a request whose body is not at hand (a batch line's response). */
+export const DEFAULT_ECHO: ResponseEcho = {
+  background: false,
+  instructions: null,
+  max_output_tokens: null,
+  metadata: {},
+  parallel_tool_calls: true,
+  previous_response_id: null,
+  reasoning: { effort: null, summary: null },
+  store: false,
+  temperature: null,
+  text: { format: { type: 'text' } },
+  tool_choice: 'auto',
+  tools: [],
+  top_p: null,
+  user: null,
+};
+
+function formatOf(dto: ResponseRequestDto): ResponseTextFormat {
+  const f = dto.text?.format;
+  if (!f || f.type === 'text') return { type: 'text' };
+  if (f.type === 'json_object') return { type: 'json_object' };
+  return {
+    type: 'json_schema',
+    name: f.name ?? 'output',
+    ...(f.schema !== undefined && f.schema !== null ? { schema: f.schema } : {}),
+    description: f.description ?? null,
+    strict: f.strict ?? null,
+  };
+}
+
+/** What a stored response repeats of its request (a resumed stream's events repeat it too). */
+export const echoFromResponse = (r: ResponseObject): ResponseEcho => ({
+  background: r.background,
+  instructions: r.instructions,
+  max_output_tokens: r.max_output_tokens,
+  metadata: r.metadata,
+  parallel_tool_calls: r.parallel_tool_calls,
+  previous_response_id: r.previous_response_id,
+  reasoning: r.reasoning,
+  store: r.store,
+  temperature: r.temperature,
+  text: r.text,
+  tool_choice: r.tool_choice,
+  tools: r.tools,
+  top_p: r.top_p,
+  user: r.user,
+});
+
+export function echoOf(dto: ResponseRequestDto): ResponseEcho {
+  return {
+    background: dto.background ?? false,
+    instructions: dto.instructions ?? null,
+    max_output_tokens: dto.max_output_tokens ?? null,
+    metadata: dto.metadata ?? {},
+    parallel_tool_calls: dto.parallel_tool_calls ?? true,
+    previous_response_id: dto.previous_response_id ?? null,
+    reasoning: { effort: dto.reasoning?.effort ?? null, summary: dto.reasoning?.summary ?? null },
+    store: dto.store ?? true,
+    temperature: dto.temperature ?? null,
+    text: { format: formatOf(dto) },
+    tool_choice: dto.tool_choice ?? 'auto',
+    tools: (dto.tools ?? []).map((t) => ({
+      type: 'function',
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
+    top_p: dto.top_p ?? null,
+    user: dto.user ?? null,
+  };
+}
+
+/** The ids of a response's output items, the same in its stream, its body and the store. */
+export class OutputIds {
+  private readonly hex: string;
+  constructor(responseId: string) {
+    this.hex = responseId.slice(RESPONSE_ID_PREFIX.length).replaceAll('-', '');
+  }
+  message(n = 0): string {
+    return n ? `msg_${this.hex}_${n}` : `msg_${this.hex}`;
+  }
+  reasoning(): string {
+    return `rs_${this.hex}`;
+  }
+  call(index: number): string {
+    return `fc_${this.hex}_${index}`;
+  }
+}
+
+export const toResponseUsage = (u: TokenUsage): ResponseUsage => ({
+  input_tokens: u.promptTokens,
+  input_tokens_details: { cached_tokens: u.cachedTokens ?? 0 },
+  output_tokens: u.completionTokens,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: u.promptTokens + u.completionTokens,
+});
+
+export const messageItem = (
+  id: string,
+  text: string,
+  status: ResponseOutputMessage['status'],
+): ResponseOutputMessage => ({
+  type: 'message',
+  id,
+  role: 'assistant',
+  status,
+  content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+});
+
+export const reasoningItem = (id: string, text: string): ReasoningItem => ({
+  type: 'reasoning',
+  id,
+  summary: [],
+  content: [{ type: 'reasoning_text', text }],
+});
+
+export const callItem = (id: string, call: ToolCall, status: 'in_progress' | 'completed'): ResponseOutputItem => ({
+  type: 'function_call',
+  id,
+  call_id: call.id,
+  name: call.name,
+  arguments: call.arguments,
+  status,
+});
+
+/** A finished choice as output items: its reasoning, its message (unless it only called tools), each call. */
+export function outputItems(ids: OutputIds, choice: ChoiceResult): ResponseOutputItem[] {
+  const items: ResponseOutputItem[] = [];
+  const calls = choice.toolCalls ?? [];
+  if (choice.reasoning !== undefined) items.push(reasoningItem(ids.reasoning(), choice.reasoning));
+  if (choice.text || !calls.length) items.push(messageItem(ids.message(), choice.text, 'completed'));
+  calls.forEach((call, i) => items.push(callItem(ids.call(i), call, 'completed')));
+  return items;
+}
+
+/** A response not yet finished (queued, running, failed or cancelled): no output. */
+export function pendingResponse(who: ReplyIdentity, echo: ResponseEcho, status: ResponseStatus): ResponseObject {
+  return {
+    id: who.id,
+    object: 'response',
+    created_at: who.created,
+    status,
+    error: null,
+    incomplete_details: null,
+    model: who.model,
+    output: [],
+    truncation: 'disabled',
+    usage: null,
+    ...echo,
+  };
+}
+
+/** A finished response: `incomplete` when its output ran into max_output_tokens. */
+export function finishedResponse(
+  who: ReplyIdentity,
+  echo: ResponseEcho,
+  output: ResponseOutputItem[],
+  finishReason: FinishReason,
+  usage: TokenUsage,
+): ResponseObject {
+  const incomplete = finishReason === 'length';
+  return {
+    ...pendingResponse(who, echo, incomplete ? 'incomplete' : 'completed'),
+    incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+    output,
+    usage: toResponseUsage(usage),
+  };
+}
+
+export function toResponseObject(
+  who: ReplyIdentity,
+  reply: ReplyResult,
+  echo: ResponseEcho = DEFAULT_ECHO,
+): ResponseObject {
+  const choice = reply.choices[0] ?? { index: 0, text: '', finishReason: 'stop' as const };
+  return finishedResponse(who, echo, outputItems(new OutputIds(who.id), choice), choice.finishReason, reply.usage);
+}

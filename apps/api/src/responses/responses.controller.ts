@@ -1,0 +1,106 @@
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { ListPage, ResponseDeleted, ResponseListedItem, ResponseObject } from '@conveyor/openai';
+import { ResponseRequestDto } from '@conveyor/protocol';
+import { ApiHeader, ApiParam, ApiQuery } from '@nestjs/swagger';
+import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
+import { Caller } from '../auth/caller.decorator.js';
+import { ApiJsonBody, ApiJsonOk, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
+import { ResponsesHttpHandler } from './responses-http.handler.js';
+
+/** The OpenAPI parameters of `GET /responses/{id}` (also on the hosted app form). */
+export const RetrieveResponseDocs = () =>
+  applyDecorators(
+    ApiParam({ name: 'id', description: 'resp_…' }),
+    ApiQuery({ name: 'stream', required: false, description: 'true: the response as events, live while it runs' }),
+    ApiQuery({
+      name: 'starting_after',
+      required: false,
+      description: 'stream: send the events after this sequence_number',
+    }),
+    ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Same as starting_after' }),
+    ApiResponseOrEvents(),
+  );
+
+/** OpenAI's Responses API: create, retrieve (or resume streaming), delete, cancel, list input items. */
+@Controller('v1/responses')
+@UseAuthScheme('Bearer')
+export class ResponsesController {
+  constructor(private readonly http: ResponsesHttpHandler) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiRoute('Create a response (sync, SSE, or background)', {
+    auth: 'Bearer',
+    errors: [400, 401, 404, 413, 429, 503, 504],
+  })
+  @ApiJsonBody(ResponseRequestDto)
+  @ApiResponseOrEvents()
+  create(
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ResponseObject | void> {
+    return this.http.create(body, caller, reply);
+  }
+
+  @Get(':id')
+  @ApiRoute('A stored response, or its events with stream=true', { auth: 'Bearer', errors: [400, 401, 404] })
+  @RetrieveResponseDocs()
+  retrieve(
+    @Param('id') id: string,
+    @Query('stream') stream: string | undefined,
+    @Query('starting_after') startingAfter: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ResponseObject | void> {
+    return this.http.retrieve(id, { stream, starting_after: startingAfter, lastEventId }, caller, reply);
+  }
+
+  @Delete(':id')
+  @ApiRoute('Delete a stored response', { auth: 'Bearer', errors: [401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiJsonOk('The deleted response')
+  delete(@Param('id') id: string, @Caller() caller: string): Promise<ResponseDeleted> {
+    return this.http.delete(id, caller);
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  @ApiRoute('Cancel a background response', { auth: 'Bearer', errors: [400, 401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiJsonOk('The response')
+  cancel(@Param('id') id: string, @Caller() caller: string): Promise<ResponseObject> {
+    return this.http.cancel(id, caller);
+  }
+
+  @Get(':id/input_items')
+  @ApiRoute("A stored response's input items", { auth: 'Bearer', errors: [400, 401, 404] })
+  @ApiParam({ name: 'id', description: 'resp_…' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } })
+  @ApiQuery({ name: 'order', required: false, schema: { type: 'string', enum: ['asc', 'desc'] } })
+  @ApiQuery({ name: 'after', required: false })
+  @ApiJsonOk('A list of input items')
+  inputItems(
+    @Param('id') id: string,
+    @Query('limit') limit: string | undefined,
+    @Query('order') order: string | undefined,
+    @Query('after') after: string | undefined,
+    @Caller() caller: string,
+  ): Promise<ListPage<ResponseListedItem>> {
+    return this.http.inputItems(id, { limit, order, after }, caller);
+  }
+}

@@ -1,0 +1,221 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import {
+  ErrorCode,
+  type ResponseInputItem,
+  type ResponseListedItem,
+  type ResponseObject,
+  type ResponseOutputItem,
+} from '@conveyor/openai';
+import type { ResponseRequestDto } from '@conveyor/protocol';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { toOpenAiError } from '../errors/to-openai-error.js';
+import { collectReply } from '../generation/collect-reply.js';
+import { GenerationService } from '../generation/generation.service.js';
+import type { ReplyRun } from '../generation/reply-run.js';
+import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
+import { RESPONSE_ID_PREFIX, echoOf, pendingResponse, toResponseObject, type ResponseEcho } from './response.mapper.js';
+
+/** A response whose job is queued: its reply, what its body repeats, and what storing it needs. */
+export interface StartedResponse {
+  run: ReplyRun;
+  echo: ResponseEcho;
+  /** The conversation up to and including its input (instructions aside). */
+  conversation: ResponseInputItem[];
+  /** Whether it was stored as asked (false when not asked, or when the store failed). */
+  stored: boolean;
+}
+
+const notFound = (id: string): OpenAiHttpError =>
+  new OpenAiHttpError(
+    404,
+    'not_found_error',
+    `No response with id '${id.slice(0, 80)}' is stored for this key (it may have expired).`,
+    'response_id',
+    ErrorCode.responseNotFound,
+  );
+
+const ID_PREFIXES: Record<string, string> = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  reasoning: 'rs',
+};
+
+/** The input items as listed: each with its own id, or one made from the response's. */
+function listed(responseId: string, items: readonly ResponseInputItem[]): ResponseListedItem[] {
+  const hex = responseId.slice(RESPONSE_ID_PREFIX.length).replaceAll('-', '');
+  return items.map((item, i): ResponseListedItem => {
+    const id = item.id ?? `${ID_PREFIXES[item.type ?? 'message']}_${hex}_in${i}`;
+    return item.type === undefined ? { ...item, type: 'message', id } : { ...item, id };
+  });
+}
+
+/**
+ * The Responses use case over the one generation pipeline: a request continues a stored
+ * conversation (`previous_response_id`), is checked against its deployment and queued as a chat
+ * job; a stored response (`store`, the default) is kept, for its key alone, as it moves on.
+ */
+@Injectable()
+export class ResponsesService {
+  private readonly logger = new Logger(ResponsesService.name);
+
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly generation: GenerationService,
+    private readonly store: ResponseStore,
+  ) {}
+
+  /**
+   * Queues the request for `caller`; nothing is queued when it is refused. A stored one is saved as
+   * `status` (in progress, or queued for a background one) before this returns.
+   */
+  async start(
+    dto: ResponseRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+    status: 'queued' | 'in_progress' = 'in_progress',
+  ): Promise<StartedResponse> {
+    const deployment = this.generation.deploymentFor(dto.model, only);
+    const previous = dto.previous_response_id;
+    if (previous) {
+      const stored = await this.owned(previous, caller, 'previous_response_id');
+      dto.continueFrom(stored.context);
+    }
+    dto.check(deployment, this.config.api.images);
+    const run = await this.generation.submit(
+      deployment,
+      (requestId, now) => dto.toJob(requestId, deployment, now),
+      signal,
+      {
+        idPrefix: RESPONSE_ID_PREFIX,
+        stream: dto.stream === true,
+        prompt: dto.input,
+        caller,
+        images: dto.decodedImages(),
+      },
+    );
+    const started = { run, echo: echoOf(dto), conversation: dto.conversation(), stored: false };
+    if (started.echo.store) {
+      const record: StoredResponse = {
+        owner: caller,
+        response: pendingResponse(run.who, started.echo, status),
+        input: listed(run.who.id, dto.items()),
+        context: started.conversation,
+        deployment: deployment.id,
+      };
+      started.stored = await this.store.save(record).then(
+        () => true,
+        (err: Error) => {
+          // The reply still reaches its client; only retrieving or continuing it later is lost.
+          this.logger.warn(`Could not store response ${run.who.id}: ${err.message}`);
+          return false;
+        },
+      );
+    }
+    return started;
+  }
+
+  /** A response generated while the client waits: the same event path, gathered. */
+  async complete(dto: ResponseRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig) {
+    const started = await this.start(dto, caller, signal, only);
+    try {
+      const response = toResponseObject(started.run.who, await collectReply(started.run), started.echo);
+      await this.finished(started, response);
+      return response;
+    } catch (err) {
+      await this.failed(started, err);
+      throw err;
+    }
+  }
+
+  /** Stores a background response as taken by a worker. */
+  async progressed(started: StartedResponse): Promise<void> {
+    await this.store.advance(pendingResponse(started.run.who, started.echo, 'in_progress')).catch(() => undefined);
+  }
+
+  /** Stores a finished response, and the conversation a continuation starts from. */
+  async finished(started: StartedResponse, response: ResponseObject): Promise<void> {
+    if (!started.stored) return;
+    const context: ResponseInputItem[] = [...started.conversation, ...response.output.map(asInput)];
+    await this.store.advance(response, context).catch((err: Error) => {
+      this.logger.warn(`Could not store response ${response.id}: ${err.message}`);
+    });
+  }
+
+  /** Stores a response that ended in an error (never one cancelled meanwhile). */
+  async failed(started: StartedResponse, err: unknown): Promise<void> {
+    if (!started.stored) return;
+    const error = toOpenAiError(err);
+    const response: ResponseObject = {
+      ...pendingResponse(started.run.who, started.echo, 'failed'),
+      error: { code: error.code ?? 'server_error', message: error.message },
+    };
+    await this.store.advance(response).catch(() => undefined);
+  }
+
+  /** The caller's stored response; anyone else is told there is none, as files and batches do. */
+  async owned(id: string, caller: string, param = 'response_id'): Promise<StoredResponse> {
+    const stored = id.startsWith(RESPONSE_ID_PREFIX) ? await this.readStore(id) : null;
+    if (!stored || stored.owner !== caller) {
+      const error = notFound(id);
+      throw new OpenAiHttpError(404, error.type, error.message, param, error.code);
+    }
+    return stored;
+  }
+
+  async retrieve(id: string, caller: string): Promise<ResponseObject> {
+    return (await this.owned(id, caller)).response;
+  }
+
+  /** The stored response, if the caller has one by this id: what a resumed stream repeats. */
+  async find(id: string, caller: string): Promise<ResponseObject | null> {
+    const stored = await this.readStore(id).catch(() => null);
+    return stored?.owner === caller ? stored.response : null;
+  }
+
+  async delete(id: string, caller: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    await this.owned(id, caller);
+    await this.store.delete(id);
+    return { id, object: 'response', deleted: true };
+  }
+
+  async inputItems(id: string, caller: string): Promise<ResponseListedItem[]> {
+    return (await this.owned(id, caller)).input;
+  }
+
+  /**
+   * Cancels a background response: marks it cancelled (so nothing overwrites that) and stops its
+   * job, whichever replica follows it. A finished one is answered as it is.
+   */
+  async cancel(id: string, caller: string, stopLocal: (id: string) => void): Promise<ResponseObject> {
+    const stored = await this.owned(id, caller);
+    if (!stored.response.background) {
+      throw OpenAiHttpError.invalidRequest(
+        'Only background responses can be cancelled.',
+        'response_id',
+        ErrorCode.responseNotCancellable,
+      );
+    }
+    const cancelled: ResponseObject = { ...stored.response, status: 'cancelled' };
+    if (!(await this.store.advance(cancelled))) return (await this.owned(id, caller)).response;
+    stopLocal(id);
+    await this.generation.cancel(stored.deployment, id.slice(RESPONSE_ID_PREFIX.length)).catch(() => undefined);
+    return cancelled;
+  }
+
+  /** Follows a streamed response already under way (or recently finished), for the caller that made it. */
+  resume(id: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
+    return this.generation.resume(id, RESPONSE_ID_PREFIX, caller, signal);
+  }
+
+  private readStore(id: string): Promise<StoredResponse | null> {
+    return this.store.get(id).catch(() => {
+      throw OpenAiHttpError.unavailable('The response store is unreachable; try again shortly.');
+    });
+  }
+}
+
+/** An output item as the next turn's input carries it. */
+const asInput = (item: ResponseOutputItem): ResponseInputItem => item;
