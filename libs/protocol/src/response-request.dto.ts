@@ -86,6 +86,11 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   @IsBoolean()
   stream?: boolean | null;
 
+  /** vLLM / llama.cpp extra, as chat takes it: keep generating past end-of-generation tokens, up to max_output_tokens. */
+  @IsOptional()
+  @IsBoolean()
+  ignore_eos?: boolean | null;
+
   /** Default true: the response is kept (for RESPONSE_TTL_MS) to be retrieved and continued. */
   @IsOptional()
   @IsBoolean()
@@ -243,6 +248,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         presencePenalty: given(this.presence_penalty) ?? deployment.defaults.presence_penalty,
         frequencyPenalty: given(this.frequency_penalty) ?? deployment.defaults.frequency_penalty,
         seed: given(this.seed),
+        ignoreEos: given(this.ignore_eos),
       },
       maxTokens: this.maxTokens(deployment),
       stop: [],
