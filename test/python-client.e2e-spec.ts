@@ -25,6 +25,14 @@ const CHECKS = [
   'batches.completed',
   'files.delete',
   'embeddings',
+  'responses.create',
+  'responses.stream',
+  'responses.retrieve',
+  'responses.previous_response_id',
+  'responses.tools',
+  'responses.structured_output',
+  'responses.background',
+  'responses.delete',
 ];
 
 const python = pythonWithOpenAi();

@@ -280,4 +280,129 @@ def _():
     return {"width": len(vectors[0]), "prompt_tokens": res.usage.prompt_tokens}
 
 
+# --- responses ------------------------------------------------------------------------------------------
+
+
+@check("responses.create")
+def _():
+    res = client.responses.create(
+        model=CHAT, instructions="Answer briefly.", input="Say hello to the queue.", max_output_tokens=8, temperature=0
+    )
+    expect(res.object == "response" and res.id.startswith("resp_"), f"got {res.id}")
+    expect(res.status == "incomplete" and res.usage.output_tokens == 8, f"status {res.status}, usage {res.usage}")
+    expect(res.output[0].type == "message" and res.output_text == res.output[0].content[0].text, "output_text")
+    made["response"] = res
+    return {"id": res.id, "text": res.output_text}
+
+
+@check("responses.stream")
+def _():
+    types, text, final = [], "", None
+    # A reply cut by max_output_tokens ends with response.incomplete, as OpenAI's do; the client's
+    # get_final_response() waits for response.completed only, so the last event carries the response.
+    with client.responses.stream(model=CHAT, input="Stream to me.", max_output_tokens=6) as stream:
+        for event in stream:
+            types.append(event.type)
+            if event.type == "response.output_text.delta":
+                text += event.delta
+            if event.type == "response.incomplete":
+                final = event.response
+    expect(types[:2] == ["response.created", "response.in_progress"], f"opened with {types[:2]}")
+    expect(types[-1] == "response.incomplete" and final.output_text == text, f"ended with {types[-1]}")
+    return {"events": len(types)}
+
+
+@check("responses.retrieve")
+def _():
+    made_response = needs("response")
+    got = client.responses.retrieve(made_response.id)
+    expect(got.id == made_response.id and got.output_text == made_response.output_text, f"got {got}")
+    items = client.responses.input_items.list(made_response.id)
+    expect([i.type for i in items.data] == ["message"], f"items {items.data}")
+    return {"status": got.status}
+
+
+@check("responses.previous_response_id")
+def _():
+    first = needs("response")
+    res = client.responses.create(
+        model=CHAT, input="And again?", previous_response_id=first.id, max_output_tokens=4
+    )
+    expect(res.previous_response_id == first.id, f"previous {res.previous_response_id}")
+    grown = res.usage.input_tokens > first.usage.input_tokens + first.usage.output_tokens
+    expect(grown, f"input tokens {res.usage.input_tokens} after {first.usage}")
+    return {"input_tokens": res.usage.input_tokens}
+
+
+@check("responses.tools")
+def _():
+    tool = {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "maxLength": 12}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    }
+    res = client.responses.create(
+        model=CHAT, input="Weather in Oslo?", tools=[tool], tool_choice="required", max_output_tokens=60
+    )
+    calls = [item for item in res.output if item.type == "function_call"]
+    expect(len(calls) == 1 and calls[0].name == "get_weather", f"output {res.output}")
+    args = json.loads(calls[0].arguments)
+    back = client.responses.create(
+        model=CHAT,
+        previous_response_id=res.id,
+        input=[{"type": "function_call_output", "call_id": calls[0].call_id, "output": '{"celsius": 3}'}],
+        max_output_tokens=4,
+    )
+    expect(back.output[0].type == "message", f"answer {back.output}")
+    return args
+
+
+@check("responses.structured_output")
+def _():
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 16}, "age": {"type": "integer"}},
+        "required": ["name", "age"],
+        "additionalProperties": False,
+    }
+    res = client.responses.create(
+        model=CHAT,
+        input="Describe a person.",
+        text={"format": {"type": "json_schema", "name": "person", "schema": schema, "strict": True}},
+        max_output_tokens=200,
+    )
+    value = json.loads(res.output_text)
+    expect(isinstance(value.get("name"), str) and isinstance(value.get("age"), int), f"value {value}")
+    return value
+
+
+@check("responses.background")
+def _():
+    res = client.responses.create(model=CHAT, input="Later, please.", background=True, max_output_tokens=6)
+    expect(res.status == "queued" and res.background, f"status {res.status}")
+    until = time.monotonic() + 30
+    while res.status in ("queued", "in_progress"):
+        expect(time.monotonic() < until, f"still {res.status}")
+        time.sleep(0.05)
+        res = client.responses.retrieve(res.id)
+    expect(res.status == "incomplete" and res.output_text, f"ended {res.status}")
+    return {"status": res.status}
+
+
+@check("responses.delete")
+def _():
+    made_response = needs("response")
+    deleted = client.responses.delete(made_response.id)
+    try:
+        client.responses.retrieve(made_response.id)
+    except openai.NotFoundError:
+        return {"deleted": str(deleted)}
+    raise AssertionError("still retrievable after delete")
+
+
 sys.exit(exit_status())
