@@ -1,6 +1,6 @@
 import type { OutputPiece } from '@conveyor/engine';
 import type { PlatformConfig } from '@conveyor/config';
-import type { FinishReason, ReplyEvent, SentReply, TokenUsage } from '@conveyor/queue';
+import type { FinishReason, ReplyEvent, SentReply, TokenUsage, Tokenized } from '@conveyor/queue';
 import type { ReplySink } from '../../apps/worker/src/reply/reply-sink.js';
 import { ReplyStreams, type ReplyAddress } from '../../apps/worker/src/reply/reply-streams.port.js';
 
@@ -12,6 +12,7 @@ export type Published =
   | { type: 'start'; promptTokens: number; resumed: boolean }
   | { type: 'output'; piece: OutputPiece }
   | { type: 'embedding'; index: number; vector: string }
+  | { type: 'tokens'; tokenized: Tokenized }
   | { type: 'end'; finishReasons: FinishReason[]; usage: TokenUsage }
   | { type: 'fail'; status: number; code: string; message: string };
 
@@ -29,6 +30,10 @@ export class RecordingSink implements ReplySink {
 
   embedding(index: number, vector: string): void {
     this.events.push({ type: 'embedding', index, vector });
+  }
+
+  tokens(tokenized: Tokenized): void {
+    this.events.push({ type: 'tokens', tokenized });
   }
 
   async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {

@@ -9,6 +9,7 @@ import { GenerationProcessor } from './generation/generation.processor.js';
 import { ImageReleaser } from './images/image-releaser.port.js';
 import { RedisImageReleaser } from './images/redis-image.releaser.js';
 import { EmbedProcessor } from './embed/embed.processor.js';
+import { TokenizeProcessor } from './tokenize/tokenize.processor.js';
 import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { RedisImageSource } from './images/redis-image.source.js';
@@ -52,10 +53,15 @@ export class WorkerModule {
         ReplySinks,
         GenerationProcessor,
         EmbedProcessor,
+        TokenizeProcessor,
         {
           provide: JOB_HANDLERS,
-          inject: [GenerationProcessor, EmbedProcessor],
-          useFactory: (generate: GenerationProcessor, embed: EmbedProcessor) => [generate, embed],
+          inject: [GenerationProcessor, EmbedProcessor, TokenizeProcessor],
+          useFactory: (generate: GenerationProcessor, embed: EmbedProcessor, tokenize: TokenizeProcessor) => [
+            generate,
+            embed,
+            tokenize,
+          ],
         },
         UnrunFailures,
         WorkerHost,

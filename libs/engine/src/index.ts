@@ -1,4 +1,5 @@
 export type {
+  EngineTokenizer,
   GenerationEngine,
   GenerateCallbacks,
   GenerateRequest,

@@ -58,6 +58,7 @@ export const ErrorCode = {
   timeout: 'timeout',
   generationFailed: 'generation_failed',
   embeddingFailed: 'embedding_failed',
+  tokenizeFailed: 'tokenize_failed',
   replyRestarted: 'reply_restarted',
   // Batch validation and batch lines that did not run.
   invalidJsonLine: 'invalid_json_line',

@@ -1,5 +1,6 @@
 import type { BatchLineRef } from './batch.js';
-import type { GenerationJobData } from './generation-job.js';
+import { GENERATE_JOB, type GenerationJobData } from './generation-job.js';
+import { TOKENIZE_JOB, isTokenizeJob, type TokenizeJobData } from './tokenize-job.js';
 
 export const EMBED_JOB = 'embed' as const;
 
@@ -19,6 +20,13 @@ export interface EmbedJobData {
 }
 
 /** Any job the API puts on a deployment's queue. */
-export type QueuedJobData = GenerationJobData | EmbedJobData;
+export type QueuedJobData = GenerationJobData | EmbedJobData | TokenizeJobData;
 
 export const isEmbedJob = (job: QueuedJobData): job is EmbedJobData => 'inputs' in job;
+
+/** A chat or legacy-completion job: the only kind that has a prompt to route by, images, or a reply to continue. */
+export const isGenerationJob = (job: QueuedJobData): job is GenerationJobData => 'sampling' in job;
+
+/** The BullMQ job name a job is queued under: one queue per deployment carries every kind, routed by name. */
+export const jobNameOf = (job: QueuedJobData): string =>
+  isEmbedJob(job) ? EMBED_JOB : isTokenizeJob(job) ? TOKENIZE_JOB : GENERATE_JOB;

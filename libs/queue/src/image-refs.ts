@@ -1,4 +1,4 @@
-import { isEmbedJob, type QueuedJobData } from './embed-job.js';
+import { isGenerationJob, type QueuedJobData } from './embed-job.js';
 
 /**
  * How an image's bytes stay in Redis exactly while jobs refer to them. Each image is stored once, under
@@ -41,7 +41,7 @@ return 1
 
 /** The hashes of the images a job refers to, each once, in the order the job first names them. */
 export function jobImageHashes(job: QueuedJobData): string[] {
-  if (isEmbedJob(job)) return [];
+  if (!isGenerationJob(job)) return [];
   const hashes = new Set<string>();
   for (const turn of job.messages) {
     for (const part of turn.parts ?? []) if (part.type === 'image') hashes.add(part.image.sha256);

@@ -5,6 +5,7 @@ export * from './batch.js';
 export * from './reply-fence.js';
 export * from './reply-result.js';
 export * from './embed-job.js';
+export * from './tokenize-job.js';
 export * from './job-ids.js';
 export * from './prompt-blocks.js';
 export * from './image-refs.js';

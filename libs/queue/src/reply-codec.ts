@@ -13,6 +13,7 @@ import type { ReplyEvent } from './stream-events.js';
  *   [3, index, vector]                           embedding
  *   [4, finishReason, usage, finishReasons?]     end
  *   [5, status, code, message, param?]           error
+ *   [6, tokens, maxModelLen, text?]              tokens (a tokenize job's answer)
  *
  * A finished reply is folded into one record (`encodeRecord`): its groups as above, but every plain
  * delta's text moved into one string and the delta left as its length, `[1, length, choice?]`.
@@ -42,6 +43,10 @@ function encodeEvent(event: ReplyEvent): Encoded {
       return event.finishReasons
         ? [4, event.finishReason, event.usage, event.finishReasons]
         : [4, event.finishReason, event.usage];
+    case 'tokens':
+      return event.text !== undefined
+        ? [6, event.tokens, event.maxModelLen, event.text]
+        : [6, event.tokens, event.maxModelLen];
     case 'error':
       return event.param !== undefined
         ? [5, event.status, event.code, event.message, event.param]
@@ -85,6 +90,14 @@ function decodeEvent(code: Encoded, attempt: number, seq: number, text?: () => s
         code: code[2] as string,
         message: code[3] as string,
         ...(code[4] !== undefined ? { param: code[4] as string } : {}),
+      };
+    case 6:
+      return {
+        type: 'tokens',
+        ...base,
+        tokens: code[1] as number[],
+        maxModelLen: code[2] as number,
+        ...(code[3] !== undefined ? { text: code[3] as string } : {}),
       };
     default:
       throw new Error(`Unknown reply event code ${JSON.stringify(code[0])}`);

@@ -18,6 +18,15 @@ export interface ReplyResult {
   usage: TokenUsage;
   /** Embedding requests: one base64 float32 vector per input, in input order. */
   embeddings?: string[];
+  /** Tokenize requests: the answer. */
+  tokenized?: Tokenized;
+}
+
+/** A tokenize job's answer: token ids (or, detokenizing, their text) and the deployment's context per request. */
+export interface Tokenized {
+  tokens: number[];
+  maxModelLen: number;
+  text?: string;
 }
 
 type Accumulated = Omit<ChoiceResult, 'finishReason'>;
@@ -38,6 +47,7 @@ export interface ReplyPiece {
 export class ReplyAccumulator {
   private choices = new Map<number, Accumulated>();
   private embeddings: string[] = [];
+  private tokenized: Tokenized | undefined;
 
   /** Returns the finished result on the `end` event, else null. */
   apply(event: ReplyEvent): ReplyResult | null {
@@ -46,6 +56,7 @@ export class ReplyAccumulator {
         if (!event.resumed) {
           this.choices.clear();
           this.embeddings = [];
+          this.tokenized = undefined;
         }
         return null;
       case 'delta':
@@ -53,6 +64,13 @@ export class ReplyAccumulator {
         return null;
       case 'embedding':
         this.embedding(event.index, event.vector);
+        return null;
+      case 'tokens':
+        this.tokens({
+          tokens: event.tokens,
+          maxModelLen: event.maxModelLen,
+          ...(event.text !== undefined ? { text: event.text } : {}),
+        });
         return null;
       case 'end':
         return this.finish(event.finishReasons ?? [event.finishReason], event.usage);
@@ -83,6 +101,11 @@ export class ReplyAccumulator {
     }
   }
 
+  /** A tokenize job's answer. */
+  tokens(tokenized: Tokenized): void {
+    this.tokenized = tokenized;
+  }
+
   /** One input's embedding (base64 float32). */
   embedding(index: number, vector: string): void {
     this.embeddings[index] = vector;
@@ -99,6 +122,11 @@ export class ReplyAccumulator {
         finishReason: finishReasons[index] ?? first,
       });
     }
-    return { choices, usage, ...(this.embeddings.length ? { embeddings: this.embeddings } : {}) };
+    return {
+      choices,
+      usage,
+      ...(this.embeddings.length ? { embeddings: this.embeddings } : {}),
+      ...(this.tokenized ? { tokenized: this.tokenized } : {}),
+    };
   }
 }

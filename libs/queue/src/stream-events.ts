@@ -52,6 +52,11 @@ export type ReplyEvent =
     })
   /** One input's embedding: little-endian float32 values, base64-encoded. */
   | (EventBase & { type: 'embedding'; index: number; vector: string })
+  /**
+   * A tokenize job's answer: the token ids (a detokenize job's: its `text`), and the tokens of context
+   * the deployment gives a request.
+   */
+  | (EventBase & { type: 'tokens'; tokens: number[]; maxModelLen: number; text?: string })
   /** `finishReasons`: every choice's, when there are several; `finishReason` is choice 0's. */
   | (EventBase & { type: 'end'; finishReason: FinishReason; finishReasons?: FinishReason[]; usage: TokenUsage })
   /** `param`: the request field at fault, when the worker can name one. */

@@ -1,6 +1,6 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import type { BatchEndpointUrl } from '@conveyor/openai';
-import type { QueuedJobData, ReplyResult } from '@conveyor/queue';
+import type { EmbedJobData, GenerationJobData, ReplyResult } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import type { ReplyIdentity } from './reply-run.js';
 
@@ -9,7 +9,7 @@ export interface ParsedBatchBody {
   model: string;
   /** The checks that need the deployment (what it serves); throws a RequestProblem naming the field. */
   check(deployment: DeploymentConfig): void;
-  toJob(requestId: string, deployment: DeploymentConfig): QueuedJobData;
+  toJob(requestId: string, deployment: DeploymentConfig): GenerationJobData | EmbedJobData;
   /** The images `check` decoded, which the job refers to (bodies that carry none need not say). */
   images?(): readonly DecodedImage[];
 }

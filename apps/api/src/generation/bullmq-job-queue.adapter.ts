@@ -4,13 +4,11 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   BATCH_LINE_PRIORITY,
   CANCEL_TTL_MS,
-  GENERATE_JOB,
-  EMBED_JOB,
   affinityQueueName,
   cancelChannel,
   cancelKey,
   deploymentQueueName,
-  isEmbedJob,
+  jobNameOf,
   routeQueuesKey,
   type QueuedJobData,
 } from '@conveyor/queue';
@@ -79,7 +77,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   async enqueue(job: QueuedJobData, worker?: string | null): Promise<void> {
     const queue = worker ? this.queueNamed(affinityQueueName(job.deployment, worker)) : this.queueFor(job.deployment);
     // One queue per deployment carries both kinds; the worker routes them by job name.
-    await queue.add(isEmbedJob(job) ? EMBED_JOB : GENERATE_JOB, job, {
+    await queue.add(jobNameOf(job), job, {
       jobId: job.requestId,
       attempts: 2,
       backoff: { type: 'fixed', delay: 100 },

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { MIN_ROUTED_BLOCKS, isEmbedJob, promptBlockHashes, type QueuedJobData } from '@conveyor/queue';
+import { MIN_ROUTED_BLOCKS, isGenerationJob, promptBlockHashes, type QueuedJobData } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { WorkerRoutes } from '../repositories/worker-routes.port.js';
@@ -24,7 +24,7 @@ export class JobRouting {
   /** The worker (its route name) whose queue should take the job, or null for the deployment's queue. */
   async target(job: QueuedJobData): Promise<string | null> {
     const cache = this.registry.all.find((d) => d.id === job.deployment)?.promptCache ?? 'off';
-    if (isEmbedJob(job) || cache === 'off') return null;
+    if (!isGenerationJob(job) || cache === 'off') return null;
     const blocks = promptBlockHashes(job);
     if (blocks.length < MIN_ROUTED_BLOCKS) return null;
     try {

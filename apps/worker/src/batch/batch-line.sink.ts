@@ -1,5 +1,11 @@
 import type { OutputPiece } from '@conveyor/engine';
-import { ReplyAccumulator, type BatchLineRef, type FinishReason, type TokenUsage } from '@conveyor/queue';
+import {
+  ReplyAccumulator,
+  type BatchLineRef,
+  type FinishReason,
+  type TokenUsage,
+  type Tokenized,
+} from '@conveyor/queue';
 import type { ReplySink } from '../reply/reply-sink.js';
 import type { BatchResultSink } from './batch-result-sink.port.js';
 
@@ -31,6 +37,10 @@ export class BatchLineSink implements ReplySink {
 
   embedding(index: number, vector: string): void {
     this.reply.embedding(index, vector);
+  }
+
+  tokens(tokenized: Tokenized): void {
+    this.reply.tokens(tokenized);
   }
 
   async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {

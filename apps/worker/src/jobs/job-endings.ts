@@ -1,7 +1,7 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { EngineInputError } from '@conveyor/engine';
 import { ErrorCode } from '@conveyor/openai';
-import { isEmbedJob, type QueuedJobData } from '@conveyor/queue';
+import { isEmbedJob, isTokenizeJob, type QueuedJobData } from '@conveyor/queue';
 import { STOP } from '../cancel/cancellation-tracker.port.js';
 import type { ReplySink } from '../reply/reply-sink.js';
 
@@ -40,7 +40,9 @@ export async function stopped(job: Job, token: string | undefined, signal: Abort
 export const serverFailure = (data: QueuedJobData, reason: string): { code: ErrorCode; message: string } =>
   isEmbedJob(data)
     ? { code: ErrorCode.embeddingFailed, message: `Embedding failed: ${reason}` }
-    : { code: ErrorCode.generationFailed, message: `Generation failed: ${reason}` };
+    : isTokenizeJob(data)
+      ? { code: ErrorCode.tokenizeFailed, message: `Tokenizing failed: ${reason}` }
+      : { code: ErrorCode.generationFailed, message: `Generation failed: ${reason}` };
 
 /**
  * Tells the job's reader how its run failed, when that is the job's last word, and returns what to

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { PlatformConfig } from '@conveyor/config';
-import { deploymentQueueName, isEmbedJob, type QueuedJobData } from '@conveyor/queue';
+import { deploymentQueueName, isGenerationJob, type QueuedJobData } from '@conveyor/queue';
 import { createRedis } from '@conveyor/redis';
 import type { Redis } from 'ioredis';
 
@@ -33,9 +33,9 @@ export class JobForwarder {
       queue.on('error', (err) => this.logger.warn(`Queue ${queueName}: ${err.message}`));
       this.queues.set(queueName, queue);
     }
-    const data: QueuedJobData = isEmbedJob(job.data)
-      ? job.data
-      : { ...job.data, attemptBase: (job.data.attemptBase ?? 0) + job.attemptsStarted };
+    const data: QueuedJobData = isGenerationJob(job.data)
+      ? { ...job.data, attemptBase: (job.data.attemptBase ?? 0) + job.attemptsStarted }
+      : job.data;
     const { priority, attempts, backoff, removeOnComplete, removeOnFail } = job.opts;
     const opts: JobsOptions = { jobId: job.id, attempts, backoff, removeOnComplete, removeOnFail };
     if (priority) opts.priority = priority;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { GENERATE_JOB, EMBED_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
+import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, connectionOptions, createRedis } from '@conveyor/redis';
 import type { Redis } from 'ioredis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
@@ -43,7 +43,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly routes: RedisPrefixRoutes,
     private readonly unrun: UnrunFailures,
   ) {
-    this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB]);
+    this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
     this.redis = createRedis(config.redis, 'conveyor-worker-presence', 'background', this.logger);
     this.presence = new WorkerPresence(
       this.redis,

@@ -1,5 +1,5 @@
 import type { OutputPiece } from '@conveyor/engine';
-import type { FinishReason, TokenUsage } from '@conveyor/queue';
+import type { FinishReason, TokenUsage, Tokenized } from '@conveyor/queue';
 
 /**
  * Where one attempt of a job sends its reply as the engine produces it: the client's reply stream,
@@ -12,6 +12,8 @@ export interface ReplySink {
   output(piece: OutputPiece): void;
   /** One input's embedding (`vector`: little-endian float32 bytes, base64), after any pending output. */
   embedding(index: number, vector: string): void;
+  /** A tokenize job's answer, after any pending output. */
+  tokens(tokenized: Tokenized): void;
   /** `finishReasons`: every choice's, in choice order. Resolves once the reply is where it is awaited. */
   end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void>;
   /** Ends the reply with an error its reader sees; resolves once that is where it is awaited. */

@@ -5,6 +5,7 @@ import {
   type FinishReason,
   type ReplyEvent,
   type TokenUsage,
+  type Tokenized,
   type UnnumberedReplyEvent,
 } from '@conveyor/queue';
 import type { ReplySink } from './reply-sink.js';
@@ -92,6 +93,13 @@ export class ReplyStreamSink implements ReplySink {
     this.recorded = false;
     this.flushChoices();
     this.queue({ type: 'embedding', attempt: this.attempt, index, vector });
+  }
+
+  /** Read once, never resumed: like embeddings, no record. */
+  tokens({ tokens, maxModelLen, text }: Tokenized): void {
+    this.recorded = false;
+    this.flushChoices();
+    this.queue({ type: 'tokens', attempt: this.attempt, tokens, maxModelLen, ...(text !== undefined ? { text } : {}) });
   }
 
   /** `finishReasons`: every choice's, in choice order. Resolves once the end (and the record) is written. */

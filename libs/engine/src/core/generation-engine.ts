@@ -56,10 +56,24 @@ export interface GenerateResult {
   sequences?: number[];
 }
 
+/** Token counting with the very tokenizer and chat template an engine generates with. */
+export interface EngineTokenizer {
+  /** Tokens of context one request gets, prompt and reply together. */
+  readonly contextSize: number;
+  /** The prompt's tokens as a generation of these turns evaluates them: what its usage counts as prompt tokens. */
+  chat(request: Pick<GenerationInput, 'messages' | 'tools' | 'toolChoice'>): Promise<number[]>;
+  /** Text as it is, no template; `addSpecialTokens`: with the tokens the model puts in front of a sequence. */
+  text(text: string, addSpecialTokens: boolean): Promise<number[]>;
+  /** Token ids back into text, special tokens written out; an id outside the vocabulary is an EngineInputError. */
+  detokenize(tokens: readonly number[]): Promise<string>;
+}
+
 /** The port the worker generates through; node-llama-cpp is one implementation. */
 export interface GenerationEngine {
   /** Whether a reply can be continued from the text already sent (`continueFrom`): not when reasoning is split out of it. */
   readonly continuesReplies: boolean;
+  /** Absent where the engine cannot tokenize as it generates (an upstream renders its prompts itself). */
+  readonly tokenizer?: EngineTokenizer;
   generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult>;
   /**
    * `listener` runs after each round of an engine that decodes its replies in rounds (one batch, one

@@ -1,5 +1,6 @@
 import { resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import type {
+  EngineTokenizer,
   GenerationEngine,
   GenerateCallbacks,
   GenerateRequest,
@@ -7,6 +8,7 @@ import type {
 } from '../core/generation-engine.js';
 import { flashAttention, usableRuntime } from './llama-runtime.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
+import { LlamaTokenizer } from './llama-tokenizer.js';
 import { longestTokenLength } from './prompt-bound.js';
 import { PromptRenderer } from './prompt-renderer.js';
 import { ReplyShapes } from './reply-shapes.js';
@@ -41,6 +43,7 @@ export interface LlamaCppEngineOptions {
  */
 export class LlamaCppEngine implements GenerationEngine {
   readonly continuesReplies: boolean;
+  readonly tokenizer: EngineTokenizer;
   private readonly planning: PlanningContext;
   private readonly running: RunContext;
   private readonly rounds: Array<() => void> = [];
@@ -66,6 +69,7 @@ export class LlamaCppEngine implements GenerationEngine {
       shapes,
       renderer: new PromptRenderer(model, chatWrapper, shapes, opening ? model.tokenize(opening, true) : []),
     };
+    this.tokenizer = new LlamaTokenizer(model, this.planning.renderer, context.contextSize);
     const loop = new RoundLoop(context, nativeContext(context), () => this.rounds.forEach((listener) => listener()));
     this.running = { model, slots, loop };
   }
