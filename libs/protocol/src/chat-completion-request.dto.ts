@@ -297,7 +297,7 @@ export function checkSchema(schema: unknown, param: string): void {
   );
 }
 
-function toTurn(m: ChatMessageDto, images: ReadonlyMap<ContentPart, DecodedImage>): ChatTurn {
+export function toTurn(m: ChatMessageDto, images: ReadonlyMap<ContentPart, DecodedImage>): ChatTurn {
   const parts = typeof m.content === 'string' ? [] : (m.content ?? []);
   const content =
     typeof m.content === 'string'

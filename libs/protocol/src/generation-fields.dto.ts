@@ -12,9 +12,9 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode } from '@conveyor/openai';
 import type { Sampling } from '@conveyor/queue';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
+import { checkGeneration, checkPromptLength } from './generation-checks.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
 import { SamplingFieldsDto } from './sampling-fields.dto.js';
@@ -133,46 +133,17 @@ export class GenerationFieldsDto extends SamplingFieldsDto {
     return typeof stop === 'string' ? [stop] : [...stop];
   }
 
-  /**
-   * Refuses a prompt of more characters than the deployment's context could hold at its bound of
-   * characters per token: it could never fit, and tokenizing it would cost the worker for nothing.
-   */
+  /** See `checkPromptLength`. */
   protected checkPromptLength(deployment: DeploymentTraits, chars: number, param: string): void {
-    const most = deployment.contextSize * deployment.promptCharsPerToken;
-    if (chars <= most) return;
-    throw new RequestProblem(
-      `The prompt is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
-      param,
-      ErrorCode.contextLengthExceeded,
-    );
+    checkPromptLength(deployment, chars, param);
   }
 
   /**
-   * Checks every generating body makes against its deployment: it generates text, the reply
-   * budget fits the context, the choices fit the sequences, min_tokens fits the budget.
+   * Checks every generating body makes against its deployment (`checkGeneration`), and that
+   * min_tokens fits the budget.
    */
   protected checkGeneration(deployment: DeploymentTraits, maxTokens: number | undefined, n: number): void {
-    if (deployment.task === 'embeddings') {
-      throw new RequestProblem(
-        `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
-        'model',
-        ErrorCode.modelNotSupported,
-      );
-    }
-    if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
-      throw new RequestProblem(
-        `max_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, prompt included.`,
-        'max_tokens',
-        ErrorCode.contextLengthExceeded,
-      );
-    }
-    if (n > deployment.parallel) {
-      throw new RequestProblem(
-        `n is ${n}; this deployment generates at most ${deployment.parallel} choices at once.`,
-        'n',
-        ErrorCode.invalidValue,
-      );
-    }
+    checkGeneration(deployment, maxTokens, n);
     const minTokens = given(this.min_tokens);
     if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
       throw new RequestProblem(`min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens}).`, 'min_tokens');

@@ -36,3 +36,14 @@ export type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 export { ResponseRequestDto, type ResponseToolChoiceValue } from './response-request.dto.js';
 export { ResponseToolDto, ResponseTextDto, ResponseTextFormatDto, ResponseReasoningDto } from './response-tools.dto.js';
 export { describeInputProblem, inputItems, MAX_INPUT_ITEMS } from './response-input.js';
+export { MessagesPromptDto } from './messages-prompt.dto.js';
+export { MessagesRequestDto } from './messages-request.dto.js';
+export {
+  MessageParamDto,
+  MessagesMetadataDto,
+  MessagesToolChoiceDto,
+  MessagesToolDto,
+  ThinkingConfigDto,
+} from './messages-fields.dto.js';
+export { TokenizeRequestDto, DetokenizeRequestDto, MAX_DETOKENIZE_TOKENS } from './tokenize-request.dto.js';
+export { checkGenerates } from './generation-checks.js';

@@ -1,0 +1,50 @@
+import { ErrorCode } from '@conveyor/openai';
+import type { DeploymentTraits } from './deployment-traits.js';
+import { RequestProblem } from './request-problem.js';
+
+/**
+ * Refuses a prompt of more characters than the deployment's context could hold at its bound of
+ * characters per token: it could never fit, and tokenizing it would cost the worker for nothing.
+ */
+export function checkPromptLength(deployment: DeploymentTraits, chars: number, param: string): void {
+  const most = deployment.contextSize * deployment.promptCharsPerToken;
+  if (chars <= most) return;
+  throw new RequestProblem(
+    `The prompt is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
+    param,
+    ErrorCode.contextLengthExceeded,
+  );
+}
+
+/** The deployment generates text (not embeddings only): what a body that tokenizes or generates needs. */
+export function checkGenerates(deployment: DeploymentTraits): void {
+  if (deployment.task === 'embeddings') {
+    throw new RequestProblem(
+      `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
+      'model',
+      ErrorCode.modelNotSupported,
+    );
+  }
+}
+
+/**
+ * Checks every generating body makes against its deployment, whatever its API: it generates text,
+ * the reply budget fits the context, the choices fit the sequences.
+ */
+export function checkGeneration(deployment: DeploymentTraits, maxTokens: number | undefined, n: number): void {
+  checkGenerates(deployment);
+  if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
+    throw new RequestProblem(
+      `max_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, prompt included.`,
+      'max_tokens',
+      ErrorCode.contextLengthExceeded,
+    );
+  }
+  if (n > deployment.parallel) {
+    throw new RequestProblem(
+      `n is ${n}; this deployment generates at most ${deployment.parallel} choices at once.`,
+      'n',
+      ErrorCode.invalidValue,
+    );
+  }
+}
