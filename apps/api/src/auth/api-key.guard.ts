@@ -21,7 +21,29 @@ function rateHeaders(d: RateDecision): Record<string, string> {
 }
 
 /**
- * Checks the Authorization header in the scheme of the route's form, then
+ * The key a request presents: its Authorization header in the route's scheme, or, where it sends none,
+ * its `x-api-key` header (how Anthropic's clients send a key).
+ */
+function presentedKey(request: FastifyRequest, schemes: readonly AuthScheme[]): string {
+  const scheme = schemes[0]!;
+  const header = request.headers.authorization;
+  const apiKey = request.headers['x-api-key'];
+  if (!header && typeof apiKey === 'string' && apiKey) return apiKey.trim();
+  if (!header) {
+    throw unauthorized(
+      `Missing credentials: send the header "Authorization: ${scheme} <key>" (or "x-api-key: <key>").`,
+    );
+  }
+  const space = header.indexOf(' ');
+  const prefix = space > 0 ? header.slice(0, space) : '';
+  if (!schemes.some((s) => s.toLowerCase() === prefix.toLowerCase())) {
+    throw unauthorized(`Malformed Authorization header: this route expects "Authorization: ${scheme} <key>".`);
+  }
+  return header.slice(space + 1).trim();
+}
+
+/**
+ * Checks the Authorization header (or x-api-key) in the scheme of the route's form, then
  * counts the request against the key's rate limit. The key itself is never
  * logged or passed on.
  */
@@ -35,27 +57,20 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const scheme = this.reflector.getAllAndOverride<AuthScheme | undefined>(AUTH_SCHEME, [
+    const schemes = this.reflector.getAllAndOverride<readonly AuthScheme[] | undefined>(AUTH_SCHEME, [
       context.getHandler(),
       context.getClass(),
     ]);
-    if (!scheme || !this.keys.enabled) return true;
+    if (!schemes?.length || !this.keys.enabled) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { org?: string; app?: string } }>>();
-    if (scheme === 'Key') {
+    if (schemes[0] === 'Key') {
       // Only a public app is served without a key. An unknown app asks for one exactly as a private
       // app does, so names cannot be probed; with a valid key, the route answers an unknown app's 404.
       const { org = '', app = '' } = request.params;
       if (this.registry.findApp(org, app)?.auth === 'public') return true;
     }
 
-    const header = request.headers.authorization;
-    if (!header) throw unauthorized(`Missing credentials: send the header "Authorization: ${scheme} <key>".`);
-    const space = header.indexOf(' ');
-    const prefix = space > 0 ? header.slice(0, space) : '';
-    if (prefix.toLowerCase() !== scheme.toLowerCase()) {
-      throw unauthorized(`Malformed Authorization header: this route expects "Authorization: ${scheme} <key>".`);
-    }
-    const key = this.keys.match(header.slice(space + 1).trim());
+    const key = this.keys.match(presentedKey(request, schemes));
     if (!key) throw unauthorized('Incorrect API key provided.');
     (request as RequestWithCaller)[CALLER] = key.name;
 

@@ -9,4 +9,9 @@ export type AuthScheme = 'Bearer' | 'Api-Key' | 'Key';
 
 export const AUTH_SCHEME = 'conveyor:auth-scheme';
 
-export const UseAuthScheme = (scheme: AuthScheme) => SetMetadata(AUTH_SCHEME, scheme);
+/**
+ * `also`: prefixes a route family takes besides its own. Anthropic's clients send their key as
+ * `Authorization: Bearer`, so the hosted Messages routes take it beside `Key`.
+ */
+export const UseAuthScheme = (scheme: AuthScheme, ...also: AuthScheme[]) =>
+  SetMetadata(AUTH_SCHEME, [scheme, ...also] as readonly AuthScheme[]);
