@@ -9,7 +9,17 @@ import tseslint from 'typescript-eslint';
  * errors, auth, platform), never another feature. hosted-routes/ routes the hosted forms' paths to the
  * features' own handlers, so it may use them; no feature may use hosted-routes/.
  */
-const API_FEATURES = ['chat', 'completions', 'responses', 'embeddings', 'batches', 'files', 'models'];
+const API_FEATURES = [
+  'chat',
+  'completions',
+  'responses',
+  'embeddings',
+  'messages',
+  'tokenize',
+  'batches',
+  'files',
+  'models',
+];
 
 /** @type {import('eslint').Linter.Config[]} */
 const featureBoundaries = API_FEATURES.map((feature) => ({

@@ -36,6 +36,7 @@ import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
+import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
@@ -45,7 +46,11 @@ import { JobRouting } from './generation/job-routing.service.js';
 import { JobQueue } from './generation/job-queue.port.js';
 import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
+import { TokenizeService } from './generation/tokenize.service.js';
 import { HealthController } from './health/health.controller.js';
+import { MessagesHttpHandler } from './messages/messages-http.handler.js';
+import { MessagesController } from './messages/messages.controller.js';
+import { MessagesService } from './messages/messages.service.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { PendingWorkGauge } from './metrics/pending-work.gauge.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
@@ -74,6 +79,8 @@ import { PendingWork } from './repositories/pending-work.port.js';
 import { PendingWorkRepository } from './repositories/pending-work.repository.js';
 import { WorkerRoutesRepository } from './repositories/worker-routes.repository.js';
 import { WorkerRoutes } from './repositories/worker-routes.port.js';
+import { TokenizeController } from './tokenize/tokenize.controller.js';
+import { TokenizeHttpHandler } from './tokenize/tokenize-http.handler.js';
 import { StoreIdentities } from './repositories/store-identities.port.js';
 import { UnqueuedLines } from './repositories/unqueued-lines.port.js';
 import { UnqueuedLinesRepository } from './repositories/unqueued-lines.repository.js';
@@ -87,9 +94,9 @@ const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
 });
 
 /**
- * The composition root: features (chat, completions, responses, embeddings, batches, files, models and the
- * hosted forms) over the shared generation pipeline, with every Redis and BullMQ call in a
- * repository or adapter.
+ * The composition root: features (chat, completions, responses, embeddings, Anthropic's messages,
+ * vLLM's tokenize, batches, files, models and the hosted forms) over the shared generation pipeline,
+ * with every Redis and BullMQ call in a repository or adapter.
  */
 @Module({})
 export class AppModule {
@@ -106,10 +113,13 @@ export class AppModule {
         EmbeddingsController,
         CompletionsController,
         ResponsesController,
+        MessagesController,
+        TokenizeController,
         FilesController,
         BatchesController,
         PredictController,
         OrgAppController,
+        OrgAppMessagesController,
       ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
@@ -157,6 +167,10 @@ export class AppModule {
         ResponsesService,
         ResponsesHttpHandler,
         BackgroundResponses,
+        TokenizeService,
+        MessagesService,
+        MessagesHttpHandler,
+        TokenizeHttpHandler,
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
         BatchInput,

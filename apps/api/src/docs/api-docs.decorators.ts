@@ -11,6 +11,7 @@ const ERROR_TEXT: Record<number, string> = {
   429: 'Rate limit or queue depth exceeded; see Retry-After',
   503: 'No worker took the request in time, Redis is unreachable, or the server is shutting down',
   504: 'The request deadline passed; the job was cancelled',
+  529: 'Anthropic routes: the queue is full or the platform cannot take the request now; retry shortly',
 };
 
 /** The security scheme each route family uses, as the document names it. */

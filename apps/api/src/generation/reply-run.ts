@@ -12,6 +12,7 @@ export type OutputEvent = Exclude<ReplyEvent, { type: 'error' }>;
 
 export type EndEvent = Extract<ReplyEvent, { type: 'end' }>;
 export type DeltaEvent = Extract<ReplyEvent, { type: 'delta' }>;
+export type StartEvent = Extract<ReplyEvent, { type: 'start' }>;
 
 /** A request whose job is queued (or running): its identity, and its reply's events as they come. */
 export interface ReplyRun {

@@ -2,16 +2,26 @@ import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { toOpenAiError } from '../errors/to-openai-error.js';
-import type { DeltaEvent, EndEvent, ReplyRun } from './reply-run.js';
+import type { DeltaEvent, EndEvent, ReplyRun, StartEvent } from './reply-run.js';
 import { SseWriter } from './sse.writer.js';
 
-/** How one route shapes a reply's events as chunks (chat.completion.chunk, text_completion). */
+/** How one route shapes a reply's events as chunks (chat.completion.chunk, text_completion, Anthropic's events). */
 export interface ChunkFormatter<Chunk> {
-  /** Before any output: the role chunk of each choice, or echoed prompts. */
-  opening(): Chunk[];
+  /** Before any output: the role chunk of each choice, or echoed prompts. `start`: the first attempt's start. */
+  opening(start: StartEvent): Chunk[];
   delta(event: DeltaEvent): Chunk[];
   /** Each choice's finish reason, then usage when asked for. */
   final(event: EndEvent): Chunk[];
+}
+
+/** How an API frames its events on the wire, where it differs from OpenAI's (`data:` lines, then `data: [DONE]`). */
+export interface SseFraming<Chunk> {
+  /** The `event:` name of a chunk (Anthropic's `message_start`, …). */
+  eventName(chunk: Chunk): string;
+  /** The error event's name and body, for a failure once the stream is open. */
+  error(err: OpenAiHttpError): { event: string; body: unknown };
+  /** Whether the stream ends with `data: [DONE]`. */
+  done: boolean;
 }
 
 export interface StreamOptions<Chunk = unknown> {
@@ -23,6 +33,8 @@ export interface StreamOptions<Chunk = unknown> {
   eventName?: (chunk: Chunk) => string;
   /** Whether the stream ends with `data: [DONE]` (default true). */
   doneMarker?: boolean;
+  /** An API's own framing, errors included (Anthropic's); absent: OpenAI's. */
+  framing?: SseFraming<Chunk>;
 }
 
 /**
@@ -44,10 +56,11 @@ export async function streamReply<Chunk>(
   let index = -1;
   const after = options.after ?? -1;
   let sent = false;
+  const framing = options.framing;
   const send = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
       if (++index <= after) continue;
-      sse.data(chunk, options.numbered ? index : undefined, options.eventName?.(chunk));
+      sse.data(chunk, options.numbered ? index : undefined, framing?.eventName(chunk) ?? options.eventName?.(chunk));
     }
   };
   sse.open(headers);
@@ -63,7 +76,7 @@ export async function streamReply<Chunk>(
             ErrorCode.replyRestarted,
           );
         }
-        if (!opened) send(formatter.opening());
+        if (!opened) send(formatter.opening(event));
         opened = true;
       } else if (event.type === 'delta') {
         const chunks = formatter.delta(event);
@@ -71,8 +84,12 @@ export async function streamReply<Chunk>(
         sent ||= chunks.length > 0;
       } else if (event.type === 'end') send(formatter.final(event));
     }
-    sse.done(options.doneMarker ?? true);
+    if (framing && !framing.done) sse.end();
+    else sse.done(options.doneMarker ?? true);
   } catch (err) {
-    sse.fail(toOpenAiError(err).toBody());
+    const error = toOpenAiError(err);
+    if (!framing) return sse.fail(error.toBody());
+    const { event, body } = framing.error(error);
+    sse.fail(body, event);
   }
 }

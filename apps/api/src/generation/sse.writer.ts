@@ -1,6 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
-/** Writes OpenAI-framed Server-Sent Events: `data: <json>\n\n`, closed by `data: [DONE]`. */
+/**
+ * Writes Server-Sent Events: OpenAI's framing (`data: <json>\n\n`, closed by `data: [DONE]`), or
+ * with an `event:` name on each (Anthropic's).
+ */
 export class SseWriter {
   constructor(private readonly res: ServerResponse) {}
 
@@ -26,6 +29,11 @@ export class SseWriter {
     this.res.write(`${head}data: ${JSON.stringify(payload)}\n\n`);
   }
 
+  /** Ends the stream with no closing event. */
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+
   /** `marker`: end with `data: [DONE]`, as chat and completion streams do; Responses streams just end. */
   done(marker = true): void {
     if (this.res.writableEnded) return;
@@ -34,9 +42,9 @@ export class SseWriter {
   }
 
   /** Ends the stream with an error event (OpenAI's shape); clients raise it as an API error. */
-  fail(body: unknown): void {
+  fail(body: unknown, event?: string): void {
     if (this.res.writableEnded) return;
-    this.data(body);
+    this.data(body, undefined, event);
     this.res.end();
   }
 }

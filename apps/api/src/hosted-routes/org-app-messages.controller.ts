@@ -1,0 +1,101 @@
+import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import type { DetokenizeResponse, Message, MessageTokensCount, TokenizeResponse } from '@conveyor/openai';
+import { DetokenizeRequestDto, MessagesPromptDto, MessagesRequestDto, TokenizeRequestDto } from '@conveyor/protocol';
+import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
+import { Caller } from '../auth/caller.decorator.js';
+import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
+import { MessagesHttpHandler } from '../messages/messages-http.handler.js';
+import { TokenizeHttpHandler } from '../tokenize/tokenize-http.handler.js';
+
+const ERRORS = [400, 401, 404, 413, 429, 504, 529];
+
+/**
+ * The serverless app-host form of Anthropic's Messages and vLLM's tokenizer routes, one deployment per
+ * app. Besides `Key`, a key comes as Anthropic's clients send it: `Authorization: Bearer` or `x-api-key`.
+ */
+@Controller(':org/:app/v1')
+@UseAuthScheme('Key', 'Bearer')
+@ApiParam({ name: 'org', description: 'Organisation' })
+@ApiParam({ name: 'app', description: 'App' })
+export class OrgAppMessagesController {
+  constructor(
+    private readonly registry: DeploymentRegistry,
+    private readonly messages: MessagesHttpHandler,
+    private readonly tokenizer: TokenizeHttpHandler,
+  ) {}
+
+  @Post('messages')
+  @HttpCode(200)
+  @ApiRoute("Hosted app form: Anthropic's Messages (`Key <key>` or x-api-key when private)", {
+    auth: 'Key',
+    errors: ERRORS,
+  })
+  @ApiJsonBody(MessagesRequestDto)
+  @ApiJsonOrEvents('message')
+  create(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Message | void> {
+    return this.messages.create(body, caller, reply, this.registry.requireApp(org, app));
+  }
+
+  @Post('messages/count_tokens')
+  @HttpCode(200)
+  @ApiRoute("Hosted app form: Anthropic's token count (`Key <key>` or x-api-key when private)", {
+    auth: 'Key',
+    errors: ERRORS,
+  })
+  @ApiJsonBody(MessagesPromptDto)
+  @ApiJsonOk('{"input_tokens": n}')
+  countTokens(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<MessageTokensCount> {
+    return this.messages.countTokens(body, caller, reply, this.registry.requireApp(org, app));
+  }
+
+  @Post('tokenize')
+  @HttpCode(200)
+  @ApiRoute("Hosted app form: vLLM's tokenize (`Key <key>` when private)", {
+    auth: 'Key',
+    errors: [400, 401, 404, 413, 429, 503, 504],
+  })
+  @ApiJsonBody(TokenizeRequestDto)
+  @ApiJsonOk('{"tokens": [...], "count": n, "max_model_len": n}')
+  tokenize(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<TokenizeResponse> {
+    return this.tokenizer.tokenize(body, caller, reply, this.registry.requireApp(org, app));
+  }
+
+  @Post('detokenize')
+  @HttpCode(200)
+  @ApiRoute("Hosted app form: vLLM's detokenize (`Key <key>` when private)", {
+    auth: 'Key',
+    errors: [400, 401, 404, 413, 429, 503, 504],
+  })
+  @ApiJsonBody(DetokenizeRequestDto)
+  @ApiJsonOk('{"prompt": "..."}')
+  detokenize(
+    @Param('org') org: string,
+    @Param('app') app: string,
+    @Body() body: unknown,
+    @Caller() caller: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DetokenizeResponse> {
+    return this.tokenizer.detokenize(body, caller, reply, this.registry.requireApp(org, app));
+  }
+}

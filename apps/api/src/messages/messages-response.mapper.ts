@@ -1,0 +1,158 @@
+import type { ContentBlock, Message, MessageStreamEvent, MessagesUsage, StopReason } from '@conveyor/openai';
+import type { ChoiceResult, FinishReason, ReplyResult, TokenUsage } from '@conveyor/queue';
+import type { DeltaEvent, EndEvent, ReplyIdentity, StartEvent } from '../generation/reply-run.js';
+import { finishReasonsOf } from '../generation/reply-run.js';
+
+/**
+ * Why a reply ended, in Anthropic's words. A stop sequence and the model's own end both finish a
+ * reply as `stop` in the pipeline, so both are `end_turn`: which stop sequence matched is not known.
+ */
+export const toStopReason = (reason: FinishReason): StopReason =>
+  reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_use' : 'end_turn';
+
+/** Anthropic counts the prompt tokens a cache reused apart from those it computed; their sum is the prompt. */
+export function toMessagesUsage(usage: TokenUsage): MessagesUsage {
+  const cached = usage.cachedTokens ?? 0;
+  return {
+    input_tokens: usage.promptTokens - cached,
+    output_tokens: usage.completionTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  };
+}
+
+/** A tool call's arguments as the object Anthropic's `input` is; text that is not a JSON object is kept under `raw`. */
+function toInput(args: string): unknown {
+  try {
+    const value: unknown = JSON.parse(args || '{}');
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : { raw: args };
+  } catch {
+    return { raw: args };
+  }
+}
+
+/** A choice's blocks in reply order: its thought (when asked for), its text, then each call it made. */
+function contentOf(choice: ChoiceResult | undefined, thinking: boolean): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  if (!choice) return blocks;
+  if (thinking && choice.reasoning) blocks.push({ type: 'thinking', thinking: choice.reasoning, signature: '' });
+  if (choice.text || !choice.toolCalls?.length) blocks.push({ type: 'text', text: choice.text });
+  for (const call of choice.toolCalls ?? []) {
+    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toInput(call.arguments) });
+  }
+  return blocks;
+}
+
+/** A finished reply as Anthropic's `message`. `thinking`: the request asked for the thought segment. */
+export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: boolean): Message {
+  const choice = reply.choices[0];
+  return {
+    id: who.id,
+    type: 'message',
+    role: 'assistant',
+    content: contentOf(choice, thinking),
+    model: who.model,
+    stop_reason: toStopReason(choice?.finishReason ?? 'stop'),
+    stop_sequence: null,
+    usage: toMessagesUsage(reply.usage),
+  };
+}
+
+type Block = 'thinking' | 'text' | 'tool_use';
+
+/**
+ * Shapes a reply's events as Anthropic's stream: `message_start` and a `ping`, then each block opened,
+ * filled by deltas and closed in turn (thinking, text, then one block per tool call), then
+ * `message_delta` with the stop reason and usage, and `message_stop`. Replaying the same events gives
+ * the same stream, so a resumed stream's events line up with the first one's.
+ */
+export class MessageEventFormatter {
+  private index = -1;
+  private open: Block | null = null;
+  private call = -1;
+
+  constructor(
+    private readonly who: ReplyIdentity,
+    private readonly thinking: boolean,
+  ) {}
+
+  opening(start: StartEvent): MessageStreamEvent[] {
+    const message: Message = {
+      id: this.who.id,
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      model: this.who.model,
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: start.promptTokens, output_tokens: 0 },
+    };
+    return [{ type: 'message_start', message }, { type: 'ping' }];
+  }
+
+  delta(event: DeltaEvent): MessageStreamEvent[] {
+    // One message: the pipeline's other choices (n) are not asked for by this API.
+    if (event.choice) return [];
+    const events: MessageStreamEvent[] = [];
+    if (event.reasoning && this.thinking) {
+      this.ensure('thinking', events, { type: 'thinking', thinking: '', signature: '' });
+      events.push(this.blockDelta({ type: 'thinking_delta', thinking: event.reasoning }));
+    }
+    if (event.text) {
+      this.ensure('text', events, { type: 'text', text: '' });
+      events.push(this.blockDelta({ type: 'text_delta', text: event.text }));
+    }
+    const call = event.toolCall;
+    if (call) {
+      if (this.open !== 'tool_use' || call.index !== this.call) {
+        this.close(events);
+        this.call = call.index;
+        this.start('tool_use', events, { type: 'tool_use', id: call.id ?? '', name: call.name ?? '', input: {} });
+      }
+      if (call.arguments) events.push(this.blockDelta({ type: 'input_json_delta', partial_json: call.arguments }));
+    }
+    return events;
+  }
+
+  final(event: EndEvent): MessageStreamEvent[] {
+    const events: MessageStreamEvent[] = [];
+    // A reply with nothing in it is still one empty text block, as Anthropic's are.
+    if (this.index < 0) this.start('text', events, { type: 'text', text: '' });
+    this.close(events);
+    const usage = toMessagesUsage(event.usage);
+    events.push(
+      {
+        type: 'message_delta',
+        delta: { stop_reason: toStopReason(finishReasonsOf(event)[0] ?? 'stop'), stop_sequence: null },
+        usage: {
+          output_tokens: usage.output_tokens,
+          input_tokens: usage.input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+        },
+      },
+      { type: 'message_stop' },
+    );
+    return events;
+  }
+
+  private ensure(kind: Block, events: MessageStreamEvent[], block: ContentBlock): void {
+    if (this.open === kind) return;
+    this.close(events);
+    this.start(kind, events, block);
+  }
+
+  private start(kind: Block, events: MessageStreamEvent[], block: ContentBlock): void {
+    this.open = kind;
+    events.push({ type: 'content_block_start', index: ++this.index, content_block: block });
+  }
+
+  private close(events: MessageStreamEvent[]): void {
+    if (this.open === null) return;
+    events.push({ type: 'content_block_stop', index: this.index });
+    this.open = null;
+  }
+
+  private blockDelta(delta: Extract<MessageStreamEvent, { type: 'content_block_delta' }>['delta']): MessageStreamEvent {
+    return { type: 'content_block_delta', index: this.index, delta };
+  }
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { ErrorCode, type Message, type MessageTokensCount } from '@conveyor/openai';
+import { checkGenerates, RequestProblem, type MessagesPromptDto, type MessagesRequestDto } from '@conveyor/protocol';
+import { collectReply } from '../generation/collect-reply.js';
+import { GenerationService } from '../generation/generation.service.js';
+import type { ReplyRun } from '../generation/reply-run.js';
+import { TokenizeService } from '../generation/tokenize.service.js';
+import { toMessage } from './messages-response.mapper.js';
+
+export const MESSAGE_ID_PREFIX = 'msg_';
+
+/** Anthropic's Messages use case, on the pipeline chat uses: check the body, queue its job, follow the reply. */
+@Injectable()
+export class MessagesService {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly generation: GenerationService,
+    private readonly tokenizer: TokenizeService,
+  ) {}
+
+  /** Enqueues the request for `caller`, who alone may resume its reply; `only` binds it to one deployment. */
+  start(dto: MessagesRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig): Promise<ReplyRun> {
+    const deployment = this.generation.deploymentFor(dto.model, only);
+    dto.check(deployment, this.config.api.images);
+    return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
+      idPrefix: MESSAGE_ID_PREFIX,
+      stream: dto.stream === true,
+      prompt: dto.messages,
+      caller,
+      images: dto.decodedImages(),
+    });
+  }
+
+  /** A non-streamed reply: the same event path, gathered. */
+  async create(
+    dto: MessagesRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+  ): Promise<Message> {
+    const run = await this.start(dto, caller, signal, only);
+    return toMessage(run.who, await collectReply(run), dto.thinkingEnabled);
+  }
+
+  resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
+    return this.generation.resume(messageId, MESSAGE_ID_PREFIX, caller, signal);
+  }
+
+  /** The prompt's tokens as the deployment's workers render and tokenize it: a generation's input_tokens. */
+  async countTokens(
+    dto: MessagesPromptDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+  ): Promise<{ requestId: string; body: MessageTokensCount }> {
+    const deployment = this.generation.deploymentFor(dto.model, only);
+    checkGenerates(deployment);
+    dto.checkPrompt(deployment, this.config.api.images);
+    if (dto.decodedImages().length) {
+      throw new RequestProblem(
+        'count_tokens cannot count image blocks yet; count the text, or send the request and read its usage.',
+        'messages',
+        ErrorCode.unsupportedParameter,
+      );
+    }
+    const { tools } = dto.jobTools();
+    const { requestId, tokenized } = await this.tokenizer.run(
+      deployment,
+      { kind: 'chat', messages: dto.turns(), ...(tools ? { tools } : {}) },
+      caller,
+      signal,
+    );
+    return { requestId, body: { input_tokens: tokenized.tokens.length } };
+  }
+}
