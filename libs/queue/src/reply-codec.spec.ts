@@ -25,6 +25,14 @@ const reply: ReplyEvent[] = [
 ];
 
 describe('reply codec', () => {
+  it("writes a tokenize job's answer and reads it back, with and without detokenized text", () => {
+    const answer: ReplyEvent[] = [
+      { type: 'tokens', attempt: 1, seq: 0, tokens: [1, 2, 3], maxModelLen: 2048 },
+      { type: 'tokens', attempt: 1, seq: 1, tokens: [4], maxModelLen: 512, text: 'Hi' },
+    ];
+    expect(decodeReplyGroup(encodeReplyGroup(answer))).toEqual(answer);
+  });
+
   it('writes a group of one attempt and reads back the same events', () => {
     expect(decodeReplyGroup(encodeReplyGroup(reply))).toEqual(reply);
     const end: ReplyEvent[] = [
