@@ -79,7 +79,7 @@ import { PendingWork } from './repositories/pending-work.port.js';
 import { PendingWorkRepository } from './repositories/pending-work.repository.js';
 import { WorkerRoutesRepository } from './repositories/worker-routes.repository.js';
 import { WorkerRoutes } from './repositories/worker-routes.port.js';
-import { TokenizeController } from './tokenize/tokenize.controller.js';
+import { TokenizeController, TokenizeV1Controller } from './tokenize/tokenize.controller.js';
 import { TokenizeHttpHandler } from './tokenize/tokenize-http.handler.js';
 import { StoreIdentities } from './repositories/store-identities.port.js';
 import { UnqueuedLines } from './repositories/unqueued-lines.port.js';
@@ -115,6 +115,7 @@ export class AppModule {
         ResponsesController,
         MessagesController,
         TokenizeController,
+        TokenizeV1Controller,
         FilesController,
         BatchesController,
         PredictController,
