@@ -42,8 +42,11 @@ export const ApiJsonOrEvents = (object: string) =>
     ApiProduces('application/json', 'text/event-stream'),
     ApiOkResponse({
       description:
-        `A ${object}, or with \`stream: true\` Server-Sent Events: \`data: <chunk>\` lines ` +
-        '(chat chunks also carry `id: <n>`), closed by `data: [DONE]`',
+        object === 'message'
+          ? "A message, or with `stream: true` Anthropic's Server-Sent Events (`event: <type>`, `id: <n>`, " +
+            '`data: <event>`), from `message_start` to `message_stop`'
+          : `A ${object}, or with \`stream: true\` Server-Sent Events: \`data: <chunk>\` lines ` +
+            '(chat chunks also carry `id: <n>`), closed by `data: [DONE]`',
       schema: { type: 'object' },
     }),
   );
