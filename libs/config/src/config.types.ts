@@ -118,7 +118,7 @@ export type FileStoreConfig =
       forcePathStyle: boolean;
     };
 
-/** A Redis Sentinel to ask for the primary's address. */
+/** A Redis node's address: a sentinel, or a cluster's seed node. */
 export interface SentinelAddress {
   host: string;
   port: number;
@@ -137,6 +137,15 @@ export interface SentinelConfig {
 }
 
 /**
+ * Reaching a Redis Cluster: the clients learn the cluster's shards from these seed nodes and follow
+ * its slots as they move. The data nodes' password and TLS still come from REDIS_URL.
+ */
+export interface ClusterConfig {
+  /** Seed nodes; any reachable one tells the clients about the rest. */
+  nodes: SentinelAddress[];
+}
+
+/**
  * The prompt cache: each reply's tokens stay in its sequence for a later request to reuse.
  * `exact` (the default): only whole 256-token chunks computed as a prompt, so a reply is token for
  * token what it would be without the cache; `full`: the longest common prefix, the last reply
@@ -150,6 +159,8 @@ export interface PlatformConfig {
     url: string;
     /** Set: the primary is found through Sentinel and followed across failovers. */
     sentinel: SentinelConfig | null;
+    /** Set: Redis is a cluster, reached through these seeds; keys that scripts share carry hash tags. */
+    cluster: ClusterConfig | null;
     prefix: string;
     /** How long a reply stream outlives its last event (the window for resuming a stream). */
     replyTtlMs: number;

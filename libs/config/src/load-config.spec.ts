@@ -24,6 +24,7 @@ describe('loadConfig', () => {
     expect(config.redis).toEqual({
       url: 'redis://127.0.0.1:6379',
       sentinel: null,
+      cluster: null,
       prefix: 'conveyor',
       replyTtlMs: 600_000,
       responseTtlMs: 86_400_000,
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
     expect(config.redis).toEqual({
       url: 'rediss://cache:6380',
       sentinel: null,
+      cluster: null,
       prefix: 'test_1',
       replyTtlMs: 600_000,
       responseTtlMs: 86_400_000,
@@ -90,6 +92,40 @@ describe('loadConfig', () => {
     });
     // The data nodes' password, database and TLS still come from the URL.
     expect(config.redis.url).toBe('rediss://:data@ignored:6379/2');
+  });
+
+  it('reads a cluster’s seed nodes, its password and TLS still from the URL', () => {
+    const config = loadConfig({
+      REDIS_CLUSTER_NODES: 'node-a:7000, 10.0.0.2:7001,[fd00::3]:7002',
+      REDIS_URL: 'rediss://:data@ignored:6379',
+    });
+    expect(config.redis.cluster).toEqual({
+      nodes: [
+        { host: 'node-a', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+        { host: 'fd00::3', port: 7002 },
+      ],
+    });
+    expect(config.redis.sentinel).toBeNull();
+    expect(config.redis.url).toBe('rediss://:data@ignored:6379');
+  });
+
+  it('refuses cluster seeds beside sentinels, a database other than 0, and malformed entries, each in one line', () => {
+    const both = configError({
+      REDIS_CLUSTER_NODES: 'a:7000',
+      REDIS_SENTINELS: 's:26379',
+      REDIS_SENTINEL_NAME: 'conveyor',
+    });
+    expect(both.problems).toEqual([
+      'REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive: a Redis Cluster fails over on its own, without sentinels',
+    ]);
+    expect(configError({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_URL: 'redis://cache/2' }).problems).toEqual([
+      'REDIS_URL names database 2, but a Redis Cluster only has database 0: drop it from the URL',
+    ]);
+    expect(configError({ REDIS_CLUSTER_NODES: 'a:7000,nohost' }).problems).toEqual([
+      'REDIS_CLUSTER_NODES entries must be host:port with a port from 1 to 65535 (got "nohost")',
+    ]);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_URL: 'redis://cache/0' }).redis.cluster).not.toBeNull();
   });
 
   it('refuses a sentinel list without a primary name, malformed entries, and sentinel settings without sentinels', () => {

@@ -1,22 +1,46 @@
-import type { PlatformConfig, SentinelAddress, SentinelConfig } from './config.types.js';
+import type { ClusterConfig, PlatformConfig, SentinelAddress, SentinelConfig } from './config.types.js';
 import type { EnvReader } from './env/env-reader.js';
 
 /** `host:port`, or `[v6 address]:port`. */
 const SENTINEL_ADDRESS = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
 
-/** REDIS_SENTINELS: `host:port` entries, comma-separated; each bad entry is a problem of its own. */
-function readSentinels(raw: string, problems: string[]): SentinelAddress[] {
-  const sentinels: SentinelAddress[] = [];
+/** REDIS_SENTINELS or REDIS_CLUSTER_NODES: `host:port` entries, comma-separated; each bad entry is a problem of its own. */
+function readAddresses(variable: string, raw: string, problems: string[]): SentinelAddress[] {
+  const addresses: SentinelAddress[] = [];
   for (const entry of raw.split(',').map((e) => e.trim())) {
     const match = SENTINEL_ADDRESS.exec(entry);
     const port = Number(match?.[3]);
     if (!match || port < 1 || port > 65535) {
-      problems.push(`REDIS_SENTINELS entries must be host:port with a port from 1 to 65535 (got "${entry}")`);
+      problems.push(`${variable} entries must be host:port with a port from 1 to 65535 (got "${entry}")`);
       continue;
     }
-    sentinels.push({ host: match[1] ?? match[2], port });
+    addresses.push({ host: match[1] ?? match[2], port });
   }
-  return sentinels;
+  return addresses;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: a cluster's seed nodes. A cluster has no databases (only 0) and no sentinels:
+ * a database in REDIS_URL or any Sentinel setting beside it is a mistake to report, not to ignore.
+ */
+function readCluster(r: EnvReader, url: string, sentinels: boolean): ClusterConfig | null {
+  const list = r.optionalString('REDIS_CLUSTER_NODES');
+  if (!list) return null;
+  r.check(
+    !sentinels,
+    'REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive: a Redis Cluster fails over on its own, without sentinels',
+  );
+  let database = '';
+  try {
+    database = new URL(url).pathname.replace(/^\//, '');
+  } catch {
+    // REDIS_URL's own check reports it.
+  }
+  r.check(
+    database === '' || database === '0',
+    `REDIS_URL names database ${database}, but a Redis Cluster only has database 0: drop it from the URL`,
+  );
+  return { nodes: readAddresses('REDIS_CLUSTER_NODES', list, r.problems) };
 }
 
 /**
@@ -54,17 +78,23 @@ function readRedisLocation(r: EnvReader): { url: string; sentinel: SentinelConfi
   );
   return {
     url,
-    sentinel: { sentinels: readSentinels(list, r.problems), name: name ?? '', password: sentinelPassword ?? null },
+    sentinel: {
+      sentinels: readAddresses('REDIS_SENTINELS', list, r.problems),
+      name: name ?? '',
+      password: sentinelPassword ?? null,
+    },
   };
 }
 
 /** Where Redis is, the prefix of the platform's keys in it, and how long they live. */
 export function readRedisConfig(r: EnvReader): PlatformConfig['redis'] {
   const location = readRedisLocation(r);
+  const cluster = readCluster(r, location.url, location.sentinel !== null);
   const prefix = r.string('REDIS_PREFIX');
   r.check(/^[A-Za-z0-9_.-]+$/.test(prefix), `REDIS_PREFIX must be letters, digits, '.', '_' or '-' (got "${prefix}")`);
   return {
     ...location,
+    cluster,
     prefix,
     replyTtlMs: r.int('REPLY_TTL_MS'),
     responseTtlMs: r.int('RESPONSE_TTL_MS'),

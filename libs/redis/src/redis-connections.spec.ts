@@ -9,6 +9,7 @@ import {
 const single: RedisSettings = {
   url: 'redis://:secret@cache:6379/1',
   sentinel: null,
+  cluster: null,
   prefix: 'conveyor',
   replyTtlMs: 1000,
   responseTtlMs: 1000,

@@ -6,7 +6,7 @@ export const REDIS_VARS = {
     default: 'redis://127.0.0.1:6379',
     allowedText: 'a `redis://` or `rediss://` (TLS) URL',
     meaning:
-      'The Redis the API and every worker share (the tests and benches use it too). With `REDIS_SENTINELS`, only its password, database and scheme are used.',
+      'The Redis the API and every worker share (the tests and benches use it too). With `REDIS_SENTINELS`, only its password, database and scheme are used; with `REDIS_CLUSTER_NODES`, only its password and scheme.',
   },
   REDIS_PASSWORD: {
     kind: 'text',
@@ -32,6 +32,13 @@ export const REDIS_VARS = {
     defaultText: 'none',
     allowedText: 'a password',
     meaning: "The sentinels' own password, when they have one.",
+  },
+  REDIS_CLUSTER_NODES: {
+    kind: 'text',
+    defaultText: 'none',
+    allowedText: 'comma-separated `host:port` (`[v6 address]:port`) entries',
+    meaning:
+      'Use a Redis Cluster: these nodes are the seeds the clients learn the cluster from (any few of its nodes). Refused next to `REDIS_SENTINELS`; `REDIS_URL` then only contributes its password and scheme.',
   },
   REDIS_PREFIX: {
     kind: 'text',
