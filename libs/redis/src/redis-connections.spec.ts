@@ -2,6 +2,7 @@ import { describe, it, expect } from '@jest/globals';
 import {
   CONNECT_TIMEOUT_MS,
   MAX_RECONNECT_DELAY_MS,
+  clusterOptions,
   connectionOptions,
   type RedisSettings,
 } from './redis-connections.js';
@@ -81,5 +82,43 @@ describe('connectionOptions', () => {
     expect(reconnectOnError(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(
       false,
     );
+  });
+});
+
+describe('clusterOptions', () => {
+  const cluster: RedisSettings = {
+    ...single,
+    url: 'rediss://app:s%40cret@ignored:6379',
+    cluster: { nodes: [{ host: '10.0.0.1', port: 7000 }] },
+  };
+
+  it('gives every node connection the URL’s user, password and TLS, and reads only from primaries', () => {
+    const options = clusterOptions(cluster, 'conveyor-test', 'command');
+    expect(options).toMatchObject({
+      scaleReads: 'master',
+      enableOfflineQueue: false,
+      maxRedirections: 16,
+      redisOptions: {
+        connectionName: 'conveyor-test',
+        username: 'app',
+        password: 's@cret',
+        tls: {},
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        maxRetriesPerRequest: 2,
+      },
+    });
+    expect(clusterOptions({ ...cluster, url: 'redis://ignored' }, 'x', 'command').redisOptions).not.toHaveProperty(
+      'password',
+    );
+  });
+
+  it('fails a request’s command within about two seconds, and holds the others through a failover', () => {
+    const command = clusterOptions(cluster, 'x', 'command');
+    expect(Number(command.maxRedirections) * Number(command.retryDelayOnFailover)).toBeLessThanOrEqual(2000);
+    for (const role of ['background', 'blocking', 'subscriber'] as const) {
+      const options = clusterOptions(cluster, role, role);
+      expect(options).toMatchObject({ enableOfflineQueue: true, redisOptions: { maxRetriesPerRequest: null } });
+      expect(Number(options.maxRedirections) * Number(options.retryDelayOnFailover)).toBeGreaterThanOrEqual(60_000);
+    }
   });
 });

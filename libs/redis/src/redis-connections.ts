@@ -1,8 +1,15 @@
 import type { RedisOptions as BullConnectionOptions } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
-import type { PlatformConfig, SentinelConfig } from '@conveyor/config';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { ClusterConfig, PlatformConfig, SentinelConfig } from '@conveyor/config';
 
 export type RedisSettings = PlatformConfig['redis'];
+
+/**
+ * A connection to the platform's Redis: a plain (or Sentinel-following) client, or a Cluster client
+ * when REDIS_CLUSTER_NODES is set. Both take the same commands; on a cluster, every script, MULTI and
+ * pipeline keeps its keys in one slot (the hash tags in `@conveyor/queue`'s key names).
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * What a connection is for, which decides how it behaves while Redis is away:
@@ -111,6 +118,66 @@ function sentinelOptions(sentinel: SentinelConfig, url: string): SentinelOptions
   };
 }
 
+/**
+ * How many times a command is sent again while its slot has no reachable primary (each after
+ * `CLUSTER_RETRY_DELAY_MS`, the slots asked for again): ioredis's 16 for a `command` connection, so a
+ * client request fails within about two seconds, as with no offline queue on a single Redis; the other
+ * roles hold their commands through a failover, as they do while a single Redis is away.
+ */
+const CLUSTER_RETRIES: Record<ConnectionRole, number> = {
+  command: 16,
+  background: 3000,
+  blocking: 3000,
+  subscriber: 3000,
+};
+const CLUSTER_RETRY_DELAY_MS = 100;
+
+/**
+ * Options of a Cluster client. Each node connection is made from `redisOptions`, with REDIS_URL's
+ * user, password and TLS (a cluster has only database 0; the config refuses another). ioredis does
+ * not reconnect to a node that went away: it asks the others for the slots again, and a command
+ * for a slot whose primary died is sent again until its replica has taken over.
+ */
+export function clusterOptions(
+  settings: RedisSettings,
+  name: string,
+  role: ConnectionRole,
+): ClusterOptions & { redisOptions: RedisOptions } {
+  const url = new URL(settings.url);
+  return {
+    clusterRetryStrategy: reconnectDelay,
+    enableOfflineQueue: role !== 'command',
+    maxRedirections: CLUSTER_RETRIES[role],
+    retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
+    // The shards' primaries serve every command: a replica's copy may lag, and reply streams must not.
+    scaleReads: 'master',
+    slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+    redisOptions: {
+      connectionName: name,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: MAX_RETRIES[role],
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  };
+}
+
+function createCluster(
+  settings: RedisSettings,
+  cluster: ClusterConfig,
+  name: string,
+  role: ConnectionRole,
+  extra: Pick<RedisOptions, 'enableAutoPipelining'> = {},
+): Cluster {
+  return new Cluster(
+    cluster.nodes.map(({ host, port }) => ({ host, port })),
+    { ...clusterOptions(settings, name, role), ...extra },
+  );
+}
+
 /** A client for `role`, its errors reported through `logger` once per outage; `extra` adds client options (auto-pipelining). */
 export function createRedis(
   settings: RedisSettings,
@@ -118,15 +185,50 @@ export function createRedis(
   role: ConnectionRole,
   logger?: ConnectionLogger,
   extra: Pick<RedisOptions, 'enableAutoPipelining'> = {},
-): Redis {
+): RedisClient {
+  if (settings.cluster) {
+    const cluster = createCluster(settings, settings.cluster, name, role, extra);
+    reportErrors(cluster, name, logger);
+    return cluster;
+  }
   const { url, ...options } = clientOptions(settings, name, role);
   const client = new Redis(url, { ...options, ...extra });
   reportErrors(client, name, logger);
   return client;
 }
 
+/** What BullMQ is given to connect a queue or a worker: options it opens its own clients with, or a Cluster client. */
+export type BullConnection = BullConnectionOptions | Cluster;
+
+/**
+ * BullMQ's connection for a queue or a worker. BullMQ makes plain clients from options, but only
+ * takes a cluster as a client of its own: on a cluster this is a Cluster client (which BullMQ
+ * duplicates for a worker's blocking reads), and `releaseBullConnection` must disconnect it once
+ * the queue or worker is closed, since BullMQ leaves a client it was given open.
+ */
+export function bullConnection(
+  settings: RedisSettings,
+  name: string,
+  role: ConnectionRole,
+  logger?: ConnectionLogger,
+): BullConnection {
+  if (!settings.cluster) return connectionOptions(settings, name, role);
+  const cluster = createCluster(settings, settings.cluster, name, role);
+  reportErrors(cluster, name, logger);
+  return cluster;
+}
+
+/** Disconnects the client `bullConnection` made, if it made one (a cluster's); options need nothing. */
+export function releaseBullConnection(connection: BullConnection): void {
+  if (connection instanceof Cluster) connection.disconnect();
+}
+
 /** Logs the first error of an outage and stays quiet until the connection is ready again. */
-export function reportErrors(client: Pick<Redis, 'on'>, name: string, logger?: ConnectionLogger): void {
+export function reportErrors(
+  client: { on(event: string, listener: (err: Error) => void): unknown },
+  name: string,
+  logger?: ConnectionLogger,
+): void {
   let reported = false;
   client.on('error', (err: Error) => {
     if (reported) return;

@@ -12,8 +12,13 @@ import {
   routeQueuesKey,
   type QueuedJobData,
 } from '@conveyor/queue';
-import { connectionOptions, createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import {
+  bullConnection,
+  createRedis,
+  releaseBullConnection,
+  type BullConnection,
+  type RedisClient,
+} from '@conveyor/redis';
 import { JobQueue, type JobCounts } from './job-queue.port.js';
 
 /**
@@ -26,9 +31,11 @@ import { JobQueue, type JobCounts } from './job-queue.port.js';
 export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   private readonly logger = new Logger(BullMqJobQueue.name);
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
-  private readonly redis: Redis;
+  /** The deployment queues' own connections, released once their queues are closed. */
+  private readonly connections: BullConnection[] = [];
+  private readonly redis: RedisClient;
   /** One connection for all the workers' queues, however many workers come and go. */
-  private readonly affinityRedis: Redis;
+  private readonly affinityRedis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();
@@ -43,12 +50,12 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   private queueNamed(name: string, shared = true): Queue<QueuedJobData> {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue<QueuedJobData>(name, {
-        connection: shared
-          ? this.affinityRedis
-          : connectionOptions(this.config.redis, `conveyor-api-queue-${name}`, 'command'),
-        prefix: this.config.redis.prefix,
-      });
+      let connection: BullConnection | RedisClient = this.affinityRedis;
+      if (!shared) {
+        connection = bullConnection(this.config.redis, `conveyor-api-queue-${name}`, 'command', this.logger);
+        this.connections.push(connection);
+      }
+      queue = new Queue<QueuedJobData>(name, { connection, prefix: this.config.redis.prefix });
       queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
       this.queues.set(name, queue);
     }
@@ -152,6 +159,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.connections.forEach(releaseBullConnection);
     this.redis.disconnect();
     this.affinityRedis.disconnect();
   }

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { decodeReplyGroup, readReplyHistory, replyInboxKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { ReplySubscription } from './reply-subscription.js';
@@ -20,7 +19,7 @@ const TRIM_MARGIN_MS = 5000;
 /** One blocking reader of one inbox, and the loop that hands its entries to the subscriptions. */
 interface InboxReader {
   key: string;
-  client: Redis;
+  client: RedisClient;
   lastId: string;
   done: Promise<void>;
 }
@@ -43,7 +42,7 @@ export class RedisReplyRelay extends ReplyRelay implements OnModuleInit, OnAppli
   private readonly since = new Map<string, number>();
   readonly replica = randomBytes(8).toString('hex');
   private readonly inbox: string;
-  private control!: Redis;
+  private control!: RedisClient;
   private readonly readers = new Map<string, InboxReader>();
   /** Which inbox each subscription of another replica's inbox reads. */
   private readonly foreign = new Map<string, string>();

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { QueueAdmission, type Admission } from './queue-admission.port.js';
 
 /** How long a reservation holds a place if its replica dies before the job reaches the queue. */
@@ -72,7 +72,7 @@ function affinityWaitListAround(prefix: string, deployment: string): [string, st
 @Injectable()
 export class AdmissionRepository extends QueueAdmission implements OnApplicationShutdown {
   private readonly logger = new Logger(AdmissionRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

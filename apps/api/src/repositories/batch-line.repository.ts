@@ -8,8 +8,8 @@ import {
   batchResultsKey,
   type BatchLineResult,
 } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { BatchLines, type CollectedResults, type InflightLine } from './batch-lines.port.js';
 
 /**
@@ -59,7 +59,7 @@ declare module 'ioredis' {
 @Injectable()
 export class BatchLineRepository extends BatchLines implements OnApplicationShutdown {
   private readonly logger = new Logger(BatchLineRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly prefix: string;
 
   constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { activeBatchesKey, batchIndexKey, batchKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import type { BatchRecord } from './batch-record.js';
 import { BatchRecords, type BatchCounter } from './batch-records.port.js';
 
@@ -10,7 +9,7 @@ import { BatchRecords, type BatchCounter } from './batch-records.port.js';
 @Injectable()
 export class BatchRepository extends BatchRecords implements OnApplicationShutdown {
   private readonly logger = new Logger(BatchRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly prefix: string;
 
   constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { HOLD_IMAGE_LUA, REFER_IMAGE_LUA, RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import type { DecodedImage } from '@conveyor/protocol';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
 import { ImageStore } from './image-store.port.js';
 
 declare module 'ioredis' {
@@ -33,7 +33,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 @Injectable()
 export class ImageRepository extends ImageStore implements OnApplicationShutdown {
   private readonly logger = new Logger(ImageRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly ttlMs: number;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {

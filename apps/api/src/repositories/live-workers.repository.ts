@@ -1,15 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { liveWorkersKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { LiveWorkers } from './live-workers.port.js';
 
 /** How many workers currently announce themselves for each deployment, from their heartbeats in Redis. */
 @Injectable()
 export class LiveWorkersRepository extends LiveWorkers implements OnApplicationShutdown {
   private readonly logger = new Logger(LiveWorkersRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

@@ -8,8 +8,8 @@ import {
   queuePartKey,
   routeQueuesKey,
 } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+
 import { PendingWork, type DeploymentWork } from './pending-work.port.js';
 
 /** One queue's unfinished jobs, by the part of the queue they are in. */
@@ -29,7 +29,7 @@ interface QueueParts {
 @Injectable()
 export class PendingWorkRepository extends PendingWork implements OnApplicationShutdown {
   private readonly logger = new Logger(PendingWorkRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

@@ -1,14 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { rateLimitKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 
 /** Request counters per API key and time window, in Redis so every API replica shares them. */
 @Injectable()
 export class RateLimitRepository implements OnApplicationShutdown {
   private readonly logger = new Logger(RateLimitRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     this.redis = createRedis(config.redis, 'conveyor-api-ratelimit', 'command', this.logger);

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import type { ResponseInputItem, ResponseObject } from '@conveyor/openai';
 import { responseKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+
 import { ResponseStore, type StoredResponse } from './response-store.port.js';
 
 /** Moves a response on only from a status that may still change, in one step (a cancel may land at any time). */
@@ -19,7 +19,7 @@ return 1`;
 @Injectable()
 export class ResponseRepository extends ResponseStore implements OnApplicationShutdown {
   private readonly logger = new Logger(ResponseRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly prefix: string;
   private readonly ttlMs: number;
 

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { fileStoreKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { StoreIdentities } from './store-identities.port.js';
 
 /**
@@ -54,7 +54,7 @@ declare module 'ioredis' {
 @Injectable()
 export class StoreIdentityRepository extends StoreIdentities implements OnApplicationShutdown {
   private readonly logger = new Logger(StoreIdentityRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

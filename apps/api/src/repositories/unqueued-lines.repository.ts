@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { batchUnqueuedKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { UnqueuedLines } from './unqueued-lines.port.js';
 
 /**
@@ -35,7 +35,7 @@ declare module 'ioredis' {
 @Injectable()
 export class UnqueuedLinesRepository extends UnqueuedLines implements OnApplicationShutdown {
   private readonly logger = new Logger(UnqueuedLinesRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

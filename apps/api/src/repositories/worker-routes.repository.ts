@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { liveWorkersKey, routeBlocksPrefix, routeLoadKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { WorkerRoutes, type RoutePick } from './worker-routes.port.js';
 
 /**
@@ -59,7 +59,7 @@ declare module 'ioredis' {
 @Injectable()
 export class WorkerRoutesRepository extends WorkerRoutes implements OnApplicationShutdown {
   private readonly logger = new Logger(WorkerRoutesRepository.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

@@ -1,15 +1,14 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { batchResultsKey, type BatchLineResult } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { BatchResultSink } from './batch-result-sink.port.js';
 
 /** Hands finished batch lines to the batch runner through the batch's results list in Redis. */
 @Injectable()
 export class RedisBatchResultSink extends BatchResultSink implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisBatchResultSink.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { cancelChannel, cancelKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { CancellationTracker, STOP, type StopReason } from './cancellation-tracker.port.js';
 
 /**
@@ -14,8 +13,8 @@ import { CancellationTracker, STOP, type StopReason } from './cancellation-track
 export class RedisCancellationTracker extends CancellationTracker implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RedisCancellationTracker.name);
   private readonly running = new Map<string, AbortController>();
-  private readonly subscriber: Redis;
-  private readonly redis: Redis;
+  private readonly subscriber: RedisClient;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis, Result } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { Result } from 'ioredis';
 import { ImageReleaser } from './image-releaser.port.js';
 
 declare module 'ioredis' {
@@ -15,7 +15,7 @@ declare module 'ioredis' {
 @Injectable()
 export class RedisImageReleaser extends ImageReleaser implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisImageReleaser.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();

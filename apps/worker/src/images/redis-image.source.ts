@@ -4,8 +4,7 @@ import { UnrecoverableError } from 'bullmq';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ImageSource } from '@conveyor/engine';
 import { imageKey, type ImageRef } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 
 /**
  * Reads a job's images where the API stored them: each image's bytes once, under its hash, for as long
@@ -15,7 +14,7 @@ import type { Redis } from 'ioredis';
 @Injectable()
 export class RedisImageSource extends ImageSource implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisImageSource.name);
-  private redis: Redis | null = null;
+  private redis: RedisClient | null = null;
 
   constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
     super();
@@ -27,7 +26,7 @@ export class RedisImageSource extends ImageSource implements OnApplicationShutdo
     // Gone: its last job finished (or Redis lost it). Another attempt would find it gone too.
     if (!bytes) {
       throw new UnrecoverableError(
-        `Image ${ref.sha256} of this request is no longer stored in Redis; send the request again.`,
+        `Image ${ref.sha256} of this request is no longer stored in RedisClient; send the request again.`,
       );
     }
     if (createHash('sha256').update(bytes).digest('hex') !== ref.sha256)

@@ -10,8 +10,13 @@ import {
   routeWorkerName,
   type QueuedJobData,
 } from '@conveyor/queue';
-import { MAX_RECONNECT_DELAY_MS, connectionOptions, createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import {
+  MAX_RECONNECT_DELAY_MS,
+  bullConnection,
+  createRedis,
+  releaseBullConnection,
+  type RedisClient,
+} from '@conveyor/redis';
 import type { JobForwarder } from './job-forwarder.js';
 
 /** How long a worker must have been gone before its drained queue is deleted (an API may still be adding to it). */
@@ -29,7 +34,7 @@ const UNFINISHED = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
  */
 export class AffinityRescuer {
   private readonly logger = new Logger(AffinityRescuer.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly rescues = new Map<string, Worker<QueuedJobData>>();
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
   private readonly goneSince = new Map<string, number>();
@@ -107,11 +112,12 @@ export class AffinityRescuer {
 
   private rescue(name: string): void {
     if (this.rescues.has(name)) return;
+    const connection = bullConnection(this.config.redis, `conveyor-worker-rescue-${name}`, 'blocking', this.logger);
     const worker = new Worker<QueuedJobData>(
       name,
       (job: Job<QueuedJobData>) => this.forwarder.forward(job, 'its worker is gone'),
       {
-        connection: connectionOptions(this.config.redis, `conveyor-worker-rescue-${name}`, 'blocking'),
+        connection,
         prefix: this.config.redis.prefix,
         concurrency: 8,
         lockDuration: this.config.worker.lockMs,
@@ -122,6 +128,7 @@ export class AffinityRescuer {
       },
     );
     worker.on('error', (err) => this.logger.warn(`Rescue of ${name}: ${err.message}`));
+    worker.on('closed', () => releaseBullConnection(connection));
     this.rescues.set(name, worker);
     this.logger.log(`Sending the jobs of ${name} on to the deployment's queue: its worker is gone`);
   }

@@ -2,8 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, isGenerationJob, type QueuedJobData } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 
 /** What a job sent on from a worker's own queue ends with there. */
 export interface Forwarded {
@@ -18,7 +17,7 @@ export interface Forwarded {
  */
 export class JobForwarder {
   private readonly logger = new Logger(JobForwarder.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
 
   constructor(private readonly config: PlatformConfig) {

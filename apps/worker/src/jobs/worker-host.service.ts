@@ -2,8 +2,13 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
-import { MAX_RECONNECT_DELAY_MS, connectionOptions, createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import {
+  MAX_RECONNECT_DELAY_MS,
+  bullConnection,
+  createRedis,
+  releaseBullConnection,
+  type RedisClient,
+} from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -28,7 +33,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly logger = new Logger(WorkerHost.name);
   private readonly router: JobRouter;
   private readonly workers: Worker[] = [];
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly presence: WorkerPresence;
   private readonly forwarder: JobForwarder;
   private readonly rescuer: AffinityRescuer;
@@ -81,7 +86,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
 
   private serve(deployment: DeploymentConfig): void {
     const options = (name: string): WorkerOptions => ({
-      connection: connectionOptions(this.config.redis, name, 'blocking'),
+      connection: bullConnection(this.config.redis, name, 'blocking', this.logger),
       prefix: this.config.redis.prefix,
       concurrency: deployment.parallel,
       lockDuration: this.config.worker.lockMs,
@@ -122,6 +127,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     );
     for (const worker of [shared, own]) {
       worker.on('error', (err) => this.logger.warn(`Worker ${worker.name}: ${err.message}`));
+      worker.on('closed', () => releaseBullConnection(worker.opts.connection));
       worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
       this.unrun.watch(worker);
       // A worker that was frozen past its lock must stop: another worker has the job now.

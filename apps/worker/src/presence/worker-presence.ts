@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
+import type { RedisClient } from '@conveyor/redis';
 import { liveWorkersKey } from '@conveyor/queue';
-import type { Redis } from 'ioredis';
 
 /**
  * Announces this worker as live for its deployments, renewing the
@@ -12,7 +12,7 @@ export class WorkerPresence {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly workerId: string,
     private readonly deployments: readonly string[],

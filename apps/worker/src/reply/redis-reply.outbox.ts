@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { encodeReplyGroup, readReplyHistory, replyRecordKey, type ReplyEvent } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { FlushCadence } from './flush-cadence.js';
 import type { ReplySink } from './reply-sink.js';
 import { ReplyStreamSink, type OutboxNotifier } from './reply-stream.sink.js';
@@ -21,7 +20,7 @@ const RENEW_EXPIRY_MS = 10_000;
 @Injectable()
 export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, OnApplicationShutdown {
   private readonly logger = new Logger(RedisReplyOutbox.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly dirty = new Set<ReplyStreamSink>();
   private readonly cadence = new FlushCadence(() => this.flush());
   /** When this worker last renewed each inbox's expiry. */
@@ -31,7 +30,7 @@ export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, On
   /** `redis`: a connection of the caller's (tests); by default one of the outbox's own. */
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    @Optional() redis?: Redis,
+    @Optional() redis?: RedisClient,
   ) {
     super();
     this.redis =

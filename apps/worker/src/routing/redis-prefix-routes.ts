@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { routeBlocksKey, routeLoadKey, routeQueuesKey } from '@conveyor/queue';
-import { createRedis } from '@conveyor/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
 import { PrefixRoutes } from './prefix-routes.port.js';
@@ -22,7 +21,7 @@ interface Announcement {
 @Injectable()
 export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisPrefixRoutes.name);
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly announcements = new Map<string, Announcement>();
   private flushing = false;
   private closed = false;
