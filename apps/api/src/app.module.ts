@@ -1,3 +1,4 @@
+import { useHashTags } from '@conveyor/queue';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { FileStore, createFileStore } from '@conveyor/batch-store';
@@ -101,6 +102,8 @@ const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
 @Module({})
 export class AppModule {
   static forConfig(config: PlatformConfig): DynamicModule {
+    // Before any key is named: keys carry hash tags on a Redis Cluster only.
+    useHashTags(config.redis.cluster !== null);
     return {
       module: AppModule,
       controllers: [

@@ -1,3 +1,4 @@
+import { useHashTags } from '@conveyor/queue';
 import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ImageSource } from '@conveyor/engine';
@@ -26,6 +27,8 @@ import { RedisPrefixRoutes } from './routing/redis-prefix-routes.js';
 @Module({})
 export class WorkerModule {
   static forDeployments(config: PlatformConfig, deployments: DeploymentConfig[]): DynamicModule {
+    // Before any key is named: keys carry hash tags on a Redis Cluster only.
+    useHashTags(config.redis.cluster !== null);
     return {
       module: WorkerModule,
       providers: [

@@ -1,3 +1,4 @@
+import { slotTag } from './slot-tags.js';
 import type { ReplyResult } from './reply-result.js';
 
 /** Present on a chat job that is one line of a batch: the worker reports to the batch, not to a reply stream. */
@@ -32,24 +33,25 @@ export type BatchLineResult = (
  */
 export const BATCH_LINE_PRIORITY = 1000;
 
-/** The batch record (a JSON string). */
-export const batchKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}`;
-/** All batches by creation time, for listing. */
-export const batchIndexKey = (prefix: string): string => `${prefix}:batches`;
+/** The batch record (a JSON string). A batch's keys share its tag on a cluster: one script commits to several. */
+export const batchKey = (prefix: string, batchId: string): string => `${prefix}:batch:${slotTag(batchId)}`;
+/** All batches by creation time, for listing; beside the active set on a cluster, as a new batch joins both. */
+export const batchIndexKey = (prefix: string): string => `${prefix}:${slotTag('batches')}`;
 /** Batches that still need driving (validating, running, draining). */
-export const activeBatchesKey = (prefix: string): string => `${prefix}:batches:active`;
+export const activeBatchesKey = (prefix: string): string => `${prefix}:${slotTag('batches')}:active`;
 /** Results pushed by workers, consumed by the batch runner. */
-export const batchResultsKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:results`;
+export const batchResultsKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:results`;
 /** custom_ids already written, so a retried line is written once. */
-export const batchDoneKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:done`;
+export const batchDoneKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:done`;
 /** Lines fed to the queue and not yet collected: line number → custom_id. */
-export const batchInflightKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:inflight`;
+export const batchInflightKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:inflight`;
 /** Which API replica drives a batch. */
-export const batchLeaseKey = (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:lease`;
+export const batchLeaseKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:lease`;
 /**
  * Lines of running batches for one deployment not yet queued: a hash of batch id → lines left to
  * queue, and `<batch id>:through` → the last line counted as queued (lines are fed in order, so a
  * line fed again after a failure, or recovered, is not counted twice). The autoscaling signal reads it.
+ * In the deployment's slot on a cluster, beside its queues.
  */
 export const batchUnqueuedKey = (prefix: string, deployment: string): string =>
-  `${prefix}:batches:unqueued:${deployment}`;
+  `${prefix}:batches:unqueued:${slotTag(deployment)}`;

@@ -11,3 +11,4 @@ export * from './prompt-blocks.js';
 export * from './image-refs.js';
 export * from './reply-codec.js';
 export * from './reply-history.js';
+export * from './slot-tags.js';

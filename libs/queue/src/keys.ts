@@ -1,7 +1,12 @@
 /** Queue and Redis key naming, shared by API and workers so both sides agree. */
+import { slotTag } from './slot-tags.js';
 
-/** The BullMQ queue of one deployment: every kind of job for it (generation, embeddings, batch lines). */
-export const deploymentQueueName = (deployment: string): string => `jobs.${deployment}`;
+/**
+ * The BullMQ queue of one deployment: every kind of job for it (generation, embeddings, batch lines).
+ * On a cluster its name carries the deployment's tag (`jobs.{<deployment>}`): BullMQ's scripts touch
+ * several keys of a queue, and the admission and routing scripts read its wait lists beside their own.
+ */
+export const deploymentQueueName = (deployment: string): string => `jobs.${slotTag(deployment)}`;
 
 /** BullMQ's list of a deployment's jobs waiting for a worker (batch lines wait elsewhere, as prioritized jobs). */
 export const waitListKey = (prefix: string, deployment: string): string =>
@@ -11,7 +16,8 @@ export const waitListKey = (prefix: string, deployment: string): string =>
  * Requests admitted to a deployment's queue and not yet in its wait list: a sorted set of request ids
  * scored by when the reservation lapses, so one left by a replica that died expires on its own.
  */
-export const admissionKey = (prefix: string, deployment: string): string => `${prefix}:admission:${deployment}`;
+export const admissionKey = (prefix: string, deployment: string): string =>
+  `${prefix}:admission:${slotTag(deployment)}`;
 
 /**
  * The reply inbox of one API replica: a stream every worker appends the events of that replica's
@@ -38,7 +44,7 @@ export const CANCEL_TTL_MS = 10 * 60 * 1000;
  * Live workers of a deployment: a sorted set of worker ids scored by the time
  * their announcement expires. A worker that dies simply stops renewing.
  */
-export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${deployment}`;
+export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${slotTag(deployment)}`;
 
 /** The identity of the file store the API replicas on this prefix share. */
 export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
@@ -61,10 +67,12 @@ export const affinityQueueName = (deployment: string, worker: string): string =>
   `${deploymentQueueName(deployment)}@${worker}`;
 
 /** The workers of a deployment that have (or had, until it is drained) an affinity queue: a set of names. */
-export const routeQueuesKey = (prefix: string, deployment: string): string => `${prefix}:route:${deployment}:queues`;
+export const routeQueuesKey = (prefix: string, deployment: string): string =>
+  `${prefix}:route:${slotTag(deployment)}:queues`;
 
 /** Free sequences of each worker of a deployment: a hash of worker name → count, kept by the workers. */
-export const routeLoadKey = (prefix: string, deployment: string): string => `${prefix}:route:${deployment}:load`;
+export const routeLoadKey = (prefix: string, deployment: string): string =>
+  `${prefix}:route:${slotTag(deployment)}:load`;
 
 /** The prompt block hashes one worker's sequences hold for a deployment: a set, expiring with the worker. */
 export const routeBlocksKey = (prefix: string, deployment: string, worker: string): string =>
@@ -72,13 +80,13 @@ export const routeBlocksKey = (prefix: string, deployment: string, worker: strin
 
 /** `routeBlocksKey` without the worker's name, for the routing script to complete. */
 export const routeBlocksPrefix = (prefix: string, deployment: string): string =>
-  `${prefix}:route:${deployment}:blocks:`;
+  `${prefix}:route:${slotTag(deployment)}:blocks:`;
 
 /** The bytes of an image requests carried, stored once by their hash while jobs refer to them. */
-export const imageKey = (prefix: string, sha256: string): string => `${prefix}:image:${sha256}`;
+export const imageKey = (prefix: string, sha256: string): string => `${prefix}:image:${slotTag(sha256)}`;
 
 /** The jobs that refer to an image: a set of job ids; the image goes when the last of them is done. */
-export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${sha256}:jobs`;
+export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${slotTag(sha256)}:jobs`;
 
 /** The parts of a BullMQ queue that hold jobs not yet finished: lists (`wait`, `active`) and sorted sets. */
 export type QueueJobsPart = 'wait' | 'prioritized' | 'delayed' | 'active';

@@ -18,10 +18,15 @@ export class BatchRepository extends BatchRecords implements OnApplicationShutdo
     this.prefix = config.redis.prefix;
   }
 
+  /**
+   * The record first, then the index and the active set together (one slot on a cluster, where the
+   * record is in its batch's own): a batch is listed and driven only once its record is there, and a
+   * record left alone by a failure in between is never listed, its client having been told of the failure.
+   */
   async create(record: BatchRecord): Promise<void> {
+    await this.redis.hset(batchKey(this.prefix, record.id), serialize(record));
     await this.redis
       .multi()
-      .hset(batchKey(this.prefix, record.id), serialize(record))
       .zadd(batchIndexKey(this.prefix), record.created_at, record.id)
       .sadd(activeBatchesKey(this.prefix), record.id)
       .exec();

@@ -15,12 +15,13 @@ export class LiveWorkersRepository extends LiveWorkers implements OnApplicationS
     this.redis = createRedis(config.redis, 'conveyor-api-workers', 'command', this.logger);
   }
 
+  /** One command per deployment, sent together: on a cluster, deployments' keys sit in different slots. */
   async counts(deployments: readonly string[]): Promise<Map<string, number>> {
     const now = Date.now();
-    const pipeline = this.redis.pipeline();
-    for (const d of deployments) pipeline.zcount(liveWorkersKey(this.config.redis.prefix, d), now, '+inf');
-    const replies = (await pipeline.exec()) ?? [];
-    return new Map(deployments.map((d, i) => [d, Number(replies[i]?.[1] ?? 0)]));
+    const counts = await Promise.all(
+      deployments.map((d) => this.redis.zcount(liveWorkersKey(this.config.redis.prefix, d), now, '+inf')),
+    );
+    return new Map(deployments.map((d, i) => [d, counts[i] ?? 0]));
   }
 
   async count(deployment: string): Promise<number> {

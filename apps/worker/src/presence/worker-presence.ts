@@ -27,22 +27,27 @@ export class WorkerPresence {
     );
   }
 
+  /** One pipeline per deployment: on a cluster, deployments' keys sit in different slots. */
   private async beat(): Promise<void> {
     const now = Date.now();
-    const pipeline = this.redis.pipeline();
-    for (const d of this.deployments) {
-      const key = liveWorkersKey(this.prefix, d);
-      pipeline.zadd(key, now + this.heartbeatMs * 3, this.workerId).zremrangebyscore(key, '-inf', now);
-    }
-    await pipeline.exec();
+    await Promise.all(
+      this.deployments.map((d) => {
+        const key = liveWorkersKey(this.prefix, d);
+        return this.redis
+          .pipeline()
+          .zadd(key, now + this.heartbeatMs * 3, this.workerId)
+          .zremrangebyscore(key, '-inf', now)
+          .exec();
+      }),
+    );
   }
 
   /** Withdraws the announcement at once, so readiness and routing stop counting this worker. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    const pipeline = this.redis.pipeline();
-    for (const d of this.deployments) pipeline.zrem(liveWorkersKey(this.prefix, d), this.workerId);
-    await pipeline.exec().catch(() => undefined);
+    await Promise.all(
+      this.deployments.map((d) => this.redis.zrem(liveWorkersKey(this.prefix, d), this.workerId)),
+    ).catch(() => undefined);
   }
 }

@@ -41,9 +41,11 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
 
   /** Registers this worker's queues (before it takes from them), and keeps the announcement alive. */
   async start(): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    for (const d of this.announcements.keys()) pipeline.sadd(routeQueuesKey(this.config.redis.prefix, d), this.worker);
-    await pipeline.exec();
+    await Promise.all(
+      [...this.announcements.keys()].map((d) =>
+        this.redis.sadd(routeQueuesKey(this.config.redis.prefix, d), this.worker),
+      ),
+    );
     this.timer = setInterval(() => this.schedule(true), this.config.worker.heartbeatMs);
   }
 
@@ -75,21 +77,20 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     });
   }
 
+  /** One transaction per deployment that changed: the API reads one deployment's keys at a time, in one slot on a cluster. */
   private async flush(): Promise<void> {
     const prefix = this.config.redis.prefix;
-    const multi = this.redis.multi();
-    let writes = 0;
+    const writes: Promise<unknown>[] = [];
     for (const [deployment, a] of this.announcements) {
       if (!a.dirty) continue;
       a.dirty = false;
-      writes++;
       const key = routeBlocksKey(prefix, deployment, this.worker);
       const blocks = new Set([...a.sequences.values()].flat());
-      multi.del(key);
+      const multi = this.redis.multi().del(key);
       if (blocks.size) multi.sadd(key, ...blocks).pexpire(key, this.config.worker.heartbeatMs * 3);
-      multi.hset(routeLoadKey(prefix, deployment), this.worker, a.free);
+      writes.push(multi.hset(routeLoadKey(prefix, deployment), this.worker, a.free).exec());
     }
-    if (writes) await multi.exec();
+    await Promise.all(writes);
   }
 
   /** Withdraws the announcement, so no request is routed here any more; the queue stays until it is drained. */
@@ -97,11 +98,15 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     const prefix = this.config.redis.prefix;
-    const pipeline = this.redis.pipeline();
-    for (const d of this.announcements.keys()) {
-      pipeline.del(routeBlocksKey(prefix, d, this.worker)).hdel(routeLoadKey(prefix, d), this.worker);
-    }
-    await pipeline.exec().catch(() => undefined);
+    await Promise.all(
+      [...this.announcements.keys()].map((d) =>
+        this.redis
+          .pipeline()
+          .del(routeBlocksKey(prefix, d, this.worker))
+          .hdel(routeLoadKey(prefix, d), this.worker)
+          .exec(),
+      ),
+    ).catch(() => undefined);
     this.redis.disconnect();
   }
 }
