@@ -131,6 +131,7 @@ const CLUSTER_RETRIES: Record<ConnectionRole, number> = {
   subscriber: 3000,
 };
 const CLUSTER_RETRY_DELAY_MS = 100;
+const SLOTS_REFRESH_MS = 5000;
 
 /**
  * Options of a Cluster client. Each node connection is made from `redisOptions`, with REDIS_URL's
@@ -154,6 +155,9 @@ export function clusterOptions(
     // The shards' primaries serve every command: a replica's copy may lag, and reply streams must not.
     scaleReads: 'master',
     slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+    // ioredis reads the slots again only when a command meets a moved or dead node; reading them every
+    // few seconds too lets a client that sent nothing to the failed shard see its replica take over.
+    slotsRefreshInterval: SLOTS_REFRESH_MS,
     redisOptions: {
       connectionName: name,
       connectTimeout: CONNECT_TIMEOUT_MS,

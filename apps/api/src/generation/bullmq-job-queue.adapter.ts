@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   BATCH_LINE_PRIORITY,
@@ -149,6 +150,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   }
 
   onReconnect(listener: () => void): void {
+    if (this.redis instanceof Cluster) return onFailover(this.redis, listener);
     // Every connection drops in an outage; this one's first 'ready' after it says Redis answers again.
     let connected = this.redis.status === 'ready';
     this.redis.on('ready', () => {
@@ -163,4 +165,22 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
     this.redis.disconnect();
     this.affinityRedis.disconnect();
   }
+}
+
+/**
+ * A Cluster client stays ready while one shard fails over, so its readiness says nothing. The
+ * primaries it learns each time it reads the slots (when a command meets a dead node, and every few
+ * seconds) do: a new one among them is a replica that took over, and what the old one had
+ * acknowledged may be gone.
+ */
+function onFailover(cluster: Cluster, listener: () => void): void {
+  const primaries = () =>
+    new Set(cluster.slots.map((nodes) => nodes[0]).filter((node): node is string => node !== undefined));
+  let known: Set<string> | null = null;
+  cluster.on('refresh', () => {
+    const now = primaries();
+    const promoted = known !== null && [...now].some((node) => !known!.has(node));
+    known = now;
+    if (promoted) listener();
+  });
 }
