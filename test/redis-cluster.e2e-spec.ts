@@ -6,7 +6,7 @@ import { deploymentQueueName, useHashTags } from '@conveyor/queue';
 import { chatLine, fileLines, jsonl, submitBatch } from './support/batches.js';
 import { SseReader, waitFor } from './support/jobs.js';
 import { readJson } from './support/json.js';
-import { LoadDriver } from './support/load.js';
+import { LoadDriver, chatRequest, type RequestRecord } from './support/load.js';
 import { nonJsonLines } from './support/logs.js';
 import { TestPlatform } from './support/platform.js';
 import { RedisCluster } from './support/redis-cluster.js';
@@ -41,6 +41,8 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
   let queue: Queue;
   let queueConnection: Cluster;
 
+  /** The deployment's queue: every job passes through its shard. */
+  const busiest = () => `${platform.prefix}:${deploymentQueueName(MODEL)}:wait`;
   const post = (body: Record<string, unknown>, signal?: AbortSignal, baseUrl = platform.baseUrl) =>
     fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -183,15 +185,13 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
       (lane, i) => (lane < LANES ? LENGTHS[(lane + i) % LENGTHS.length]! : PROBE_LENGTH),
       HANG_BOUND_MS,
     );
-    // The deployment's queue: every job passes through its shard.
-    const busiest = `${platform.prefix}:${deploymentQueueName(MODEL)}:wait`;
     const kills: { at: number; failoverMs: number; serviceGapMs: number }[] = [];
     try {
       for (const wait of KILL_AFTER_MS) {
         await new Promise((r) => setTimeout(r, wait));
         const at = Date.now();
-        const killed = await cluster.killPrimaryOf(busiest);
-        await cluster.waitFailover(killed, busiest, 15_000);
+        const killed = await cluster.killPrimaryOf(busiest());
+        await cluster.waitFailover(killed, busiest(), 15_000);
         const failoverMs = Date.now() - at;
         let gap: number | null = null;
         while ((gap = load.serviceGap(at)) === null) {
@@ -247,4 +247,29 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
       expect(nonJsonLines(p)).toEqual([]);
     }
   }, 120_000);
+
+  it('enqueues again a job the promoted replica never received, so its client is answered', async () => {
+    await cluster.waitHealthy(20_000);
+    let waiting: Promise<RequestRecord> | undefined;
+    // Frozen workers take nothing: the request waits in the queue until after the failover.
+    for (const worker of platform.workers) worker.proc.kill('SIGSTOP');
+    try {
+      await cluster.cutReplication(busiest());
+      // Acknowledged by the primary only: the replica about to replace it never hears of this job.
+      waiting = chatRequest(platform.baseUrl, MODEL, false, 8, HANG_BOUND_MS);
+      await waitFor(async () => ((await queue.getWaitingCount()) === 1 ? true : undefined), 10_000, 'the job queued');
+      const killed = await cluster.killPrimaryOf(busiest());
+      await cluster.waitFailover(killed, busiest(), 20_000);
+      await cluster.healReplication();
+    } finally {
+      for (const worker of platform.workers) worker.proc.kill('SIGCONT');
+    }
+    if (!waiting) throw new Error('the request was not sent');
+    const request = await waiting;
+    console.log(
+      `Lost job: the request ended ${request.outcome} ${request.endedAt - request.sentAt} ms after it was sent`,
+    );
+    expect(platform.api!.output.join('')).toContain('gone from Redis before any worker ran it');
+    expect(request.outcome).toBe('ok');
+  }, 60_000);
 });

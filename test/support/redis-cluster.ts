@@ -81,10 +81,15 @@ class ClusterNode {
   }
 }
 
-const until = async (what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> => {
+const until = async (
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  state: () => Promise<string> = async () => '',
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms ${await state()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 };
@@ -118,11 +123,20 @@ export class RedisCluster {
 
   static async start(options: { nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'conveyor-cluster-'));
-    const nodes: ClusterNode[] = [];
-    for (let i = 0; i < 6; i++) {
-      const nodeDir = mkdtempSync(join(dir, `node-${i}-`));
-      nodes.push(new ClusterNode(await freePort(), await freePort(), nodeDir, options.nodeTimeoutMs ?? 2000));
-    }
+    // Twelve distinct ports: a port just freed may be handed out again.
+    const ports = new Set<number>();
+    while (ports.size < 12) ports.add(await freePort());
+    const [...free] = ports;
+    const nodes = Array.from(
+      { length: 6 },
+      (_, i) =>
+        new ClusterNode(
+          free[2 * i]!,
+          free[2 * i + 1]!,
+          mkdtempSync(join(dir, `node-${i}-`)),
+          options.nodeTimeoutMs ?? 2000,
+        ),
+    );
     const cluster = new RedisCluster(nodes, dir);
     for (const node of nodes) node.start();
     await until(
@@ -194,6 +208,22 @@ export class RedisCluster {
     return promoted!;
   }
 
+  /**
+   * Keeps what the primary serving `key`'s slot acknowledges from here on from its replicas: they are
+   * disconnected and fail to authenticate when they reconnect, until `healReplication`.
+   */
+  async cutReplication(key: string): Promise<void> {
+    const primary = await this.primaryOf(key);
+    for (const node of this.nodes.filter((n) => n.running && n !== primary))
+      await node.ask('CONFIG', 'SET', 'masterauth', 'not-the-password');
+    await primary.ask('CLIENT', 'KILL', 'TYPE', 'replica');
+  }
+
+  /** Undoes `cutReplication` on every running node. */
+  async healReplication(): Promise<void> {
+    for (const node of this.nodes.filter((n) => n.running)) await node.ask('CONFIG', 'SET', 'masterauth', '');
+  }
+
   /** Restarts a killed node: its node file makes it rejoin, as a replica of the primary that replaced it. */
   rejoin(node: ClusterNode): void {
     node.start();
@@ -216,6 +246,8 @@ export class RedisCluster {
         return replication.every((info) => !/role:slave/.test(info) || /master_link_status:up/.test(info));
       },
       timeoutMs,
+      async () =>
+        `(nodes ${this.nodes.map((n) => `${n.address} ${n.running ? 'up' : 'down'}`).join(', ')}; view: ${JSON.stringify(await this.view())})`,
     );
   }
 
