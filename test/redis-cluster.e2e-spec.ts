@@ -76,7 +76,7 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
     queueConnection.on('error', () => undefined);
     queue = new Queue(deploymentQueueName(MODEL), { connection: queueConnection, prefix: platform.prefix });
     queue.on('error', () => undefined);
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     await queue?.close();
