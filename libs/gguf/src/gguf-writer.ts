@@ -156,15 +156,8 @@ function encodeTensor(t: GgufTensor): Buffer {
   }
 }
 
-/**
- * Writes a GGUF v3 file. The file is written under a temporary name and renamed
- * into place, so a crash mid-write never leaves a truncated model behind.
- */
-export async function writeGguf(
-  path: string,
-  metadata: Record<string, GgufValue>,
-  tensors: readonly GgufTensor[],
-): Promise<void> {
+/** A GGUF v3 file's header: metadata and tensor infos, padded to where the tensor data starts. */
+function ggufHeader(metadata: Record<string, GgufValue>, tensors: readonly GgufTensor[]): Buffer {
   const header = new ByteSink();
   header.push(Buffer.from('GGUF', 'ascii'));
   header.u32(3);
@@ -185,7 +178,39 @@ export async function writeGguf(
     offset = align(offset + tensorByteSize(t));
   }
   const headerBytes = header.take();
-  const padded = Buffer.concat([headerBytes, Buffer.alloc(align(headerBytes.length) - headerBytes.length)]);
+  return Buffer.concat([headerBytes, Buffer.alloc(align(headerBytes.length) - headerBytes.length)]);
+}
+
+/**
+ * Whether the file at `path` starts with the header `writeGguf` would write for this metadata and these
+ * tensors (a file written before the metadata changed does not); the tensor data is not read.
+ */
+export async function ggufHeaderMatches(
+  path: string,
+  metadata: Record<string, GgufValue>,
+  tensors: readonly GgufTensor[],
+): Promise<boolean> {
+  const expected = ggufHeader(metadata, tensors);
+  const file = await open(path, 'r');
+  try {
+    const actual = Buffer.alloc(expected.length);
+    const { bytesRead } = await file.read(actual, 0, actual.length, 0);
+    return bytesRead === expected.length && actual.equals(expected);
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * Writes a GGUF v3 file. The file is written under a temporary name and renamed
+ * into place, so a crash mid-write never leaves a truncated model behind.
+ */
+export async function writeGguf(
+  path: string,
+  metadata: Record<string, GgufValue>,
+  tensors: readonly GgufTensor[],
+): Promise<void> {
+  const padded = ggufHeader(metadata, tensors);
 
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
