@@ -71,6 +71,16 @@ describe('ChatCompletionRequestDto.toJob', () => {
     expect(job.messages[0].content).toBe('Rules');
   });
 
+  it('carries tools, the tool choice, and parallel_tool_calls only when it limits a reply to one call', () => {
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    expect(toChatJob(dto({ tools }), 'r', 'd')).toMatchObject({ tools: [{ name: 'f' }], toolChoice: 'auto' });
+    expect(toChatJob(dto({ tools }), 'r', 'd').parallelToolCalls).toBeUndefined();
+    expect(toChatJob(dto({ tools, parallel_tool_calls: true }), 'r', 'd').parallelToolCalls).toBeUndefined();
+    expect(toChatJob(dto({ tools, parallel_tool_calls: false }), 'r', 'd').parallelToolCalls).toBe(false);
+    // Without tools there are no calls to limit.
+    expect(toChatJob(dto({ parallel_tool_calls: false }), 'r', 'd').parallelToolCalls).toBeUndefined();
+  });
+
   it("joins text parts with '\\n'", () => {
     const content = [
       { type: 'text', text: 'line one' },

@@ -79,7 +79,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
   })
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } } | null;
 
-  /** At most one call is made per reply, which both values allow. */
+  /** False: at most one call per reply. Unset or true: as many as the model makes. */
   @IsOptional()
   @IsBoolean()
   parallel_tool_calls?: boolean | null;
@@ -260,7 +260,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
     }
   }
 
-  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice } {
+  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
     const choice = given(this.tool_choice);
     // With "none", the model is not told about the tools at all, so it cannot start a call.
     if (!this.tools?.length || choice === 'none') return {};
@@ -269,7 +269,11 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       ...(t.function.description ? { description: t.function.description } : {}),
       ...(t.function.parameters ? { parameters: t.function.parameters } : {}),
     }));
-    return { tools, toolChoice: typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto') };
+    return {
+      tools,
+      toolChoice: typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto'),
+      ...(this.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
+    };
   }
 
   private outputFormat(): OutputFormat | undefined {

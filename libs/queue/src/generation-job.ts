@@ -84,6 +84,8 @@ export interface GenerationJobData {
   prompts?: string[];
   tools?: ToolSpec[];
   toolChoice?: ToolChoice;
+  /** False: a reply makes at most one tool call. Absent or true: as many as the model makes (a named toolChoice: one). */
+  parallelToolCalls?: boolean;
   responseFormat?: OutputFormat;
   sampling: Sampling;
   maxTokens?: number;

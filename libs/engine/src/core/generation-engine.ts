@@ -7,6 +7,7 @@ export type GenerationInput = Pick<
   | 'prompts'
   | 'tools'
   | 'toolChoice'
+  | 'parallelToolCalls'
   | 'responseFormat'
   | 'sampling'
   | 'maxTokens'

@@ -12,12 +12,18 @@ import type { ReplyOutcome, ReplyPlan, ToolCallPlan } from './reply-plan.js';
 import { ReplyOutput } from './reply-output.js';
 import type { LoopReply } from './round-loop.js';
 
-type Phase = { kind: 'text' } | { kind: 'json' } | { kind: 'name'; text: string } | { kind: 'args'; name: string };
+/** `between`: a call has ended, and the model chooses between ending the reply and another call. */
+type Phase =
+  | { kind: 'text' }
+  | { kind: 'json' }
+  | { kind: 'name'; text: string }
+  | { kind: 'args'; name: string }
+  | { kind: 'between' };
 
 /**
  * One reply on one context sequence, as the round loop drives it: the loop evaluates its input (the
  * prompt, then each sampled token) and samples in llama.cpp; stop strings, end tokens, the token budget,
- * and the reply's shape (free text, JSON held to a grammar, a tool call) are handled here, synchronously
+ * and the reply's shape (free text, JSON held to a grammar, tool calls) are handled here, synchronously
  * in `accept`, where each token costs a few microseconds of JS.
  */
 export class LlamaReply implements LoopReply {
@@ -138,9 +144,13 @@ export class LlamaReply implements LoopReply {
       case 'name':
         return this.onName(this.phase, token, ends);
       case 'args':
-        if (ends) return this.finish('tool_calls');
+        if (ends) return this.callEnded();
         this.out.arguments(this.out.tokenText(token));
         return this.generated < this.plan.budget || this.finish('length');
+      case 'between':
+        if (ends || this.plan.shape.kind !== 'tool') return this.finish('tool_calls');
+        // The model began the next call's opening: its syntax is written for it, from the start.
+        return this.openNextCall(this.plan.shape.call, []);
     }
   }
 
@@ -179,6 +189,39 @@ export class LlamaReply implements LoopReply {
     return this.enterArguments(call, phase.name, this.plan.budget - this.generated);
   }
 
+  /**
+   * A call's arguments are complete (their grammar admitted the end token). The reply ends there unless
+   * it may make another call and one fits its budget; then, while it may not end yet (min_tokens,
+   * ignore_eos), the next call opens at once, else the model chooses whether to make one.
+   */
+  private callEnded(): boolean | Promise<boolean> {
+    this.out.arguments(this.out.flushTokens());
+    const call = this.plan.shape.kind === 'tool' ? this.plan.shape.call : undefined;
+    const next = call?.next;
+    if (!call || !next || this.out.calls >= call.maxCalls || this.plan.budget - this.generated < next.leastTokens)
+      return this.finish('tool_calls');
+    if (this.generated < this.plan.minTokens) return this.openNextCall(call, next.suffix);
+    // The end token just sampled is replaced by what closes the call; then the model chooses.
+    this.dictated = [...next.suffix];
+    this.phase = { kind: 'between' };
+    this.holdTo(next.choice);
+    return true;
+  }
+
+  /** Another call opens after `before`: its opening is written for the model, then it is held as the first was. */
+  private openNextCall(call: ToolCallPlan, before: readonly Token[]): boolean | Promise<boolean> {
+    const opening = [...before, ...(call.next?.opening ?? [])];
+    const phase = callPhase(call);
+    this.phase = phase;
+    if (phase.kind !== 'args') {
+      this.dictated = opening;
+      this.holdTo(call.nameGrammar as LlamaGrammar);
+      return true;
+    }
+    this.dictated = [...opening, ...this.model.tokenize(phase.name, false), ...call.paramsPrefix];
+    return this.enterArguments(call, phase.name, this.plan.budget - this.generated);
+  }
+
   private onName(phase: { text: string }, token: Token, ends: boolean): boolean | Promise<boolean> {
     if (this.plan.shape.kind !== 'tool') return this.finish('stop');
     if (!ends) {
@@ -197,7 +240,7 @@ export class LlamaReply implements LoopReply {
     const grammar = await call.argsGrammar(name, budget);
     if (!grammar) return this.finish('length');
     this.holdTo(grammar);
-    this.out.callOpened(call.callId, name);
+    this.out.callOpened(call.newCallId(), name);
     // With nothing to evaluate first, the sampled token stands: only the end token of a name is dropped.
     if (this.dictated && !this.dictated.length) this.dictated = undefined;
     return true;

@@ -17,6 +17,8 @@ export class ReplyOutput {
   private readonly text: TokenText<Token>;
   private readonly stops: StopMatcher;
   private readonly triggers: StopMatcher | null;
+  /** Tool calls opened so far: the next one's index. */
+  private opened = 0;
 
   constructor(
     private readonly model: LlamaModel,
@@ -68,13 +70,19 @@ export class ReplyOutput {
     return this.text.flush();
   }
 
-  /** A call starts: its id and name, with empty arguments so far. */
-  callOpened(callId: string, name: string): void {
-    this.emit({ toolCall: { index: 0, id: callId, name, arguments: '' } });
+  /** Tool calls opened so far. */
+  get calls(): number {
+    return this.opened;
   }
 
+  /** A call starts, numbered from 0 in the reply: its id and name, with empty arguments so far. */
+  callOpened(callId: string, name: string): void {
+    this.emit({ toolCall: { index: this.opened++, id: callId, name, arguments: '' } });
+  }
+
+  /** More argument text of the last call opened. */
   arguments(text: string): void {
-    if (text) this.emit({ toolCall: { index: 0, arguments: text } });
+    if (text) this.emit({ toolCall: { index: this.opened - 1, arguments: text } });
   }
 
   /** The JSON's held text at the end. */

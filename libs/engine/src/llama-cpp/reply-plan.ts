@@ -16,7 +16,24 @@ export interface ToolCallPlan {
   paramsPrefix: Token[];
   /** A grammar of the function's arguments whose longest output fits `budget` tokens; null when none fits. */
   argsGrammar(name: string, budget: number): Promise<LlamaGrammar | null>;
-  callId: string;
+  /** A fresh id for each call of the reply. */
+  newCallId(): string;
+  /** The most calls one reply makes: one for a named tool_choice or parallel_tool_calls false. */
+  maxCalls: number;
+  /** How a call is followed by another, where the template has a syntax for several calls in one reply. */
+  next?: NextCallPlan;
+}
+
+/** After a call: the model either ends the reply or opens another call, which is then held like the first. */
+export interface NextCallPlan {
+  /** What closes a call that another one follows. */
+  suffix: Token[];
+  /** What opens the next call (the template's text between calls, then a call's opening). */
+  opening: Token[];
+  /** Lets the model choose between ending the reply and the start of `opening`; nothing else. */
+  choice: LlamaGrammar;
+  /** Tokens to generate that any further call needs at least: another is only offered when they fit. */
+  leastTokens: number;
 }
 
 export type ReplyShape =

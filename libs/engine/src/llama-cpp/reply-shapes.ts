@@ -10,7 +10,7 @@ import {
 import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { gbnfLiteral, jsonSchemaGrammar, minimumJsonBytes, type JsonSchema } from '@conveyor/structured';
 import { EngineInputError } from '../core/generation-engine.js';
-import type { ReplyShape, ToolCallPlan } from './reply-plan.js';
+import type { NextCallPlan, ReplyShape, ToolCallPlan } from './reply-plan.js';
 
 /** Arguments of a function that declares no parameters. */
 const NO_PARAMETERS: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
@@ -30,10 +30,20 @@ export class ReplyShapes {
     private readonly chatWrapper: ChatWrapper,
   ) {}
 
-  /** The call syntax of the model's template: what opens a call, and what separates name and arguments. */
-  private get syntax(): { prefix: LlamaText; paramsPrefix: LlamaText } {
-    const call = this.chatWrapper.settings.functions.call;
-    return { prefix: LlamaText(call.prefix), paramsPrefix: LlamaText(call.paramsPrefix) };
+  /**
+   * The call syntax of the model's template: what opens a reply's first call (the section of calls, then
+   * the call), what separates name and arguments, what closes a call; and, where the template has several
+   * calls in one reply, what opens each later one.
+   */
+  private get syntax(): { prefix: LlamaText; paramsPrefix: LlamaText; suffix: LlamaText; nextPrefix?: LlamaText } {
+    const { call, parallelism } = this.chatWrapper.settings.functions;
+    const between = parallelism?.call;
+    return {
+      prefix: LlamaText([between?.sectionPrefix ?? '', call.prefix]),
+      paramsPrefix: LlamaText(call.paramsPrefix),
+      suffix: LlamaText(call.suffix),
+      nextPrefix: between ? LlamaText([between.betweenCalls ?? '', call.prefix]) : undefined,
+    };
   }
 
   /** Tokens a forced call's prompt ends with, so the model's first token is already part of the call. */
@@ -46,11 +56,20 @@ export class ReplyShapes {
   }
 
   async shape(
-    request: { tools?: ToolSpec[]; toolChoice?: ToolChoice; responseFormat?: OutputFormat },
+    request: {
+      tools?: ToolSpec[];
+      toolChoice?: ToolChoice;
+      parallelToolCalls?: boolean;
+      responseFormat?: OutputFormat;
+    },
     budget: number,
   ): Promise<ReplyShape> {
-    if (request.tools?.length)
-      return { kind: 'tool', call: await this.toolCall(request.tools, request.toolChoice ?? 'auto', budget) };
+    if (request.tools?.length) {
+      const choice = request.toolChoice ?? 'auto';
+      // A named function is called once, as OpenAI does; otherwise as often as the model calls, unless told not to.
+      const maxCalls = typeof choice === 'object' || request.parallelToolCalls === false ? 1 : Infinity;
+      return { kind: 'tool', call: await this.toolCall(request.tools, choice, maxCalls, budget) };
+    }
     const format = request.responseFormat;
     if (!format) return { kind: 'text' };
     const schema = format.type === 'json_schema' ? (format.schema as JsonSchema) : null;
@@ -64,11 +83,16 @@ export class ReplyShapes {
     return { kind: 'json', grammar: await this.grammar(gbnf.gbnf) };
   }
 
-  private async toolCall(tools: readonly ToolSpec[], choice: ToolChoice, budget: number): Promise<ToolCallPlan> {
+  private async toolCall(
+    tools: readonly ToolSpec[],
+    choice: ToolChoice,
+    maxCalls: number,
+    budget: number,
+  ): Promise<ToolCallPlan> {
     const byName = new Map(tools.map((t) => [t.name, t]));
     const name = forcedName(tools, choice);
     const forced = choice === 'required' || typeof choice === 'object';
-    const { prefix, paramsPrefix } = this.syntax;
+    const { prefix, paramsPrefix, suffix, nextPrefix } = this.syntax;
     const argsSchema = (fn: string): JsonSchema =>
       (byName.get(fn)?.parameters as JsonSchema | undefined) ?? NO_PARAMETERS;
     if (forced && name && !jsonSchemaGrammar(argsSchema(name), budget)) {
@@ -88,7 +112,33 @@ export class ReplyShapes {
         const gbnf = jsonSchemaGrammar(argsSchema(fn), left);
         return gbnf ? this.grammar(gbnf.gbnf) : null;
       },
-      callId: `call_${randomBytes(12).toString('hex')}`,
+      newCallId: () => `call_${randomBytes(12).toString('hex')}`,
+      maxCalls,
+      next: maxCalls > 1 && nextPrefix ? await this.nextCall(suffix, nextPrefix, name, tools, argsSchema) : undefined,
+    };
+  }
+
+  /**
+   * How a call is followed by another. A further call needs at least: the token that chooses it, its
+   * name (unless written for the model) and the token that ends the name, its smallest arguments, and
+   * the token that ends them; counted in bytes, which no token is shorter than.
+   */
+  private async nextCall(
+    suffix: LlamaText,
+    opening: LlamaText,
+    forced: string | undefined,
+    tools: readonly ToolSpec[],
+    argsSchema: (fn: string) => JsonSchema,
+  ): Promise<NextCallPlan> {
+    const names = forced ? [forced] : tools.map((t) => t.name);
+    const nameBytes = forced ? 0 : Math.max(...names.map((n) => Buffer.byteLength(n))) + 1;
+    const argsBytes = Math.max(...names.map((n) => minimumJsonBytes(argsSchema(n))));
+    return {
+      suffix: suffix.tokenize(this.model.tokenizer),
+      opening: opening.tokenize(this.model.tokenizer),
+      // Empty (the reply ends) or the opening's text: the model's first token of it is enough to go on.
+      choice: await this.grammar(`root ::= (${gbnfLiteral(opening.toString())})?`),
+      leastTokens: 1 + nameBytes + argsBytes + 1,
     };
   }
 

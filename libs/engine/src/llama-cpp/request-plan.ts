@@ -98,10 +98,7 @@ export async function planRequest(request: GenerateRequest, at: PlanningContext)
         bias,
         minTokens,
         logprobs: request.logprobs,
-        shape:
-          index === 0 || shape.kind !== 'tool'
-            ? shape
-            : { kind: 'tool', call: { ...shape.call, callId: `${shape.call.callId}_${index}` } },
+        shape,
         reasoning: chat && at.reasoningParser ? new ReasoningSplitter(prompt.opensThought) : undefined,
       },
     };
