@@ -127,6 +127,44 @@ describe('OpenAiUpstreamEngine against a scripted upstream', () => {
     await engine.dispose();
   });
 
+  it('streams several tool calls of one reply by their index, and numbers those an upstream leaves unnumbered', async () => {
+    const piece = (call: object) => ({ choices: [{ index: 0, delta: { tool_calls: [call] } }] });
+    handler = (_body, res) =>
+      stream(res, [
+        piece({ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":' } }),
+        piece({ index: 1, id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } }),
+        piece({ index: 0, function: { arguments: '1}' } }),
+        { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      ]);
+    const engine = new OpenAiUpstreamEngine({ url, apiKey: null, model: 'm', dialect: 'llama-server' });
+    const tools = { ...request, tools: [{ name: 'f' }, { name: 'g' }] };
+    const numbered = await run(engine, tools);
+    expect(numbered.pieces.map((p) => p.toolCall)).toEqual([
+      { index: 0, id: 'c1', name: 'f', arguments: '{"a":' },
+      { index: 1, id: 'c2', name: 'g', arguments: '{}' },
+      { index: 0, arguments: '1}' },
+    ]);
+    expect(numbered.result.finishReason).toBe('tool_calls');
+    // llama.cpp's server makes one call unless asked for more.
+    expect(received.at(-1)?.body).toMatchObject({ parallel_tool_calls: true });
+    await run(engine, { ...tools, parallelToolCalls: false });
+    expect(received.at(-1)?.body).toMatchObject({ parallel_tool_calls: false });
+
+    // Whole calls, one per chunk, without index: each id is a call of its own.
+    handler = (_body, res) =>
+      stream(res, [
+        piece({ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }),
+        piece({ id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } }),
+        { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      ]);
+    const unnumbered = await run(engine, tools);
+    expect(unnumbered.pieces.map((p) => [p.toolCall?.index, p.toolCall?.id])).toEqual([
+      [0, 'c1'],
+      [1, 'c2'],
+    ]);
+    await engine.dispose();
+  });
+
   it('sends images as data: URIs read through the image source, each once', async () => {
     const ref: ImageRef = { sha256: 'cd'.repeat(32), mime: 'image/png', bytes: 3, width: 1, height: 1 };
     const reads: string[] = [];

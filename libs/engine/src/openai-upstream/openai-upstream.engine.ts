@@ -19,6 +19,7 @@ import {
   type UpstreamDialect,
 } from './openai-wire.js';
 import { SseParser } from './sse-parser.js';
+import { ToolCallIndexes } from './tool-call-indexes.js';
 import { jsonOrText, readText, UpstreamHttp } from './upstream-http.js';
 
 export interface OpenAiUpstreamEngineOptions {
@@ -53,6 +54,7 @@ interface ChoiceProgress {
   finishReason?: FinishReason;
   /** Splits the thought segment out of the text, when this engine does. */
   thoughts?: ReasoningSplitter;
+  calls: ToolCallIndexes;
 }
 
 /**
@@ -112,6 +114,7 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
     const progress: ChoiceProgress[] = Array.from({ length: choices }, () => ({
       tokens: 0,
       thoughts: thoughts ? new ReasoningSplitter(thoughts.opensThought) : undefined,
+      calls: new ToolCallIndexes(),
     }));
     let usage: TokenUsage | undefined;
     let started = false;
@@ -198,7 +201,7 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
           tokens,
         });
       }
-      for (const toolCall of c.toolCalls) callbacks.onOutput({ choice: c.index, toolCall, tokens });
+      for (const call of c.toolCalls) callbacks.onOutput({ choice: c.index, toolCall: state.calls.next(call), tokens });
       if (c.finishReason) state.finishReason = c.finishReason;
     }
   }

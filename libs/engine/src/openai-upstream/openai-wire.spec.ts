@@ -73,10 +73,30 @@ describe('chatRequestBody', () => {
       n: 2,
       tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
       tool_choice: { type: 'function', function: { name: 'lookup' } },
+      // A named function is called once.
+      parallel_tool_calls: false,
       response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' } } },
       logprobs: true,
       top_logprobs: 0,
     });
+  });
+
+  it('asks for several tool calls as OpenAI defaults to, and for one when parallel_tool_calls is false', () => {
+    const tools = { ...base, tools: [{ name: 'lookup' }], toolChoice: 'auto' as const };
+    // An OpenAI upstream applies its own default; llama.cpp's server would make one call unless told.
+    expect(chatRequestBody(tools, 'm', 'openai', new Map())).not.toHaveProperty('parallel_tool_calls');
+    expect(chatRequestBody(tools, 'm', 'llama-server', new Map())).toMatchObject({ parallel_tool_calls: true });
+    for (const dialect of ['openai', 'llama-server'] as const) {
+      const single = chatRequestBody({ ...tools, parallelToolCalls: false }, 'm', dialect, new Map());
+      expect(single).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
+      expect(chatRequestBody({ ...tools, parallelToolCalls: true }, 'm', dialect, new Map())).toMatchObject({
+        parallel_tool_calls: true,
+      });
+    }
+    // Without tools there is nothing to call.
+    expect(chatRequestBody({ ...base, parallelToolCalls: false }, 'm', 'llama-server', new Map())).not.toHaveProperty(
+      'parallel_tool_calls',
+    );
   });
 
   it('continues a reply as a trailing assistant turn, with what was sent taken off the budget', () => {

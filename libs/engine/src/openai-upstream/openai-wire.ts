@@ -1,5 +1,6 @@
-import type { ChatTurn, FinishReason, TokenAlternative, TokenLogprob, ToolCallDelta } from '@conveyor/queue';
+import type { ChatTurn, FinishReason, TokenAlternative, TokenLogprob } from '@conveyor/queue';
 import { EngineInputError, type GenerateRequest } from '../core/generation-engine.js';
+import type { UpstreamCallDelta } from './tool-call-indexes.js';
 
 /**
  * How an upstream is spoken to. `openai`: any OpenAI-compatible server; only what the request sets is
@@ -83,6 +84,11 @@ export function chatRequestBody(
     const choice = request.toolChoice;
     if (choice !== undefined)
       body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+    // A named function is called once. llama.cpp's server makes one call unless told otherwise, where
+    // OpenAI's default is as many as the model makes.
+    const parallel =
+      typeof choice === 'object' ? false : (request.parallelToolCalls ?? (dialect === 'llama-server' || undefined));
+    if (parallel !== undefined) body.parallel_tool_calls = parallel;
   }
   const format = request.responseFormat;
   if (format?.type === 'json_object') body.response_format = { type: 'json_object' };
@@ -143,7 +149,8 @@ export interface ChunkChoice {
   index: number;
   text?: string;
   reasoning?: string;
-  toolCalls: ToolCallDelta[];
+  /** As the upstream numbers them (or not): ToolCallIndexes numbers them for the reply. */
+  toolCalls: UpstreamCallDelta[];
   logprobs: Array<Omit<TokenLogprob, 'top'> & { top: TokenAlternative[] }>;
   finishReason?: FinishReason;
   /** Tokens the choice has generated so far, where the upstream says (llama.cpp's server). */
@@ -210,12 +217,14 @@ export function parseChunk(data: string): Chunk | undefined {
   };
 }
 
-function toolCallDelta(raw: unknown): ToolCallDelta {
+function toolCallDelta(raw: unknown): UpstreamCallDelta {
   const call = record(raw) ?? {};
   const fn = record(call.function) ?? {};
-  const delta: ToolCallDelta = { index: count(call.index) ?? 0, arguments: text(fn.arguments) ?? '' };
+  const delta: UpstreamCallDelta = { arguments: text(fn.arguments) ?? '' };
+  const index = count(call.index);
   const id = text(call.id);
   const name = text(fn.name);
+  if (index !== undefined) delta.index = index;
   if (id) delta.id = id;
   if (name) delta.name = name;
   return delta;
