@@ -54,6 +54,23 @@ describe('toChatCompletion', () => {
       finish_reason: 'tool_calls',
     });
   });
+
+  it('lists every call of a reply in order', () => {
+    const calls = [
+      { id: 'call_1', name: 'f', arguments: '{"a":1}' },
+      { id: 'call_2', name: 'g', arguments: '{}' },
+    ];
+    const [choice] = toChatCompletion(who, {
+      choices: [{ index: 0, text: '', toolCalls: calls, finishReason: 'tool_calls' }],
+      usage,
+    }).choices;
+    expect(choice!.message.content).toBeNull();
+    expect(choice!.message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+      { id: 'call_2', type: 'function', function: { name: 'g', arguments: '{}' } },
+    ]);
+    expect(choice!.finish_reason).toBe('tool_calls');
+  });
 });
 
 const delta = (fields: Record<string, unknown>) => ({
@@ -115,6 +132,24 @@ describe('ChunkFormatter', () => {
         'stop',
         'length',
       ]);
+    });
+
+    it("streams each call under its own index: id, type and name on the call's first piece, then arguments", () => {
+      const pieces = [
+        { index: 0, id: 'call_1', name: 'f', arguments: '' },
+        { index: 0, arguments: '{}' },
+        { index: 1, id: 'call_2', name: 'g', arguments: '{"b":' },
+        { index: 1, arguments: '2}' },
+      ];
+      expect(pieces.flatMap((toolCall) => f.deltaChunks(delta({ toolCall }))[0]!.choices[0]!.delta.tool_calls)).toEqual(
+        [
+          { index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } },
+          { index: 0, function: { arguments: '{}' } },
+          { index: 1, id: 'call_2', type: 'function', function: { name: 'g', arguments: '{"b":' } },
+          { index: 1, function: { arguments: '2}' } },
+        ],
+      );
+      expect(f.finalChunks(['tool_calls'], usage)[0]!.choices[0]!.finish_reason).toBe('tool_calls');
     });
 
     it('has no usage key on any chunk', () => {

@@ -165,6 +165,26 @@ describe('RedisReplyOutbox against real Redis', () => {
     ]);
   });
 
+  it('writes the calls of one reply as events of their own, each under its index', async () => {
+    const sink = outbox.open({ inbox, requestId: 'r4b' }, 1, []);
+    sink.start(4, false);
+    sink.output({ choice: 0, toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '' } });
+    sink.output({ choice: 0, toolCall: { index: 0, arguments: '{}' } });
+    sink.output({ choice: 0, toolCall: { index: 1, id: 'call_2', name: 'g', arguments: '{"b":' } });
+    sink.output({ choice: 0, toolCall: { index: 1, arguments: '2}' } });
+    await sink.end(['tool_calls'], { promptTokens: 4, completionTokens: 8 });
+    expect((await eventsOf('r4b')).slice(1, -1)).toEqual([
+      { type: 'delta', attempt: 1, seq: 1, text: '', toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '{}' } },
+      {
+        type: 'delta',
+        attempt: 1,
+        seq: 2,
+        text: '',
+        toolCall: { index: 1, id: 'call_2', name: 'g', arguments: '{"b":2}' },
+      },
+    ]);
+  });
+
   it("records a retried reply as its reader relays it: the earlier attempt's events the fence keeps, then its own", async () => {
     const earlier: ReplyEvent[] = [
       { type: 'start', attempt: 1, seq: 0, promptTokens: 4, resumed: false },
