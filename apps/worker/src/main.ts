@@ -45,6 +45,15 @@ try {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  if (config.worker.testStallMs > 0) {
+    // For tests: a busy main thread (generation, Redis, BullMQ's lock renewal all wait), the heartbeat's thread running on.
+    const ms = config.worker.testStallMs;
+    process.on('SIGUSR2', () => {
+      new Logger('Worker').warn(`SIGUSR2: blocking the main thread for ${ms} ms`);
+      const until = Date.now() + ms;
+      while (Date.now() < until);
+    });
+  }
 } catch (err) {
   new Logger('Worker').error(`Worker failed to start: ${(err as Error).message}`);
   process.exit(1);

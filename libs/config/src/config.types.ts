@@ -206,6 +206,8 @@ export interface PlatformConfig {
     maxStalls: number;
     /** On SIGTERM, how long running jobs may take to finish before they are handed back to the queue. */
     shutdownGraceMs: number;
+    /** For tests: how long SIGUSR2 blocks the worker's main thread (0: no such handler). */
+    testStallMs: number;
     /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
     allowCpuFallback: boolean;
     /**

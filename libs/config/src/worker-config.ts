@@ -20,6 +20,7 @@ export function readWorkerConfig(r: EnvReader): PlatformConfig['worker'] {
     stalledIntervalMs: r.int('WORKER_STALLED_INTERVAL_MS'),
     maxStalls: r.int('WORKER_MAX_STALLS'),
     shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS'),
+    testStallMs: r.int('WORKER_TEST_STALL_MS'),
     allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK'),
     llamaServerBin: llamaServerBin ? resolve(llamaServerBin) : null,
     llamaServerCache: readLlamaServerCache(r),

@@ -46,6 +46,15 @@ export const CANCEL_TTL_MS = 10 * 60 * 1000;
  */
 export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${slotTag(deployment)}`;
 
+/**
+ * Heartbeats of the worker processes serving a deployment, for taking over a dead one's jobs: a sorted
+ * set of process instances (`workerInstance`), each scored by when its beat lapses, in Redis's own clock.
+ * Unlike `liveWorkersKey`, an entry stays until its process has finished its jobs (a graceful shutdown
+ * removes it last) or another worker has taken them over (that worker removes it), so a lapsed entry
+ * always means jobs may be left to take over.
+ */
+export const workerBeatsKey = (prefix: string, deployment: string): string => `${prefix}:beats:${slotTag(deployment)}`;
+
 /** The identity of the file store the API replicas on this prefix share. */
 export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
 

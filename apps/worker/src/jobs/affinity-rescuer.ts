@@ -17,6 +17,7 @@ import {
   releaseBullConnection,
   type RedisClient,
 } from '@conveyor/redis';
+import { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
 /** How long a worker must have been gone before its drained queue is deleted (an API may still be adding to it). */
@@ -28,9 +29,11 @@ const UNFINISHED = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 /**
  * Empties the own queues of a deployment's workers that are gone (their heartbeat lapsed, or they
  * shut down): every job there is sent on to the deployment's queue, where any live worker takes it.
- * A job that was running when its worker died is taken as BullMQ takes any stalled job, once its
- * lock lapses. Every live worker does this for every gone one, and BullMQ gives each job to one.
- * A queue is deleted once it is empty and its finished jobs' records have aged out.
+ * A job that was running when its worker died is first moved back to waiting (DeadWorkerTakeover, in
+ * the same pass), as are the jobs it ran from the deployment's queue. Every live worker does this for
+ * every gone one, and BullMQ gives each job to one. A queue is deleted once it is empty and its
+ * finished jobs' records have aged out. A pass runs twice a heartbeat, so a dead worker's replies go
+ * on within about half a beat of its heartbeat lapsing.
  */
 export class AffinityRescuer {
   private readonly logger = new Logger(AffinityRescuer.name);
@@ -40,26 +43,37 @@ export class AffinityRescuer {
   private readonly goneSince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private readonly takeover: DeadWorkerTakeover;
 
+  /** `self`: this worker's route name; `instance`: this process (WorkerIdentity). */
   constructor(
     private readonly config: PlatformConfig,
     private readonly deployments: readonly string[],
     private readonly self: string,
+    instance: string,
     private readonly forwarder: JobForwarder,
   ) {
     this.redis = createRedis(config.redis, 'conveyor-worker-rescue', 'background', this.logger);
+    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance);
   }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.check()
-        .catch((err: Error) => this.logger.warn(`Could not look for gone workers' queues: ${err.message}`))
-        .finally(() => (this.running = null));
-    }, this.config.worker.heartbeatMs);
+    this.timer = setInterval(
+      () => {
+        this.running ??= this.check()
+          .catch((err: Error) => this.logger.warn(`Could not look for gone workers' jobs: ${err.message}`))
+          .finally(() => (this.running = null));
+      },
+      Math.max(50, this.config.worker.heartbeatMs / 2),
+    );
   }
 
-  /** One pass: for each gone worker's queue, rescue its jobs, or delete it once there is nothing left. */
+  /**
+   * One pass: dead workers' running jobs back to waiting, then for each gone worker's queue, rescue its
+   * jobs, or delete it once there is nothing left.
+   */
   async check(): Promise<void> {
+    await this.takeover.check();
     const prefix = this.config.redis.prefix;
     for (const deployment of this.deployments) {
       const [workers, live] = await Promise.all([

@@ -2,17 +2,11 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
-import {
-  MAX_RECONNECT_DELAY_MS,
-  bullConnection,
-  createRedis,
-  releaseBullConnection,
-  type RedisClient,
-} from '@conveyor/redis';
+import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
+import { WORKER_IDENTITY, bullWorkerId, type WorkerIdentity } from '../presence/worker-identity.js';
 import { WorkerPresence } from '../presence/worker-presence.js';
 import { RedisPrefixRoutes } from '../routing/redis-prefix-routes.js';
 import { AffinityRescuer } from './affinity-rescuer.js';
@@ -33,7 +27,6 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly logger = new Logger(WorkerHost.name);
   private readonly router: JobRouter;
   private readonly workers: Worker[] = [];
-  private readonly redis: RedisClient;
   private readonly presence: WorkerPresence;
   private readonly forwarder: JobForwarder;
   private readonly rescuer: AffinityRescuer;
@@ -49,19 +42,19 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly unrun: UnrunFailures,
   ) {
     this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
-    this.redis = createRedis(config.redis, 'conveyor-worker-presence', 'background', this.logger);
-    this.presence = new WorkerPresence(
-      this.redis,
-      config.redis.prefix,
-      identity.id,
-      deployments.map((d) => d.id),
-      config.worker.heartbeatMs,
-    );
+    this.presence = new WorkerPresence(config.redis, {
+      prefix: config.redis.prefix,
+      workerId: identity.id,
+      instance: identity.instance,
+      deployments: deployments.map((d) => d.id),
+      heartbeatMs: config.worker.heartbeatMs,
+    });
     this.forwarder = new JobForwarder(config);
     this.rescuer = new AffinityRescuer(
       config,
       deployments.map((d) => d.id),
       identity.routeName,
+      identity.instance,
       this.forwarder,
     );
   }
@@ -111,6 +104,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       },
       options(`conveyor-worker-${deployment.id}`),
     );
+    claimTokens(shared, bullWorkerId(this.identity.instance, 'shared'));
     const gate = new SlotGate(deployment.parallel, intakeOf(shared), (free) => this.routes.free(deployment.id, free));
     const own = new Worker(
       affinityQueueName(deployment.id, this.identity.routeName),
@@ -125,6 +119,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       },
       options(`conveyor-worker-${deployment.id}-own`),
     );
+    claimTokens(own, bullWorkerId(this.identity.instance, 'own'));
     for (const worker of [shared, own]) {
       worker.on('error', (err) => this.logger.warn(`Worker ${worker.name}: ${err.message}`));
       worker.on('closed', () => releaseBullConnection(worker.opts.connection));
@@ -140,10 +135,11 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   /**
    * Stops announcing at once and takes no new jobs; jobs in hand may finish
    * within the grace period, after which they are handed back to the queue
-   * for another worker to continue. Then frees the models.
+   * for another worker to continue. The heartbeat goes on until then, so no
+   * other worker takes a job over while it is still running here. Then frees the models.
    */
   async onApplicationShutdown(): Promise<void> {
-    await this.presence.stop();
+    await this.presence.withdraw();
     await this.rescuer.stop();
     const closing = Promise.all(this.workers.map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
@@ -156,10 +152,20 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       await closing;
     }
     clearTimeout(timer);
+    await this.presence.stop();
     await this.forwarder.close();
     await this.engines.dispose();
-    this.redis.disconnect();
   }
+}
+
+/**
+ * Names the lock tokens a BullMQ worker hands out after this process: BullMQ makes each token
+ * `<worker id>:<n>` when the worker runs, and the id it draws is random. With the process's instance
+ * in every token, the workers that take a dead process's jobs over recognise them by their lock alone.
+ * Must be called before `run()`.
+ */
+function claimTokens(worker: Worker, id: string): void {
+  (worker as unknown as { id: string }).id = id;
 }
 
 /** The fetch loop BullMQ keeps while a worker runs: adding a settled promise wakes it, as BullMQ's own resume() does. */

@@ -18,14 +18,16 @@ export const WORKERS_VARS = {
     default: 2000,
     min: 100,
     max: 60_000,
-    meaning: 'How often a worker announces itself in Redis; it counts as gone after three missed beats.',
+    meaning:
+      'How often a worker announces itself in Redis, from a thread of its own; it counts as gone after three missed beats, and its running jobs are then taken over by another worker.',
   },
   WORKER_LOCK_MS: {
     kind: 'int',
     default: 30_000,
     min: 500,
     max: 10 * 60_000,
-    meaning: "A job's lock: a worker that stops renewing it (killed, frozen) loses the job this long after.",
+    meaning:
+      "A job's lock: a worker that stops renewing it loses the job this long after. A killed worker's jobs are taken over sooner, when its heartbeat lapses; this bounds the rest (a worker whose main thread is frozen while its heartbeat goes on, a job whose taker never beat).",
   },
   WORKER_STALLED_INTERVAL_MS: {
     kind: 'int',
@@ -47,6 +49,14 @@ export const WORKERS_VARS = {
     min: 0,
     max: 60 * 60_000,
     meaning: 'After SIGTERM, how long running jobs may take to finish before they are handed back to the queue.',
+  },
+  WORKER_TEST_STALL_MS: {
+    kind: 'int',
+    default: 0,
+    min: 0,
+    max: 10 * 60_000,
+    meaning:
+      "For tests: a worker sent SIGUSR2 blocks its main thread this long, as one whose event loop stalls (a huge prompt, a loaded machine). 0: SIGUSR2 keeps Node's default (the process ends).",
   },
   ALLOW_CPU_FALLBACK: {
     kind: 'bool',
