@@ -59,7 +59,8 @@ export interface DeploymentConfig {
  * What runs a deployment's model in its workers. `llama-cpp`: node-llama-cpp in the worker's process
  * (text only). `llama-server`: a llama.cpp server the worker starts as its child, on loopback, for
  * what node-llama-cpp cannot run (a vision projector). `openai`: an OpenAI-compatible server already
- * running (vLLM, SGLang, llama.cpp's server, a desktop app), driven over HTTP.
+ * running (vLLM, SGLang, llama.cpp's server, a desktop app), driven over HTTP. `simulated`: no model at
+ * all, replies of a fixed text at a configured pace, for capacity and fault tests.
  */
 export type EngineConfig =
   | { kind: 'llama-cpp' }
@@ -78,6 +79,17 @@ export type EngineConfig =
       apiKey: string | null;
       /** The `model` the upstream is asked for; null: the deployment's model. */
       model: string | null;
+    }
+  | {
+      kind: 'simulated';
+      /** Time to first token: from the job's start to its first token, in milliseconds. */
+      ttftMs: number;
+      /** Time per output token after the first, in milliseconds: one round of every running reply. */
+      tpotMs: number;
+      /** Tokens of a reply whose request sets no max_tokens (fewer when a stop string or the context ends it). */
+      outputTokens: number;
+      /** The reply's text, one word (with its leading space) per token, repeated as long as the reply runs. */
+      text: string;
     };
 
 export type DeploymentTask = 'generate' | 'embeddings';

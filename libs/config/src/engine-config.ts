@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { isModelPresetName, presetProjectorPath } from '@conveyor/gguf';
 import type { DeploymentTask, EngineConfig } from './config.types.js';
 
-export const ENGINE_KINDS = ['llama-cpp', 'llama-server', 'openai'] as const;
+export const ENGINE_KINDS = ['llama-cpp', 'llama-server', 'openai', 'simulated'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
 
 /** A deployment's engine fields as the deployments file or the environment gives them, not yet checked. */
@@ -15,6 +15,7 @@ export interface EngineFields {
   imageMaxTokens?: number;
   vision?: boolean;
   upstream?: { url?: string; apiKey?: string; apiKeyEnv?: string; model?: string };
+  simulated?: { ttftMs?: number; tpotMs?: number; outputTokens?: number; text?: string };
 }
 
 /** What a problem calls each field: its path in the deployments file, or its environment variable. */
@@ -29,7 +30,8 @@ export type EngineFieldNames = Record<
   | 'upstreamUrl'
   | 'upstreamApiKey'
   | 'upstreamApiKeyEnv'
-  | 'upstreamModel',
+  | 'upstreamModel'
+  | 'simulated',
   string
 >;
 
@@ -69,6 +71,7 @@ export function resolveEngine(
   const implied: Array<{ kind: EngineKind; by: string }> = [];
   if (fields.mmproj !== undefined) implied.push({ kind: 'llama-server', by: names.mmproj });
   if (fields.upstream !== undefined) implied.push({ kind: 'openai', by: names.upstream });
+  if (fields.simulated !== undefined) implied.push({ kind: 'simulated', by: names.simulated });
   if (presetProjector !== null && fields.upstream === undefined)
     implied.push({ kind: 'llama-server', by: `${names.model} ${fields.model} (a preset with a vision projector)` });
 
@@ -88,6 +91,7 @@ export function resolveEngine(
   }
 
   if (kind === 'openai') return upstreamEngine(fields, names, context.named, problems);
+  if (kind === 'simulated') return simulatedEngine(fields, names, problems);
 
   const model = fields.model ?? 'tiny';
   if (kind === 'llama-cpp') {
@@ -144,6 +148,36 @@ function upstreamEngine(
     model: model ?? '',
     engine: { kind: 'openai', url: url ?? '', apiKey, model: upstream.model ?? null },
     vision: fields.vision ?? false,
+  };
+}
+
+/** The pace and text of a simulated deployment that leaves them out. */
+export const SIMULATED_DEFAULTS = {
+  ttftMs: 100,
+  tpotMs: 20,
+  outputTokens: 64,
+  text: 'The quick brown fox jumps over the lazy dog.',
+} as const;
+
+/**
+ * No model: replies of a fixed text at a configured pace, for capacity and fault tests. The model is
+ * only a name, and a simulated deployment takes no images.
+ */
+function simulatedEngine(fields: EngineFields, names: EngineFieldNames, problems: string[]): ResolvedEngine {
+  const given = fields.simulated ?? {};
+  for (const field of ['mmproj', 'imageMaxTokens'] as const)
+    if (fields[field] !== undefined) problems.push(`${names[field]} is not for engine simulated`);
+  if (fields.vision === true) problems.push(`${names.vision} is not for engine simulated: it takes no images`);
+  return {
+    model: fields.model ?? 'simulated',
+    engine: {
+      kind: 'simulated',
+      ttftMs: given.ttftMs ?? SIMULATED_DEFAULTS.ttftMs,
+      tpotMs: given.tpotMs ?? SIMULATED_DEFAULTS.tpotMs,
+      outputTokens: given.outputTokens ?? SIMULATED_DEFAULTS.outputTokens,
+      text: given.text ?? SIMULATED_DEFAULTS.text,
+    },
+    vision: false,
   };
 }
 

@@ -328,7 +328,7 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ ENGINE: 'vllm' }, 'ENGINE must be one of llama-cpp, llama-server, openai (got "vllm")'],
+    [{ ENGINE: 'vllm' }, 'ENGINE must be one of llama-cpp, llama-server, openai, simulated (got "vllm")'],
     [{ ENGINE: 'openai', MODEL: 'm' }, 'UPSTREAM_URL is required for engine openai'],
     [{ UPSTREAM_URL: 'ftp://x/v1', MODEL: 'm' }, 'UPSTREAM_URL must be an http:// or https:// URL (got "ftp://x/v1")'],
     [{ UPSTREAM_URL: 'http://x/v1' }, 'MODEL or UPSTREAM_MODEL must name the model the upstream serves'],

@@ -7,6 +7,8 @@ import { llamaCppOptions, llamaEmbeddingOptions } from './llama-cpp/llama-cpp.co
 import { llamaServerOptions } from './llama-server/llama-server.config.js';
 import { OpenAiUpstreamEngine } from './openai-upstream/openai-upstream.engine.js';
 import { openAiUpstreamOptions } from './openai-upstream/openai-upstream.config.js';
+import { simulatedOptions } from './simulated/simulated.config.js';
+import { SimulatedEngine } from './simulated/simulated.engine.js';
 
 const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { engine: E } => ({
   id: 'tiny-chat',
@@ -46,7 +48,12 @@ const host: EngineHost = {
 
 describe('the engine lookup', () => {
   it('has a factory for every kind of engine the config names', () => {
-    const kinds: Record<EngineConfig['kind'], true> = { 'llama-cpp': true, 'llama-server': true, openai: true };
+    const kinds: Record<EngineConfig['kind'], true> = {
+      'llama-cpp': true,
+      'llama-server': true,
+      openai: true,
+      simulated: true,
+    };
     expect(Object.keys(ENGINE_FACTORIES).sort()).toEqual(Object.keys(kinds).sort());
   });
 
@@ -60,9 +67,32 @@ describe('the engine lookup', () => {
       await engine.dispose();
     }
   });
+
+  it('starts a simulated engine without loading anything', async () => {
+    const d = deployment({ kind: 'simulated', ttftMs: 5, tpotMs: 2, outputTokens: 8, text: 'a b' });
+    const { engine, describe } = await startEngine(d, host);
+    try {
+      expect(engine).toBeInstanceOf(SimulatedEngine);
+      expect(describe).toMatch(/^a simulated model \(no model loaded: first token after 5 ms, then one each 2 ms/);
+    } finally {
+      await engine.dispose();
+    }
+  });
 });
 
 describe("each engine's config reader", () => {
+  it("simulated: its pace and text, the deployment's context and sequences", () => {
+    const engine = { kind: 'simulated', ttftMs: 50, tpotMs: 10, outputTokens: 32, text: 'hello world' } as const;
+    expect(simulatedOptions(deployment(engine))).toEqual({
+      ttftMs: 50,
+      tpotMs: 10,
+      outputTokens: 32,
+      text: 'hello world',
+      contextSize: 2048,
+      sequences: 3,
+    });
+  });
+
   it('llama-cpp: the context, threads, device and cache of the deployment', () => {
     expect(llamaCppOptions(deployment({ kind: 'llama-cpp' }), host, '/models/tiny.gguf')).toEqual({
       modelPath: '/models/tiny.gguf',

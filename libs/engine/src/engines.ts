@@ -3,6 +3,7 @@ import type { EngineFactory, EngineHost, EngineKind, StartedEngine } from './cor
 import { startLlamaCppEngine } from './llama-cpp/llama-cpp.factory.js';
 import { startLlamaServerEngine } from './llama-server/llama-server.factory.js';
 import { startOpenAiUpstreamEngine } from './openai-upstream/openai-upstream.factory.js';
+import { startSimulatedEngine } from './simulated/simulated.factory.js';
 
 /**
  * Every engine a deployment's `engine.kind` can name, and what starts it. Typed by kind, so a kind added
@@ -12,6 +13,7 @@ export const ENGINE_FACTORIES: { readonly [K in EngineKind]: EngineFactory<K> } 
   'llama-cpp': startLlamaCppEngine,
   'llama-server': startLlamaServerEngine,
   openai: startOpenAiUpstreamEngine,
+  simulated: startSimulatedEngine,
 };
 
 /** Starts a deployment's engine, the one its `engine.kind` names. */

@@ -19,8 +19,8 @@ export function checkDeployments(
   for (const [i, d] of deployments.entries()) {
     if (ids.has(d.id)) problems.push(`${name(i, 'id')} "${d.id}" is used twice`);
     ids.add(d.id);
-    // An upstream's model is whatever name it serves it under.
-    if (d.engine.kind !== 'openai' && !isModelSource(d.model)) {
+    // An upstream's model is whatever name it serves it under; a simulated one is only a name.
+    if (d.engine.kind !== 'openai' && d.engine.kind !== 'simulated' && !isModelSource(d.model)) {
       problems.push(
         `${name(i, 'model')} must be a preset (${Object.keys(MODEL_PRESETS).join(', ')}), a .gguf path or an hf: URI (got "${d.model}")`,
       );

@@ -17,6 +17,8 @@ const ENV_ENGINE_FIELDS: EngineFieldNames = {
   upstreamApiKey: 'UPSTREAM_API_KEY',
   upstreamApiKeyEnv: 'UPSTREAM_API_KEY',
   upstreamModel: 'UPSTREAM_MODEL',
+  // The environment gives a simulated engine no settings: ENGINE=simulated runs at the default pace.
+  simulated: 'ENGINE',
 };
 
 /** The one deployment the environment describes when no deployments file is named. */

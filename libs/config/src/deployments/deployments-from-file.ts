@@ -20,6 +20,7 @@ const fileEngineFields = (i: number): EngineFieldNames => {
     upstreamApiKey: at('upstream.apiKey'),
     upstreamApiKeyEnv: at('upstream.apiKeyEnv'),
     upstreamModel: at('upstream.model'),
+    simulated: at('simulated'),
   };
 };
 
@@ -40,6 +41,7 @@ function fromFile(
       imageMaxTokens: d.imageMaxTokens,
       vision: d.vision,
       upstream: d.upstream,
+      simulated: d.simulated,
     },
     fileEngineFields(i),
     context,

@@ -35,7 +35,7 @@ export const DEPLOYMENTS_VARS = {
     values: ENGINE_KINDS,
     defaultText: '`llama-cpp`; `llama-server` with a projector, `openai` with `UPSTREAM_URL`',
     meaning:
-      'Without a file: what runs the model, node-llama-cpp in the worker, a llama.cpp server the worker starts, or an OpenAI-compatible upstream.',
+      'Without a file: what runs the model, node-llama-cpp in the worker, a llama.cpp server the worker starts, an OpenAI-compatible upstream, or no model at all (`simulated`, at its default pace: capacity and fault tests only).',
   },
   MMPROJ: {
     kind: 'text',

@@ -38,8 +38,20 @@ export class UpstreamDto {
   @IsOptional() @IsString() @IsNotEmpty() model?: string;
 }
 
-/** A deployment served by an upstream may leave `model` out: `upstream.model` names it then. */
-const servedByUpstream = (d: DeploymentDto): boolean => d.engine === 'openai' || d.upstream !== undefined;
+/** The pace and text of a simulated engine (`engine: simulated`), which runs no model. */
+export class SimulatedDto {
+  @IsOptional() @IsInt() @Min(0) @Max(600_000) ttftMs?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(60_000) tpotMs?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(1_000_000) outputTokens?: number;
+  @IsOptional() @IsString() @Matches(/\S/, { message: 'text must hold at least one word' }) text?: string;
+}
+
+/**
+ * A deployment served by an upstream may leave `model` out (`upstream.model` names it then), and so
+ * may a simulated one, whose model is only a name.
+ */
+const modelOptional = (d: DeploymentDto): boolean =>
+  d.engine === 'openai' || d.upstream !== undefined || d.engine === 'simulated' || d.simulated !== undefined;
 
 export class DeploymentDto {
   @IsString()
@@ -48,7 +60,7 @@ export class DeploymentDto {
   })
   id: string;
 
-  @ValidateIf((d: DeploymentDto) => !servedByUpstream(d) || d.model !== undefined)
+  @ValidateIf((d: DeploymentDto) => !modelOptional(d) || d.model !== undefined)
   @IsString()
   @IsNotEmpty()
   model?: string;
@@ -73,6 +85,7 @@ export class DeploymentDto {
   @IsOptional() @IsInt() @Min(1) @Max(65_536) imageMaxTokens?: number;
   @IsOptional() @IsBoolean() vision?: boolean;
   @IsOptional() @ValidateNested() @Type(() => UpstreamDto) upstream?: UpstreamDto;
+  @IsOptional() @ValidateNested() @Type(() => SimulatedDto) simulated?: SimulatedDto;
 }
 
 export class RateLimitDto {

@@ -1,10 +1,12 @@
 import type { SamplingPresetDto } from '@conveyor/protocol';
+import { SIMULATED_DEFAULTS } from '../engine-config.js';
 import type {
   ApiKeyDto,
   AppAliasDto,
   DeploymentDto,
   DeploymentsFileDto,
   RateLimitDto,
+  SimulatedDto,
   UpstreamDto,
 } from './deployments-file.dto.js';
 
@@ -26,9 +28,9 @@ export const FILE_FIELDS: DocsOf<DeploymentsFileDto> = {
 export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
   id: { meaning: 'The `model` clients send; it also names the queue.' },
   model: {
-    default: 'required, unless `upstream.model` names it',
+    default: 'required, unless `upstream.model` names it; `simulated` for a simulated engine',
     meaning:
-      'The model served: a preset (`tiny`, `think`, `vision`, `bench`), a `.gguf` path or an `hf:` URI; with an upstream, the name it serves the model under.',
+      'The model served: a preset (`tiny`, `think`, `vision`, `bench`), a `.gguf` path or an `hf:` URI; with an upstream, the name it serves the model under; with a simulated engine, any name.',
   },
   pool: { default: '`cpu`', meaning: 'The worker pool that serves it.' },
   contextSize: { default: '`CONTEXT_SIZE`', meaning: 'Tokens of context per sequence.' },
@@ -52,8 +54,9 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     meaning: "`think`: return a thinking model's `<think>…</think>` segment as `reasoning_content`.",
   },
   engine: {
-    default: '`llama-cpp`; `llama-server` with `mmproj`, `openai` with `upstream`',
-    meaning: 'What runs the model: node-llama-cpp in the worker, a llama.cpp server the worker starts, or an upstream.',
+    default: '`llama-cpp`; `llama-server` with `mmproj`, `openai` with `upstream`, `simulated` with `simulated`',
+    meaning:
+      'What runs the model: node-llama-cpp in the worker, a llama.cpp server the worker starts, an upstream, or no model at all (capacity and fault tests).',
   },
   mmproj: {
     default: "none (the `vision` preset's own)",
@@ -65,6 +68,26 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     meaning: "Whether it takes images; an upstream's operator says so.",
   },
   upstream: { meaning: 'An OpenAI-compatible server already running; implies `engine: openai`.' },
+  simulated: { meaning: 'The pace and text of replies generated without a model; implies `engine: simulated`.' },
+};
+
+export const SIMULATED_FIELDS: DocsOf<SimulatedDto> = {
+  ttftMs: {
+    default: `\`${SIMULATED_DEFAULTS.ttftMs}\``,
+    meaning: "Milliseconds from a job's start to its first token.",
+  },
+  tpotMs: {
+    default: `\`${SIMULATED_DEFAULTS.tpotMs}\``,
+    meaning: 'Milliseconds per token after the first: one round of every running reply.',
+  },
+  outputTokens: {
+    default: `\`${SIMULATED_DEFAULTS.outputTokens}\``,
+    meaning: 'Tokens of a reply whose request sets no `max_tokens`.',
+  },
+  text: {
+    default: `\`${SIMULATED_DEFAULTS.text}\``,
+    meaning: 'What replies say: one word (with its leading space) per token, repeated as long as a reply runs.',
+  },
 };
 
 export const UPSTREAM_FIELDS: DocsOf<UpstreamDto> = {

@@ -68,7 +68,7 @@ describe('deployments file engines', () => {
   it('names the field at fault, in one message per problem', async () => {
     expect(await problems([{ id: 'a', model: 'tiny', engine: 'vllm' }])).toEqual([
       expect.stringContaining(
-        'deployments[0].engine must be one of the following values: llama-cpp, llama-server, openai',
+        'deployments[0].engine must be one of the following values: llama-cpp, llama-server, openai, simulated',
       ),
     ]);
     expect(
@@ -86,6 +86,55 @@ describe('deployments file engines', () => {
     // A deployment run in the worker still needs its model.
     expect(await problems([{ id: 'a', engine: 'llama-server' }])).toEqual([
       expect.stringContaining('deployments[0].model'),
+    ]);
+  });
+
+  it('reads a simulated engine: its pace and text, defaults for what it leaves out, any model name', async () => {
+    const config = await load([
+      { id: 'sim', engine: 'simulated', simulated: { ttftMs: 250, tpotMs: 40 }, contextSize: 512, parallel: 16 },
+      { id: 'sim-named', model: 'gpt-like', simulated: { outputTokens: 8, text: 'ok' } },
+    ]);
+    expect(config.deployments.map((d) => [d.id, d.model, d.engine, d.contextSize, d.parallel, d.vision])).toEqual([
+      [
+        'sim',
+        'simulated',
+        {
+          kind: 'simulated',
+          ttftMs: 250,
+          tpotMs: 40,
+          outputTokens: 64,
+          text: 'The quick brown fox jumps over the lazy dog.',
+        },
+        512,
+        16,
+        false,
+      ],
+      [
+        'sim-named',
+        'gpt-like',
+        { kind: 'simulated', ttftMs: 100, tpotMs: 20, outputTokens: 8, text: 'ok' },
+        4096,
+        4,
+        false,
+      ],
+    ]);
+    // The file's own checks stop at the first field at fault.
+    expect(await problems([{ id: 'b', engine: 'simulated', simulated: { tpotMs: 0 } }])).toEqual([
+      expect.stringContaining('deployments[0].simulated.tpotMs must not be less than 1'),
+    ]);
+    expect(await problems([{ id: 'b', simulated: { text: '  ' } }])).toEqual([
+      expect.stringContaining('deployments[0].simulated.text must hold at least one word'),
+    ]);
+    expect(
+      await problems([
+        { id: 'a', engine: 'llama-cpp', model: 'tiny', simulated: { tpotMs: 5 } },
+        { id: 'c', engine: 'simulated', mmproj: '/m/p.gguf', vision: true },
+      ]),
+    ).toEqual([
+      'deployments[0].simulated needs engine simulated, but deployments[0].engine is llama-cpp',
+      'deployments[1].mmproj needs engine llama-server, but deployments[1].engine is simulated',
+      'deployments[1].mmproj is not for engine simulated',
+      'deployments[1].vision is not for engine simulated: it takes no images',
     ]);
   });
 });

@@ -18,12 +18,13 @@ describe('the deployments file reference', () => {
       'top level',
       'deployments[]',
       'deployments[].upstream',
+      'deployments[].simulated',
       'deployments[].alias',
       'deployments[].defaults',
       'apiKeys[]',
       'apiKeys[].rateLimit',
     ]);
-    expect(rows('deployments[]')).toHaveLength(19);
+    expect(rows('deployments[]')).toHaveLength(20);
   });
 
   it("reads what each field takes from the file's own checks", () => {

@@ -6,6 +6,7 @@ import {
   DeploymentDto,
   DeploymentsFileDto,
   RateLimitDto,
+  SimulatedDto,
   UpstreamDto,
 } from './deployments-file.dto.js';
 import {
@@ -15,6 +16,7 @@ import {
   DEPLOYMENT_FIELDS,
   FILE_FIELDS,
   RATE_LIMIT_FIELDS,
+  SIMULATED_FIELDS,
   UPSTREAM_FIELDS,
   type FieldDoc,
 } from './deployments-file.fields.js';
@@ -67,6 +69,7 @@ export function deploymentsFileTables(): Array<{ path: string; table: string }> 
     { path: 'top level', table: fieldTable(DeploymentsFileDto, FILE_FIELDS) },
     { path: 'deployments[]', table: fieldTable(DeploymentDto, DEPLOYMENT_FIELDS) },
     { path: 'deployments[].upstream', table: fieldTable(UpstreamDto, UPSTREAM_FIELDS) },
+    { path: 'deployments[].simulated', table: fieldTable(SimulatedDto, SIMULATED_FIELDS) },
     { path: 'deployments[].alias', table: fieldTable(AppAliasDto, ALIAS_FIELDS) },
     { path: 'deployments[].defaults', table: fieldTable(SamplingPresetDto, DEFAULTS_FIELDS) },
     { path: 'apiKeys[]', table: fieldTable(ApiKeyDto, API_KEY_FIELDS) },
