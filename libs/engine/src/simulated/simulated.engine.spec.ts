@@ -58,9 +58,10 @@ describe('SimulatedEngine', () => {
     expect(promptTokens).toBe(3);
     expect(pieces.map((p) => p.tokens)).toEqual([1, 2, 3, 4, 5]);
     // First token after ttft (40 ms), then one each tpot (10 ms): loose bounds for a busy machine.
-    expect(pieces[0]!.at).toBeGreaterThanOrEqual(39);
+    expect(pieces[0]!.at).toBeGreaterThanOrEqual(38);
     expect(pieces[0]!.at).toBeLessThan(200);
-    expect(pieces[4]!.at - pieces[0]!.at).toBeGreaterThanOrEqual(39);
+    // Rounds keep to their plan (a late one does not push the next ones back): token 5 is due at 40 + 4 × 10 ms.
+    expect(pieces[4]!.at).toBeGreaterThanOrEqual(78);
     expect(ms).toBeLessThan(1000);
   });
 
