@@ -70,7 +70,11 @@ export class LlamaCppEngine implements GenerationEngine {
       renderer: new PromptRenderer(model, chatWrapper, shapes, opening ? model.tokenize(opening, true) : []),
     };
     this.tokenizer = new LlamaTokenizer(model, this.planning.renderer, context.contextSize);
-    const loop = new RoundLoop(context, nativeContext(context), () => this.rounds.forEach((listener) => listener()));
+    const loop = new RoundLoop(context, nativeContext(context), {
+      // The exact prompt cache needs prompts cut at fixed positions, cache or not.
+      fixedChunks: slots.mode === 'exact',
+      roundEnded: () => this.rounds.forEach((listener) => listener()),
+    });
     this.running = { model, slots, loop };
   }
 
@@ -92,7 +96,7 @@ export class LlamaCppEngine implements GenerationEngine {
       sequences: options.parallel,
       // Explicit: the default (max(4, cores)) was 10-30x slower with the prebuilt CPU binary.
       threads: options.threads,
-      // Two prefill chunks: a chunk of a new prompt and the running replies' tokens share a batch.
+      // The largest round: a prompt alone goes in 512 tokens at a time; with fixed chunks, two of them share it.
       batchSize: 2 * PREFILL_CHUNK,
     });
     assertNativeLayer(model, context);

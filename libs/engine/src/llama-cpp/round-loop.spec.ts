@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { withLock } from 'lifecycle-utils';
 import type { LlamaContext, Token } from 'node-llama-cpp';
 import type { NativeContext, NativeSampler } from './native-context.js';
-import { PREFILL_CHUNK, RoundLoop, type LoopReply } from './round-loop.js';
+import { PREFILL_CHUNK, RoundLoop, type LoopReply, type RoundLoopOptions } from './round-loop.js';
 
 /** A batch as decoded: each share as `sequence:position+count`, `*` where its last token's logits were asked for. */
 type Batch = string[];
@@ -95,10 +95,22 @@ class CountingReply implements LoopReply {
   }
 }
 
-function loop(batchSize = 2 * PREFILL_CHUNK) {
+function loop(options: RoundLoopOptions = { fixedChunks: true }, batchSize = 2 * PREFILL_CHUNK) {
   const native = new RecordingNative();
   const context = { batchSize } as LlamaContext;
-  return { native, context, loop: new RoundLoop(context, native as unknown as NativeContext) };
+  return { native, context, loop: new RoundLoop(context, native as unknown as NativeContext, options) };
+}
+
+/** A budget of `streaming` tokens while a reply streams, the whole batch otherwise; what it was told, recorded. */
+function fixedBudget(streaming: number) {
+  const measured: number[] = [];
+  return {
+    measured,
+    budget: {
+      tokens: (streams: boolean) => (streams ? streaming : 2 * PREFILL_CHUNK),
+      measured: (tokens: number) => void measured.push(tokens),
+    },
+  };
 }
 
 const size = (batch: Batch) => batch.reduce((sum, share) => sum + Number(share.split('+')[1]!.replace('*', '')), 0);
@@ -118,7 +130,7 @@ describe('RoundLoop', () => {
     expect(l.size).toBe(0);
   });
 
-  it('ends prompt chunks at multiples of the chunk, with a decoding reply’s token in every batch', async () => {
+  it('with fixed chunks, ends prompt chunks at multiples of the chunk, with a decoding reply’s token in every batch', async () => {
     const { native, loop: l } = loop();
     const decoding = new CountingReply(0, 2, 8);
     l.add(decoding);
@@ -138,7 +150,7 @@ describe('RoundLoop', () => {
     for (const batch of native.batches.slice(first, last + 1)) expect(batch[0]).toMatch(/^0:/);
   });
 
-  it('puts no more than the budget in a round: a reply that does not fit waits for the next', async () => {
+  it('with fixed chunks, puts no more than the batch in a round: a reply that does not fit waits for the next', async () => {
     const { native, loop: l } = loop();
     const replies = [new CountingReply(0, 600, 2), new CountingReply(1, 600, 2), new CountingReply(2, 3, 2)];
     for (const reply of replies) l.add(reply);
@@ -150,7 +162,7 @@ describe('RoundLoop', () => {
   });
 
   it("holds the context's lock while a prompt has chunks left, and lets go between decoding rounds", async () => {
-    const { native, context, loop: l } = loop();
+    const { native, context, loop: l } = loop({ fixedChunks: true });
     const reply = new CountingReply(0, 700, 20);
     l.add(reply);
     await new Promise((resume) => setImmediate(resume));
@@ -161,6 +173,30 @@ describe('RoundLoop', () => {
     // Between decoding rounds it waits a round at most.
     expect(later - seen).toBeLessThanOrEqual(1);
     await reply.done;
+  });
+
+  it('while replies stream, a prompt goes in in chunks of the round’s budget, after their tokens; alone, a whole batch at a time', async () => {
+    const { budget, measured } = fixedBudget(64);
+    const { native, loop: l } = loop({ budget });
+    // A prompt alone: the whole batch per round.
+    const alone = new CountingReply(2, 700, 2);
+    l.add(alone);
+    await alone.done;
+    expect(native.batches.slice(0, 2)).toEqual([['2:0+512'], ['2:512+188*']]);
+    // A reply streaming on sequence 1 and a prompt arriving on sequence 0, before it in the batch order.
+    const decoding = new CountingReply(1, 2, 12);
+    l.add(decoding);
+    await new Promise((resume) => setTimeout(resume, 5));
+    const prompt = new CountingReply(0, 300, 2, 100);
+    l.add(prompt);
+    await Promise.all([decoding.done, prompt.done]);
+    const rounds = native.batches.filter((b) => b.some((s) => s.startsWith('0:'))).slice(0, 4);
+    // Each round: the prompt's chunk is what the streaming reply's token leaves of 64; the last, the rest.
+    expect(rounds.map((b) => b.length)).toEqual([2, 2, 2, 2]);
+    expect(rounds.map((b) => b[0])).toEqual(['0:100+63', '0:163+63', '0:226+63', '0:289+11*']);
+    for (const b of rounds) expect(b[1]).toMatch(/^1:\d+\+1\*$/);
+    // Every round's size went to the budget.
+    expect(measured.slice(0, 2)).toEqual([512, 188]);
   });
 
   it('a failed decode fails the replies in its batch only; a failed sample, its reply only', async () => {

@@ -1,16 +1,30 @@
 import { withLock } from 'lifecycle-utils';
 import type { LlamaContext, Token } from 'node-llama-cpp';
 import { probabilityMap, type NativeContext, type NativeSampler } from './native-context.js';
+import { RoundBudget } from './round-budget.js';
 
 /**
- * Prompts are evaluated in chunks that end at multiples of this position. Between two chunks the running
- * replies' next tokens join the batch, so a long prompt never holds them up for more than one chunk (about
- * 130 ms on the bench model, against 1.5 s for a whole 1.5k-token prompt); 256 tokens at a time cost
- * under 1% of prefill throughput against 512 (bench model, 1 thread: 1944 against 1959 tokens/s). Ending
- * chunks at fixed positions also means a token is computed in a batch of the same size whether or not
- * the tokens before it came from the prompt cache: reuse never changes a reply, not even a sampled one.
+ * With fixed chunks (`PROMPT_CACHE=exact`), prompts are evaluated in chunks that end at multiples of this
+ * position, one chunk per reply per round. A token is then computed in a batch of the same size whether
+ * or not the tokens before it came from the prompt cache, so reuse never changes a reply, not even a
+ * sampled one; the price is that a prompt arriving holds the running streams up for a whole chunk (about
+ * 130 ms on the bench model on a fast core, 220 ms on a slow one). Otherwise a chunk is what the round's
+ * budget leaves (RoundBudget), wherever it ends: shorter while replies stream, the whole batch when none does.
  */
 export const PREFILL_CHUNK = 256;
+
+/** How the loop cuts prompts into chunks. */
+export interface RoundLoopOptions {
+  /**
+   * Chunks end at multiples of PREFILL_CHUNK whatever else runs, so a prompt is computed the same with or
+   * without the cache (the `exact` prompt cache needs it). Default false: chunks follow the round's budget.
+   */
+  fixedChunks?: boolean;
+  /** Sets each round's budget (default: a RoundBudget of the context's batch). */
+  budget?: Pick<RoundBudget, 'tokens' | 'measured'>;
+  /** Runs after each round whose replies were sampled, once each has taken its token. */
+  roundEnded?: () => void;
+}
 
 /** One running reply, as the loop drives it: the tokens it needs evaluated, and what it does with each sample. */
 export interface LoopReply {
@@ -65,13 +79,21 @@ export class RoundLoop {
   /** Started since the last round began: they join the next. */
   private readonly joining: LoopReply[] = [];
   private looping = false;
+  /** Replies that have sampled a token: a client waits on each of their next ones. */
+  private readonly streaming = new WeakSet<LoopReply>();
+  private readonly budget: Pick<RoundBudget, 'tokens' | 'measured'>;
+  private readonly fixedChunks: boolean;
+  private readonly roundEnded: () => void;
 
-  /** `roundEnded`: runs after each round whose replies were sampled, once each has taken its token. */
   constructor(
     private readonly context: LlamaContext,
     private readonly native: NativeContext,
-    private readonly roundEnded: () => void = () => undefined,
-  ) {}
+    options: RoundLoopOptions = {},
+  ) {
+    this.fixedChunks = options.fixedChunks ?? false;
+    this.budget = options.budget ?? new RoundBudget(context.batchSize);
+    this.roundEnded = options.roundEnded ?? (() => undefined);
+  }
 
   /** Starts a reply: its first tokens go into the next round. */
   add(reply: LoopReply): void {
@@ -87,12 +109,14 @@ export class RoundLoop {
   }
 
   /**
-   * The most tokens one round decodes: the context's batch, two prefill chunks, so a chunk of a new prompt
-   * and the running replies' tokens share a round. The one place a round's token budget is set; it may
-   * be smaller (while replies stream, say), never larger: the context takes no bigger batch.
+   * The most tokens one round decodes: the context's batch when no reply streams (or chunks are fixed),
+   * else what decodes in a short round (RoundBudget). The one place a round's token budget is set; never
+   * larger than the context's batch, which it takes no bigger.
    */
   private roundBudget(): number {
-    return this.context.batchSize;
+    if (this.fixedChunks) return this.context.batchSize;
+    const streaming = this.replies.some((reply) => this.streaming.has(reply));
+    return Math.min(this.context.batchSize, this.budget.tokens(streaming));
   }
 
   private async run(): Promise<void> {
@@ -134,12 +158,14 @@ export class RoundLoop {
       );
       if (last) share.logits = logits!;
     }
+    const started = performance.now();
     try {
       await this.native.decodeBatch();
     } catch (err) {
       for (const { reply } of shares) reply.fail(err);
       return this.drop(leftOut);
     }
+    this.budget.measured(size, performance.now() - started);
     let unfinished = leftOut;
     for (const share of shares) {
       share.reply.decoded(share.count);
@@ -150,24 +176,41 @@ export class RoundLoop {
     return this.drop(unfinished);
   }
 
-  /** Each reply's next tokens in sequence order, as many as the budget and the reply's prefill chunk allow. */
+  /**
+   * Each reply's next tokens in sequence order, as many as the budget allows. The streaming replies' tokens
+   * are counted first, so a prompt's chunk takes what they leave and never their place in the round.
+   */
   private gather(budget: number): { shares: Share[]; size: number; leftOut: boolean } {
+    const counts = new Map<LoopReply, number>();
     let room = budget;
+    let leftOut = false;
+    for (const streams of [true, false]) {
+      for (const reply of this.replies) {
+        if (this.streaming.has(reply) !== streams) continue;
+        if (room === 0) {
+          leftOut = true;
+          break;
+        }
+        if (reply.fed === 0 && !reply.proceed()) continue;
+        const left = reply.input.length - reply.fed;
+        // Never an empty share: llama.cpp would be asked for the logits of a token not in the batch.
+        if (left <= 0) {
+          reply.fail(new Error('Nothing to evaluate.'));
+          continue;
+        }
+        const count = this.fixedChunks
+          ? Math.min(room, left, PREFILL_CHUNK - (reply.position % PREFILL_CHUNK))
+          : Math.min(room, left);
+        counts.set(reply, count);
+        room -= count;
+      }
+    }
     const shares: Share[] = [];
     for (const reply of this.replies) {
-      if (room === 0) return { shares, size: budget, leftOut: true };
-      if (reply.fed === 0 && !reply.proceed()) continue;
-      const left = reply.input.length - reply.fed;
-      // Never an empty share: llama.cpp would be asked for the logits of a token not in the batch.
-      if (left <= 0) {
-        reply.fail(new Error('Nothing to evaluate.'));
-        continue;
-      }
-      const count = Math.min(room, left, PREFILL_CHUNK - (reply.position % PREFILL_CHUNK));
-      shares.push({ reply, count, logits: -1 });
-      room -= count;
+      const count = counts.get(reply);
+      if (count) shares.push({ reply, count, logits: -1 });
     }
-    return { shares, size: budget - room, leftOut: false };
+    return { shares, size: budget - room, leftOut };
   }
 
   /**
@@ -183,6 +226,7 @@ export class RoundLoop {
   private async sampleOne(reply: LoopReply, logits: number): Promise<void> {
     try {
       const sampled = await this.native.sampleToken(logits, reply.sampler(), reply.probabilities, false);
+      this.streaming.add(reply);
       const wait = Array.isArray(sampled)
         ? reply.accept(sampled[0] as Token, probabilityMap(sampled[1]))
         : reply.accept(sampled as Token | null, undefined);

@@ -104,7 +104,7 @@ export class SequenceSlots {
     sequences: readonly LlamaContextSequence[],
     private readonly context: LlamaContext,
     private readonly native: NativeContext,
-    private readonly mode: PromptCacheMode,
+    readonly mode: PromptCacheMode,
   ) {
     this.slots = sequences.map((sequence) => ({
       id: sequenceId(sequence),
