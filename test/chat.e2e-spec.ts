@@ -28,7 +28,8 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
   };
 
   beforeAll(async () => {
-    platform = await TestPlatform.start();
+    // A test repeats a greedy request for the same text: only the exact prompt cache promises that.
+    platform = await TestPlatform.start({ env: { PROMPT_CACHE: 'exact' } });
     client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'any-key-works' });
   });
 

@@ -21,6 +21,8 @@ const config = writeDeploymentsFile({
       model: 'tiny',
       parallel: 1,
       defaults: { temperature: 0, max_tokens: 5 },
+      // A test below repeats a request for the same text: only the exact prompt cache promises that.
+      promptCache: 'exact',
       alias: { org: 'acme', app: 'private-chat' },
       auth: 'private',
     },

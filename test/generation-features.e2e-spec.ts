@@ -87,7 +87,8 @@ describe('generation features end to end (tools, structured output, reasoning, l
   beforeAll(async () => {
     const config = writeDeploymentsFile({
       deployments: [
-        { id: MODEL, model: 'tiny', contextSize: 2048, parallel: 4, threads: 1 },
+        // Tests repeat seeded replies for the same text: only the exact prompt cache promises that.
+        { id: MODEL, model: 'tiny', contextSize: 2048, parallel: 4, threads: 1, promptCache: 'exact' },
         { id: 'think-on', model: 'think', contextSize: 512, parallel: 1, threads: 1, reasoningParser: 'think' },
         { id: 'think-off', model: 'think', contextSize: 512, parallel: 1, threads: 1 },
       ],

@@ -6,7 +6,7 @@ import { TestPlatform } from './support/platform.js';
 import { readSse } from './support/sse.js';
 
 const MODEL = 'conveyor-tiny';
-// Instructions long enough to span several of the worker's 256-token prefill chunks: reuse comes in whole chunks.
+// Instructions long enough to span several of the worker's 256-token prefill chunks: exact reuse comes in whole chunks.
 const INSTRUCTIONS = 'You sort support tickets into billing, bugs or other, and answer with one word. '.repeat(30);
 const CHUNK = 256;
 
@@ -22,7 +22,7 @@ async function metric(platform: TestPlatform, name: string, labels: string): Pro
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-describe('prompt cache: replies, streams and batch lines report what the worker reused', () => {
+describe('prompt cache exact (PROMPT_CACHE=exact): replies, streams and batch lines report what the worker reused', () => {
   let platform: TestPlatform;
   let client: OpenAI;
 
@@ -37,7 +37,7 @@ describe('prompt cache: replies, streams and batch lines report what the worker 
   };
 
   beforeAll(async () => {
-    platform = await TestPlatform.start();
+    platform = await TestPlatform.start({ env: { PROMPT_CACHE: 'exact' } });
     client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'any-key-works' });
   });
 
@@ -120,11 +120,11 @@ describe('prompt cache off (PROMPT_CACHE=false)', () => {
   });
 });
 
-describe('prompt cache full (PROMPT_CACHE=full)', () => {
+describe('prompt cache full, the default (PROMPT_CACHE unset)', () => {
   let platform: TestPlatform;
 
   beforeAll(async () => {
-    platform = await TestPlatform.start({ env: { PROMPT_CACHE: 'full' } });
+    platform = await TestPlatform.start();
   });
 
   afterAll(async () => {

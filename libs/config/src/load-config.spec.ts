@@ -155,14 +155,14 @@ describe('loadConfig', () => {
     );
   });
 
-  it('reads the prompt cache mode: exact unless told, full, off, or a boolean for the default and off', () => {
+  it('reads the prompt cache mode: full unless told, exact, off, or a boolean for the default and off', () => {
     const mode = (value?: string) =>
       loadConfig(value === undefined ? {} : { PROMPT_CACHE: value }).deployments[0]!.promptCache;
-    expect(mode()).toBe('exact');
+    expect(mode()).toBe('full');
     expect([mode('full'), mode('off'), mode('exact')]).toEqual(['full', 'off', 'exact']);
-    expect([mode('true'), mode('1'), mode('false'), mode('no')]).toEqual(['exact', 'exact', 'off', 'off']);
+    expect([mode('true'), mode('1'), mode('false'), mode('no')]).toEqual(['full', 'full', 'off', 'off']);
     expect(configError({ PROMPT_CACHE: 'sometimes' }).message).toContain(
-      'PROMPT_CACHE must be one of exact, full, off',
+      'PROMPT_CACHE must be one of full, exact, off',
     );
   });
 

@@ -11,10 +11,10 @@ export interface DeploymentDefaults {
   promptCache: PromptCacheMode;
 }
 
-/** A prompt cache setting: its mode, or a boolean (on is the default mode, `exact`). */
+/** A prompt cache setting: its mode, or a boolean (on is the default mode, `full`). */
 export function promptCacheMode(value: PromptCacheMode | boolean | string): PromptCacheMode {
   if (value === 'exact' || value === 'off' || value === 'full') return value;
-  return value === false || value === 'false' || value === '0' || value === 'no' ? 'off' : 'exact';
+  return value === false || value === 'false' || value === '0' || value === 'no' ? 'off' : 'full';
 }
 
 export function readDeploymentDefaults(r: EnvReader): DeploymentDefaults {

@@ -132,10 +132,10 @@ export const DEPLOYMENTS_VARS = {
   },
   PROMPT_CACHE: {
     kind: 'enum',
-    default: 'exact',
-    values: ['exact', 'full', 'off', 'true', 'false', '1', '0', 'yes', 'no'],
-    allowedText: '`exact`, `full`, `off`; `true`, `1`, `yes` for `exact`; `false`, `0`, `no` for `off`',
+    default: 'full',
+    values: ['full', 'exact', 'off', 'true', 'false', '1', '0', 'yes', 'no'],
+    allowedText: '`full`, `exact`, `off`; `true`, `1`, `yes` for `full`; `false`, `0`, `no` for `off`',
     meaning:
-      'What a sequence keeps of finished replies for later prompts (`promptCache`): `exact` reuses whole 256-token chunks computed as a prompt, so replies are what they are without it; `full` reuses everything shared, the last reply included, as llama-server does; `off` computes every prompt from its first token.',
+      "What a sequence keeps of finished replies for later prompts (`promptCache`): `full` reuses everything a sequence shares with the prompt, the last reply included, as llama-server, vLLM and SGLang do (a reply may differ from an uncached one where two tokens were all but tied); `exact` reuses only whole 256-token chunks computed as a prompt and cuts prompts at fixed positions, so replies are token for token what they are without it, at the cost of recomputing each conversation's last reply and holding streams up for a whole chunk while a prompt goes in; `off` computes every prompt from its first token.",
   },
 } as const satisfies Record<string, EnvVarSpec>;

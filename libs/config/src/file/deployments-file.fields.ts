@@ -44,7 +44,7 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
   flashAttention: { default: '`FLASH_ATTENTION`', meaning: "llama.cpp's flash attention." },
   promptCache: {
     default: '`PROMPT_CACHE`',
-    meaning: 'What a sequence keeps of finished replies for later prompts; `true` is `exact`, `false` is `off`.',
+    meaning: 'What a sequence keeps of finished replies for later prompts; `true` is `full`, `false` is `off`.',
   },
   defaults: { meaning: 'Sampling fields a request gets when it leaves them unset.' },
   alias: { meaning: 'Also serve it at `/<org>/<app>/v1/...`.' },

@@ -31,7 +31,7 @@ export interface LlamaCppEngineOptions {
   allowCpuFallback?: boolean;
   /** `think`: split `<think>…</think>` out of chat replies as reasoning. */
   reasoningParser?: 'think' | null;
-  /** How a finished reply's cells are reused (default `exact`); see PromptCacheMode. */
+  /** How a finished reply's cells are reused (default `full`); see PromptCacheMode. */
   promptCache?: PromptCacheMode;
 }
 
@@ -102,7 +102,7 @@ export class LlamaCppEngine implements GenerationEngine {
     assertNativeLayer(model, context);
     // Every sequence is taken now and kept: each holds the cells of its last reply for the next request to reuse.
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
-    const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'exact');
+    const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'full');
     return new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots);
   }
 

@@ -56,7 +56,7 @@ async function same(
 // Reusing a prompt's cached prefix must change nothing in a reply but the work: the same tokens, to the
 // last. Reuse one token off (a cell at the wrong position, the last prompt token not evaluated again, a
 // chunk cut in the wrong place) changes them.
-describe('the prompt cache, exact, the default (the generated tiny model)', () => {
+describe('the prompt cache, exact (the generated tiny model)', () => {
   let pair: [LlamaCppEngine, LlamaCppEngine];
 
   beforeAll(async () => {
@@ -146,7 +146,7 @@ describe('the prompt cache, exact, with seeded sampling (fresh engines)', () => 
 // included. The reused tokens were computed in batches of another size than without the cache, which on
 // the CPU changes a result's last bits; a reply may then differ where two tokens were all but tied (the
 // random-weight tiny model has many such ties), so only the work is checked here.
-describe('the prompt cache, full (the generated tiny model)', () => {
+describe('the prompt cache, full, the default (the generated tiny model)', () => {
   let pair: [LlamaCppEngine, LlamaCppEngine];
 
   beforeAll(async () => {
