@@ -30,8 +30,9 @@ export const MAX_WAIT_MS = 50;
  * whole rounds of every running reply; an engine without rounds of its own beside it (a llama-server
  * child in the same worker) then has its events written with the next round's, or after about a
  * round's time. Where no engine signals, an event-loop turn stands for a round: an engine answering
- * over HTTP delivers a round's output in one turn. An end or an error is written at the end of
- * its own turn (a finished reply is not held back), and events no next round follows are written after
+ * over HTTP delivers a round's output in one turn. A reply's first output, an end or an error is
+ * written at the end of its own turn (neither a reply's first token nor a finished reply is held
+ * back), and events no next round follows are written after
  * about a round's time (MAX_WAIT_MS at most).
  */
 export class FlushCadence {
@@ -53,7 +54,7 @@ export class FlushCadence {
     private readonly clock: CadenceClock = systemClock,
   ) {}
 
-  /** Events were added in this turn; `urgent` for an end or an error. */
+  /** Events were added in this turn; `urgent` for a reply's first output, an end or an error. */
   added(urgent: boolean): void {
     if (!this.turnOpen) {
       this.turnOpen = true;

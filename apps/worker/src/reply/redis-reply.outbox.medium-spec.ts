@@ -42,19 +42,20 @@ describe('RedisReplyOutbox against real Redis', () => {
   const eventsOf = async (requestId: string) => (await entries()).flatMap((e) => e[requestId] ?? []);
   const turn = () => new Promise((r) => setImmediate(r));
 
-  it('writes start, the text held between writes as one delta, and end in order, numbered from 0, and a record', async () => {
+  it('writes start, the first output at the end of its round, and end in order, numbered from 0, and a record', async () => {
     const sink = outbox.open({ inbox, requestId: 'r1' }, 2, []);
     sink.start(11, false);
+    // One round's text is one delta, and the reply's first is written at the end of its round.
     sink.output({ choice: 0, text: 'Hel' });
     sink.output({ choice: 0, text: 'lo' });
     await turn();
     sink.output({ choice: 0, text: ' world' });
-    // Two rounds, not yet written when the reply ends: their text is one delta, before the end event.
     await sink.end(['length'], { promptTokens: 11, completionTokens: 3 });
     const written: ReplyEvent[] = [
       { type: 'start', attempt: 2, seq: 0, promptTokens: 11, resumed: false },
-      { type: 'delta', attempt: 2, seq: 1, text: 'Hello world' },
-      { type: 'end', attempt: 2, seq: 2, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
+      { type: 'delta', attempt: 2, seq: 1, text: 'Hello' },
+      { type: 'delta', attempt: 2, seq: 2, text: ' world' },
+      { type: 'end', attempt: 2, seq: 3, finishReason: 'length', usage: { promptTokens: 11, completionTokens: 3 } },
     ];
     expect(await eventsOf('r1')).toEqual(written);
     const record = await redis.get(replyRecordKey(prefix, 'r1'));
@@ -69,22 +70,29 @@ describe('RedisReplyOutbox against real Redis', () => {
     await redis.del(inbox);
     const sinks = ['a', 'b', 'c'].map((id) => outbox.open({ inbox, requestId: id }, 1, []));
     sinks.forEach((s) => s.start(3, false));
+    // A first token each, written at the end of its round; rounds come about 20 ms apart.
+    sinks.forEach((s) => s.output({ choice: 0, text: 'w', tokens: 1 }));
+    await new Promise((r) => setTimeout(r, 20));
     // Two rounds of one token each: written together at the end of the second.
     for (const round of ['x', 'y']) {
-      sinks.forEach((s) => s.output({ choice: 0, text: round, tokens: round === 'x' ? 1 : 2 }));
+      sinks.forEach((s) => s.output({ choice: 0, text: round, tokens: round === 'x' ? 2 : 3 }));
       await turn();
     }
     await turn();
     const written = await entries();
-    expect(written).toHaveLength(1);
-    expect(Object.keys(written[0]!).sort()).toEqual(['a', 'b', 'c']);
+    expect(written).toHaveLength(2);
+    expect(written.map((entry) => Object.keys(entry).sort())).toEqual([
+      ['a', 'b', 'c'],
+      ['a', 'b', 'c'],
+    ]);
     expect(written[0]!.a).toEqual([
       { type: 'start', attempt: 1, seq: 0, promptTokens: 3, resumed: false },
-      { type: 'delta', attempt: 1, seq: 1, text: 'xy', tokens: 2 },
+      { type: 'delta', attempt: 1, seq: 1, text: 'w', tokens: 1 },
     ]);
-    await Promise.all(sinks.map((s) => s.end(['stop'], { promptTokens: 3, completionTokens: 2 })));
+    expect(written[1]!.a).toEqual([{ type: 'delta', attempt: 1, seq: 2, text: 'xy', tokens: 3 }]);
+    await Promise.all(sinks.map((s) => s.end(['stop'], { promptTokens: 3, completionTokens: 3 })));
     // Ending in one round, the three ends share one entry too.
-    expect(await entries()).toHaveLength(2);
+    expect(await entries()).toHaveLength(3);
     // Before a reply ends, its history is its fields among the inbox's entries.
     const running = outbox.open({ inbox, requestId: 'd' }, 1, []);
     running.start(1, false);

@@ -26,7 +26,7 @@ export interface OutboxEntry extends ReplyAddress {
 
 /** The outbox as a reply's sink sees it: told when the reply holds events to write. */
 export interface OutboxNotifier {
-  /** `writer` holds events to write; `urgent` when they end its reply. */
+  /** `writer` holds events to write; `urgent` when they end its reply or hold its first output. */
   notify(writer: ReplyStreamSink, urgent: boolean): void;
 }
 
@@ -52,6 +52,8 @@ export class ReplyStreamSink implements ReplySink {
   private recorded = true;
   private ending: { resolve(): void; reject(err: Error): void; taken: boolean } | null = null;
   private writeError: Error | null = null;
+  /** Whether any output was held yet: the first is written at the end of its own round. */
+  private outputSeen = false;
 
   constructor(
     private readonly outbox: OutboxNotifier,
@@ -86,7 +88,11 @@ export class ReplyStreamSink implements ReplySink {
       held.toolCall = held.toolCall
         ? { ...held.toolCall, arguments: held.toolCall.arguments + piece.toolCall.arguments }
         : { ...piece.toolCall };
-    this.outbox.notify(this, false);
+    // The first token is what a client waits on longest (its time to first token): it is not held for the
+    // next round, as later ones are.
+    const first = !this.outputSeen;
+    this.outputSeen = true;
+    this.outbox.notify(this, first);
   }
 
   embedding(index: number, vector: string): void {
