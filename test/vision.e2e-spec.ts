@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
+import { deflateSync, crc32 } from 'node:zlib';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { ensurePresetModel } from '@conveyor/gguf';
 import { deploymentQueueName, type QueuedJobData } from '@conveyor/queue';
 import { writeDeploymentsFile } from './support/deployments-file.js';
+import { freePort } from './support/free-port.js';
 import { llamaServerForTests, startLlamaServer, type RunningLlamaServer } from './support/llama-server.js';
 import { MODELS_DIR, REDIS_URL, TestPlatform } from './support/platform.js';
 import { itPassesEveryCheck, pythonWithOpenAi, runCheckScript, type CheckRun } from './support/python.js';
@@ -104,6 +106,96 @@ describeWithBoth('a vision deployment, driven by the official Python client', ()
     } finally {
       redis.disconnect();
     }
+  });
+});
+
+/** An 8×8 truecolour PNG, every pixel `rgb`, as a chat image part. */
+function imagePart(rgb: [number, number, number]) {
+  const chunk = (kind: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(kind, 'latin1'), data]);
+    const framed = Buffer.alloc(body.length + 8);
+    framed.writeUInt32BE(data.length, 0);
+    body.copy(framed, 4);
+    framed.writeUInt32BE(crc32(body), body.length + 4);
+    return framed;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(8, 0);
+  header.writeUInt32BE(8, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const row = Buffer.from([0, ...Array.from({ length: 8 }, () => rgb).flat()]);
+  const png = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: 8 }, () => row)))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+  return { type: 'image_url' as const, image_url: { url: `data:image/png;base64,${png.toString('base64')}` } };
+}
+
+// llama.cpp's server keeps a slot's cells up to the longest prefix they share with the next prompt. After
+// a prompt with two images side by side, a prompt with the first of them and then text cuts between the
+// two, which its multimodal cache takes for a cut inside an image: it fails the request with a 500
+// ("Chunk not found"), and again on every retry while the slot holds those cells. The worker sends such
+// a request once more without the cache, and counts it.
+describeWithServer('a vision deployment on llama-server, images and text in turn', () => {
+  const SEQUENCE_MODEL = 'vision-turns';
+  let platform: TestPlatform;
+  let client: OpenAI;
+  let metricsPort: number;
+
+  beforeAll(async () => {
+    metricsPort = await freePort();
+    const config = writeDeploymentsFile({
+      // One slot: every request meets the cells the one before left.
+      deployments: [{ id: SEQUENCE_MODEL, model: 'vision', contextSize: 2048, parallel: 1, threads: 1 }],
+    });
+    platform = await TestPlatform.start({
+      env: { CONVEYOR_CONFIG: config, LLAMA_SERVER_BIN: binary!, WORKER_METRICS_PORT: String(metricsPort) },
+    });
+    client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  const retries = async (): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith('conveyor_llama_server_uncached_retries_total{') && l.includes(SEQUENCE_MODEL));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+
+  it('answers seven requests of images and text, one of them retried without the prompt cache', async () => {
+    const red = imagePart([255, 0, 0]);
+    const black = imagePart([0, 0, 0]);
+    const blue = imagePart([0, 0, 255]);
+    const text = (t: string) => ({ type: 'text' as const, text: t });
+    const turns = [
+      [red, text('What is in this picture?')],
+      [text('And without a picture?')],
+      [black, text('What is in this picture?')],
+      [red, black, text('Compare the two pictures.')],
+      [red, text('again')],
+      [blue, red, text('Which is darker?')],
+      [red, black, blue, text('Name the colours.')],
+    ];
+    const before = await retries();
+    for (const [i, content] of turns.entries()) {
+      const reply = await client.chat.completions.create({
+        model: SEQUENCE_MODEL,
+        messages: [{ role: 'user', content }],
+        max_tokens: 4,
+      });
+      expect({ turn: i + 1, finish: reply.choices[0]?.finish_reason }).toEqual({
+        turn: i + 1,
+        finish: expect.stringMatching(/^(stop|length)$/),
+      });
+    }
+    // The fifth request is the one that meets the cut between two images.
+    expect(await retries()).toBeGreaterThanOrEqual(before + 1);
   });
 });
 

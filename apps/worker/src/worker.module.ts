@@ -14,6 +14,7 @@ import { TokenizeProcessor } from './tokenize/tokenize.processor.js';
 import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { RedisImageSource } from './images/redis-image.source.js';
+import { WorkerMetricsServer } from './metrics/worker-metrics.server.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
 import { WorkerHost } from './jobs/worker-host.service.js';
@@ -68,6 +69,7 @@ export class WorkerModule {
         },
         UnrunFailures,
         WorkerHost,
+        WorkerMetricsServer,
       ],
     };
   }

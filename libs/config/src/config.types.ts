@@ -220,6 +220,8 @@ export interface PlatformConfig {
     shutdownGraceMs: number;
     /** For tests: how long SIGUSR2 blocks the worker's main thread (0: no such handler). */
     testStallMs: number;
+    /** Where the worker serves its Prometheus metrics; 0: nowhere. */
+    metricsPort: number;
     /** Serve GPU-pool deployments on the CPU when no GPU is usable, instead of refusing to start. */
     allowCpuFallback: boolean;
     /**

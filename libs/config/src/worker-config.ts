@@ -21,6 +21,7 @@ export function readWorkerConfig(r: EnvReader): PlatformConfig['worker'] {
     maxStalls: r.int('WORKER_MAX_STALLS'),
     shutdownGraceMs: r.int('WORKER_SHUTDOWN_GRACE_MS'),
     testStallMs: r.int('WORKER_TEST_STALL_MS'),
+    metricsPort: r.int('WORKER_METRICS_PORT'),
     allowCpuFallback: r.bool('ALLOW_CPU_FALLBACK'),
     llamaServerBin: llamaServerBin ? resolve(llamaServerBin) : null,
     llamaServerCache: readLlamaServerCache(r),

@@ -18,6 +18,7 @@ export {
   type LlamaEmbeddingEngineOptions,
 } from './llama-cpp/llama-embedding.engine.js';
 export { ImageSource } from './core/image-source.port.js';
+export { engineMetrics } from './core/engine-metrics.js';
 export { OpenAiUpstreamEngine, type OpenAiUpstreamEngineOptions } from './openai-upstream/openai-upstream.engine.js';
 export { UpstreamError, type UpstreamDialect } from './openai-upstream/openai-wire.js';
 export { SimulatedEngine, type SimulatedEngineOptions } from './simulated/simulated.engine.js';

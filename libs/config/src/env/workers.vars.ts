@@ -58,6 +58,14 @@ export const WORKERS_VARS = {
     meaning:
       "For tests: a worker sent SIGUSR2 blocks its main thread this long, as one whose event loop stalls (a huge prompt, a loaded machine). 0: SIGUSR2 keeps Node's default (the process ends).",
   },
+  WORKER_METRICS_PORT: {
+    kind: 'int',
+    default: 0,
+    min: 0,
+    max: 65535,
+    meaning:
+      "Where a worker serves Prometheus metrics of its own at `/metrics`, on every interface (`0`: it serves none): what its engines count, such as the requests llama-server failed in its prompt cache and answered without it, and the process's own figures. Each worker on one machine needs a port of its own.",
+  },
   ALLOW_CPU_FALLBACK: {
     kind: 'bool',
     default: false,

@@ -17,6 +17,7 @@ export function llamaServerOptions(
 ): LlamaServerEngineOptions {
   return {
     ...files,
+    deployment: deployment.id,
     imageMaxTokens: deployment.engine.imageMaxTokens,
     contextSize: deployment.contextSize,
     parallel: deployment.parallel,

@@ -9,6 +9,7 @@ import type {
 } from '../core/generation-engine.js';
 import type { EngineLogger } from '../core/engine-factory.js';
 import type { ImageSource } from '../core/image-source.port.js';
+import { uncachedRetries } from '../core/engine-metrics.js';
 import { describeExit, LlamaServerProcess } from './llama-server.process.js';
 import { OpenAiUpstreamEngine } from '../openai-upstream/openai-upstream.engine.js';
 import { promptOpensThought } from '../core/reasoning-splitter.js';
@@ -16,6 +17,8 @@ import { UpstreamError } from '../openai-upstream/openai-wire.js';
 import { jsonOrText, readText, UpstreamHttp } from '../openai-upstream/upstream-http.js';
 
 export interface LlamaServerEngineOptions {
+  /** The deployment's id, as metrics name it; the model's path when absent. */
+  deployment?: string;
   /** The llama-server binary (see findLlamaServer). */
   binary: string;
   modelPath: string;
@@ -136,7 +139,7 @@ export class LlamaServerEngine implements GenerationEngine {
     const live = await this.whenReady(request.signal);
     if (!live) return abortedBeforeStart(request);
     try {
-      return await live.engine.generate(request, callbacks);
+      return await this.generateOn(live, request, callbacks);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       // The connection broke: when the server died under it, say so (its exit may be seen a moment later).
@@ -147,6 +150,43 @@ export class LlamaServerEngine implements GenerationEngine {
         );
       }
       throw err;
+    }
+  }
+
+  /**
+   * Generates on the running server. A request that llama-server fails, before any output, with the error
+   * of its multimodal prompt cache (`lostMediaChunk`) is sent once more with `cache_prompt: false`: every
+   * retry with the cache on would fail the same way, since the slot's cells that trip it are still there.
+   */
+  private async generateOn(
+    live: Live,
+    request: GenerateRequest,
+    callbacks: GenerateCallbacks,
+  ): Promise<GenerateResult> {
+    let started = false;
+    let produced = false;
+    const once: GenerateCallbacks = {
+      onStart: (promptTokens) => {
+        if (started) return;
+        started = true;
+        callbacks.onStart(promptTokens);
+      },
+      onOutput: (piece) => {
+        produced = true;
+        callbacks.onOutput(piece);
+      },
+    };
+    try {
+      return await live.engine.generate(request, once);
+    } catch (err) {
+      const reason = produced ? null : lostMediaChunk(err);
+      if (!reason) throw err;
+      const deployment = this.options.deployment ?? this.options.modelPath;
+      uncachedRetries.inc({ deployment, reason });
+      this.options.logger.warn(
+        `llama-server failed a request in its prompt cache (${(err as Error).message}); sending it again without the cache`,
+      );
+      return live.engine.generate(request, once, { cache_prompt: false });
     }
   }
 
@@ -231,6 +271,18 @@ export class LlamaServerEngine implements GenerationEngine {
       }
     }
   }
+}
+
+/**
+ * Whether llama-server failed a request in its multimodal prompt cache, and how (the metric's reason).
+ * llama.cpp (de3ff81) keeps a slot's cells up to the longest prefix they share with the new prompt; when
+ * that prefix ends between two images that lay side by side in the cells (a prompt with the first of
+ * them and then text, after one with both), `server_tokens::keep_first` takes the cut for one in the
+ * middle of an image and throws "Chunk not found". Without the cache nothing is cut.
+ */
+export function lostMediaChunk(err: unknown): string | null {
+  if (!(err instanceof UpstreamError) || err.status !== 500) return null;
+  return /chunk not found/i.test(err.message) ? 'chunk_not_found' : null;
 }
 
 function startServer(options: LlamaServerEngineOptions): Promise<LlamaServerProcess> {

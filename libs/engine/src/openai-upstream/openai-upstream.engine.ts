@@ -80,7 +80,12 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
     });
   }
 
-  async generate(request: GenerateRequest, callbacks: GenerateCallbacks): Promise<GenerateResult> {
+  /** `extra`: fields added to the request's body as they are (a llama-server's `cache_prompt`, say). */
+  async generate(
+    request: GenerateRequest,
+    callbacks: GenerateCallbacks,
+    extra: Readonly<Record<string, unknown>> = {},
+  ): Promise<GenerateResult> {
     const n = request.n ?? 1;
     const choices = (request.prompts?.length ?? 1) * n;
     const max = this.options.maxChoices;
@@ -103,9 +108,12 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
     }
 
     const chat = !request.prompts;
-    const body = chat
-      ? chatRequestBody(request, this.options.model, this.dialect, await this.imageUris(request))
-      : completionRequestBody(request, this.options.model, this.dialect);
+    const body = {
+      ...(chat
+        ? chatRequestBody(request, this.options.model, this.dialect, await this.imageUris(request))
+        : completionRequestBody(request, this.options.model, this.dialect)),
+      ...extra,
+    };
     const headers: Record<string, string> = this.options.apiKey
       ? { authorization: `Bearer ${this.options.apiKey}` }
       : {};
