@@ -254,7 +254,7 @@ describe('the batch command-line client (scripts/batch.mjs)', () => {
     [
       'names no batch endpoint',
       JSON.stringify({ custom_id: 'x', method: 'POST', url: '/v1/moderations', body: {} }),
-      /^bad\.jsonl line 2 has "url": "\/v1\/moderations"; a batch runs one of \/v1\/chat\/completions, \/v1\/completions, \/v1\/embeddings: fix the line or pass --endpoint\.$/,
+      /^bad\.jsonl line 2 has "url": "\/v1\/moderations"; a batch runs one of \/v1\/chat\/completions, \/v1\/completions, \/v1\/embeddings, \/v1\/responses: fix the line or pass --endpoint\.$/,
     ],
   ])('refuses a file whose first request line %s, before uploading it', async (_case, first, message) => {
     const dir = folder();
