@@ -113,7 +113,7 @@ export class MessagesPromptDto extends SamplingFieldsDto {
   }
 
   /** The tools and the choice among them, as a job carries them; `none` tells the model of no tools. */
-  jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice } {
+  jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
     const choice = given(this.tool_choice);
     if (!this.tools?.length || choice?.type === 'none') return {};
     const tools = this.tools.map((t): ToolSpec => ({
@@ -123,7 +123,8 @@ export class MessagesPromptDto extends SamplingFieldsDto {
     }));
     const toolChoice: ToolChoice =
       choice?.type === 'any' ? 'required' : choice?.type === 'tool' ? { name: choice.name as string } : 'auto';
-    return { tools, toolChoice };
+    // Anthropic's way of asking for one call at most.
+    return { tools, toolChoice, ...(choice?.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {}) };
   }
 
   /** Tool results answer earlier calls; the conversation ends with the user's turn. */

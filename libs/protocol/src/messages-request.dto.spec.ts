@@ -157,6 +157,13 @@ describe('MessagesRequestDto.check and toJob', () => {
     });
   });
 
+  it('asks for one call at most when tool_choice disables parallel tool use', () => {
+    const tools = [{ name: 'f', input_schema: { type: 'object' } }];
+    const one = valid({ tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    expect(one.toJob('r', deployment()).parallelToolCalls).toBe(false);
+    expect(valid({ tools, tool_choice: { type: 'auto' } }).toJob('r', deployment()).parallelToolCalls).toBeUndefined();
+  });
+
   it('maps tool_choice tool to a named call, and none to no tools at all', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     expect(valid({ tools, tool_choice: { type: 'tool', name: 'f' } }).toJob('r', deployment()).toolChoice).toEqual({

@@ -103,6 +103,16 @@ describe('ResponseRequestDto.toJob', () => {
     const json = parsed({ input: 'x', text: { format: { type: 'json_object' } } });
     expect(json.toJob('r', deployment).responseFormat).toEqual({ type: 'json_object' });
   });
+
+  it('asks for one call at most with parallel_tool_calls false, and leaves the engine its default otherwise', () => {
+    const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
+    const one = parsed({ input: 'x', tools, parallel_tool_calls: false });
+    one.check(deployment, LIMITS);
+    expect(one.toJob('r', deployment).parallelToolCalls).toBe(false);
+    const many = parsed({ input: 'x', tools, parallel_tool_calls: true });
+    many.check(deployment, LIMITS);
+    expect(many.toJob('r', deployment).parallelToolCalls).toBeUndefined();
+  });
 });
 
 describe('ResponseRequestDto.check', () => {

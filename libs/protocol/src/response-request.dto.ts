@@ -329,7 +329,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       this.#images.set(part, parseImageDataUri(part.image_url!, limits, `${at}.image_url`));
   }
 
-  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice } {
+  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
     const choice = given(this.tool_choice);
     // With "none", the model is not told about the tools at all, so it cannot start a call.
     if (!this.tools?.length || choice === 'none') return {};
@@ -338,7 +338,11 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       ...(t.description ? { description: t.description } : {}),
       ...(t.parameters ? { parameters: t.parameters } : {}),
     }));
-    return { tools, toolChoice: typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto') };
+    return {
+      tools,
+      toolChoice: typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
+      ...(this.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
+    };
   }
 
   private outputFormat(): OutputFormat | undefined {
