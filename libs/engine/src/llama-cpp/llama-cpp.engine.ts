@@ -71,8 +71,9 @@ export class LlamaCppEngine implements GenerationEngine {
     };
     this.tokenizer = new LlamaTokenizer(model, this.planning.renderer, context.contextSize);
     const loop = new RoundLoop(context, nativeContext(context), {
-      // The exact prompt cache needs prompts cut at fixed positions, cache or not.
-      fixedChunks: slots.mode === 'exact',
+      // The exact prompt cache needs prompts cut at fixed positions, and so does no cache at all: an
+      // exact reply is the one `off` gives, token for token, only if both cut prompts in the same places.
+      fixedChunks: slots.mode !== 'full',
       roundEnded: () => this.rounds.forEach((listener) => listener()),
     });
     this.running = { model, slots, loop };
