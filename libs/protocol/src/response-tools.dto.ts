@@ -1,36 +1,19 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import { isObject } from '@conveyor/structured';
-import { FUNCTION_NAME } from './tools.dto.js';
+import { FUNCTION_NAME, FunctionDefinitionDto, NAME_MESSAGE } from './tools.dto.js';
 
-const NAME_MESSAGE = 'name must be 1-64 letters, digits, underscores or dashes';
-
-/** A Responses API tool: flat, not nested under `function` as chat's are. Only functions run here. */
-export class ResponseToolDto {
+/**
+ * A Responses API tool: a function definition flat on the tool, not nested under `function` as chat's
+ * are, with chat's checks of name, description and schema. Only functions run here.
+ */
+export class ResponseToolDto extends FunctionDefinitionDto {
   @IsIn(['function'], {
     message: 'type must be "function": built-in tools (web search, files, computer use) do not run here',
   })
   type: 'function';
-
-  @IsString()
-  @Matches(FUNCTION_NAME, { message: NAME_MESSAGE })
-  name: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(8192)
-  description?: string | null;
-
-  /** A JSON Schema; which keywords are supported is checked against the grammar, not here. */
-  @IsOptional()
-  @IsObject()
-  parameters?: Record<string, unknown> | null;
-
-  @IsOptional()
-  @IsBoolean()
-  strict?: boolean | null;
 }
 
 /** `"none" | "auto" | "required" | {type: "function", name}`. */

@@ -4,7 +4,7 @@ import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, Va
 
 /** OpenAI's rule for function and schema names. */
 export const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const NAME_MESSAGE = 'name must be 1-64 letters, digits, underscores or dashes';
+export const NAME_MESSAGE = 'name must be 1-64 letters, digits, underscores or dashes';
 
 export class FunctionDefinitionDto {
   @IsString()
