@@ -55,6 +55,14 @@ export const liveWorkersKey = (prefix: string, deployment: string): string => `$
  */
 export const workerBeatsKey = (prefix: string, deployment: string): string => `${prefix}:beats:${slotTag(deployment)}`;
 
+/**
+ * When a deployment's heartbeats were last written, by any process, and since when they have been
+ * written without a gap (a hash: `last`, `since`). In the heartbeats' slot. After an outage of their
+ * Redis (a restart, a failover) every heartbeat looks lapsed; this tells a lapse from an outage.
+ */
+export const workerBeatsClockKey = (prefix: string, deployment: string): string =>
+  `${workerBeatsKey(prefix, deployment)}:clock`;
+
 /** The identity of the file store the API replicas on this prefix share. */
 export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
 

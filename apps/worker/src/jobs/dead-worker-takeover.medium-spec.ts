@@ -134,7 +134,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     await Promise.all([dead.beat(), alive.beat()]);
 
     const watcher = await takeover(['d']);
-    // Before the lapse (and before the watcher's own connection has been up a whole lapse): nothing moves.
+    // Before the lapse (and before beats have landed for a whole lapse): nothing moves.
     await watcher.check();
     expect(await queue(shared).getActiveCount()).toBe(2);
     const keepAlive = setInterval(() => void alive.beat(), HEARTBEAT_MS);
@@ -149,5 +149,39 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     expect(await queue(shared).getJobState('of-the-living')).toBe('active');
     const beats = await client().zrange(workerBeatsKey(prefix, 'd'), '0', '-1');
     expect(beats).toEqual([ALIVE]);
+  });
+
+  it('does not take every lapse after an outage for a death: the living get a whole lapse to beat again', async () => {
+    const shared = deploymentQueueName('e');
+    await queue(shared).add('generate', {}, { jobId: 'held' });
+    await take(shared, DEAD);
+    const beat = (instance: string) =>
+      new Heartbeat(client(), { prefix, workerId: instance, instance, deployments: ['e'], heartbeatMs: HEARTBEAT_MS });
+    const dead = beat(DEAD);
+    const alive = beat(ALIVE);
+    const watcher = await takeover(['e']);
+    // Steady beats for a lapse, then nobody beats for two lapses, as while the heartbeats' Redis fails over.
+    const steady = setInterval(() => void Promise.all([dead.beat(), alive.beat()]), HEARTBEAT_MS);
+    await sleep(HEARTBEAT_MS * 4);
+    clearInterval(steady);
+    await sleep(HEARTBEAT_MS * 6);
+
+    // Back: one process beats first, and every other beat is old. None is taken for dead yet.
+    await alive.beat();
+    await watcher.check();
+    expect(await queue(shared).getJobState('held')).toBe('active');
+
+    // The "dead" one never beats again: once beats have landed a whole lapse, it is.
+    const keepAlive = setInterval(() => void alive.beat(), HEARTBEAT_MS);
+    try {
+      await sleep(HEARTBEAT_MS * 2);
+      await watcher.check();
+      expect(await queue(shared).getJobState('held')).toBe('active');
+      await sleep(HEARTBEAT_MS * 2);
+      await watcher.check();
+    } finally {
+      clearInterval(keepAlive);
+    }
+    expect(await queue(shared).getJobState('held')).toBe('waiting');
   });
 });

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { PlatformConfig } from '@conveyor/config';
-import { affinityQueueName, deploymentQueueName, workerBeatsKey } from '@conveyor/queue';
+import { affinityQueueName, deploymentQueueName, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
 import type { RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { LAPSE_BEATS } from '../presence/heartbeat.js';
@@ -9,7 +9,7 @@ import { FORGET, LAPSED, TAKE_OVER } from './takeover-scripts.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    lapsedInstances(beats: string): Result<string[], Context>;
+    lapsedInstances(beats: string, clock: string, lapseMs: number): Result<string[], Context>;
     forgetInstance(beats: string, instance: string): Result<number, Context>;
     takeOverJobs(
       active: string,
@@ -36,12 +36,13 @@ const QUEUE_KEYS = ['active', 'wait', 'prioritized', 'meta', 'marker', 'events',
  * in its own queue go back to waiting (TAKE_OVER), then its heartbeat is removed. Every live worker
  * looks, and the script gives each job to one of them.
  *
- * A lapse is only believed once this worker's own connection has been up for a whole lapse: after a
- * Redis outage or failover every heartbeat is old, and the workers need that long to beat again.
+ * A lapse is only believed once the deployment's heartbeats have been landing steadily for a whole
+ * lapse (LAPSED): after an outage, restart or failover of the Redis (or the cluster shard) that holds
+ * them, every heartbeat is old, and the live workers need that long to beat again. Judged in Redis,
+ * not by this worker's connection: on a cluster one shard fails over while the connection stays up.
  */
 export class DeadWorkerTakeover {
   private readonly logger = new Logger(DeadWorkerTakeover.name);
-  private readySince: number | null;
 
   constructor(
     private readonly redis: RedisClient,
@@ -49,12 +50,9 @@ export class DeadWorkerTakeover {
     private readonly deployments: readonly string[],
     private readonly self: string,
   ) {
-    redis.defineCommand('lapsedInstances', { numberOfKeys: 1, lua: LAPSED });
+    redis.defineCommand('lapsedInstances', { numberOfKeys: 2, lua: LAPSED });
     redis.defineCommand('forgetInstance', { numberOfKeys: 1, lua: FORGET });
     redis.defineCommand('takeOverJobs', { numberOfKeys: QUEUE_KEYS.length, lua: TAKE_OVER });
-    this.readySince = redis.status === 'ready' ? Date.now() : null;
-    redis.on('ready', () => (this.readySince = Date.now()));
-    redis.on('close', () => (this.readySince = null));
   }
 
   private get lapseMs(): number {
@@ -63,11 +61,11 @@ export class DeadWorkerTakeover {
 
   /** One look at every served deployment's heartbeats. */
   async check(): Promise<void> {
-    if (this.readySince === null || Date.now() - this.readySince < this.lapseMs) return;
     const prefix = this.config.redis.prefix;
     for (const deployment of this.deployments) {
       const beats = workerBeatsKey(prefix, deployment);
-      for (const instance of await this.redis.lapsedInstances(beats)) {
+      const clock = workerBeatsClockKey(prefix, deployment);
+      for (const instance of await this.redis.lapsedInstances(beats, clock, this.lapseMs)) {
         if (instance === this.self) continue;
         const queues = [deploymentQueueName(deployment), affinityQueueName(deployment, routeNameOfInstance(instance))];
         for (const queue of queues) {

@@ -1,4 +1,4 @@
-import { liveWorkersKey, workerBeatsKey } from '@conveyor/queue';
+import { liveWorkersKey, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
 import type { RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 
@@ -8,17 +8,26 @@ export const LAPSE_BEATS = 3;
 /**
  * One process's heartbeat for a deployment, scored in Redis's clock: whoever reads it compares it with
  * the same clock, so clock skew between machines cannot make a live worker look dead.
+ *
+ * It also keeps the heartbeats' clock (KEYS[2], see workerBeatsClockKey): when any process last beat,
+ * and since when beats have landed with no gap longer than half a lapse. A longer gap means nobody
+ * could beat (their Redis was down or failing over), so every beat is old for a reason other than death.
  */
 const BEAT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+local lapse = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lapse, ARGV[1])
+local last = tonumber(redis.call('HGET', KEYS[2], 'last'))
+if not last or now - last > lapse / 2 then redis.call('HSET', KEYS[2], 'since', now) end
+redis.call('HSET', KEYS[2], 'last', now)
+redis.call('PEXPIRE', KEYS[2], lapse * 10)
 return now
 `;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    beatInstance(key: string, instance: string, lapseMs: number): Result<number, Context>;
+    beatInstance(beats: string, clock: string, instance: string, lapseMs: number): Result<number, Context>;
   }
 }
 
@@ -45,7 +54,7 @@ export class Heartbeat {
     private readonly redis: RedisClient,
     private readonly settings: HeartbeatSettings,
   ) {
-    redis.defineCommand('beatInstance', { numberOfKeys: 1, lua: BEAT });
+    redis.defineCommand('beatInstance', { numberOfKeys: 2, lua: BEAT });
   }
 
   get lapseMs(): number {
@@ -63,7 +72,7 @@ export class Heartbeat {
           const key = liveWorkersKey(prefix, d);
           pipeline.zadd(key, now + this.lapseMs, workerId).zremrangebyscore(key, '-inf', now);
         }
-        pipeline.beatInstance(workerBeatsKey(prefix, d), instance, this.lapseMs);
+        pipeline.beatInstance(workerBeatsKey(prefix, d), workerBeatsClockKey(prefix, d), instance, this.lapseMs);
         return execAll(pipeline);
       }),
     );
