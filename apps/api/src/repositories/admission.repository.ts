@@ -14,8 +14,10 @@ const RESERVATION_MS = 10_000;
  * reserved and not yet used, and takes one if that is under the limit. One script, so requests that
  * arrive together cannot all see room that only one has. A request's job enters a wait list (under the
  * request's id) a moment before its replica releases the reservation; in that moment it is counted
- * once, not twice. BullMQ pushes new jobs at the head, so each look stops after the few entries any
- * job added since then can take.
+ * once, not twice. BullMQ pushes new jobs at the head, so only the head of each list (as many entries
+ * as jobs can have been added since: one per reservation, and a margin) can hold a reserved request's
+ * job. Each head is read once into a set, so a look costs the lists' heads plus the reservations, not
+ * their product (one LPOS per reservation per list grew with the square of the traffic).
  *
  * KEYS: the deployment's wait list, its reservations, the set of its workers with a queue of their own.
  * ARGV: limit, now, lapse time, request id, reservations' ttl, and the affinity wait lists' key as
@@ -28,15 +30,17 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   table.insert(lists, ARGV[6] .. worker .. ARGV[7])
 end
 local reserved = redis.call('ZRANGE', KEYS[2], 0, -1)
-local scan = #reserved + 64
 local queued = 0
-for _, list in ipairs(lists) do queued = queued + redis.call('LLEN', list) end
-for _, id in ipairs(reserved) do
-  local found = false
-  for _, list in ipairs(lists) do
-    if redis.call('LPOS', list, id, 'MAXLEN', scan) then found = true break end
+local heads = {}
+for _, list in ipairs(lists) do
+  local length = redis.call('LLEN', list)
+  queued = queued + length
+  if length > 0 and #reserved > 0 then
+    for _, id in ipairs(redis.call('LRANGE', list, 0, #reserved + 63)) do heads[id] = true end
   end
-  if not found then queued = queued + 1 end
+end
+for _, id in ipairs(reserved) do
+  if not heads[id] then queued = queued + 1 end
 end
 if queued >= tonumber(ARGV[1]) then return {0, queued} end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
