@@ -1,3 +1,6 @@
+/** What a piece of text came to: the part safe to send now, and the stop string that ended the text, if one did. */
+export type StopMatch = { text: string; stopped: false } | { text: string; stopped: true; matched: string };
+
 /**
  * Finds stop strings in streamed text. Text that could be the start of a stop
  * string is held back until the next piece shows it is not, so a client never
@@ -11,18 +14,25 @@ export class StopMatcher {
     this.longest = Math.max(0, ...stops.map((s) => s.length));
   }
 
-  /** The text that is safe to send now, and whether a stop string ended the reply (the text before it is sent). */
-  push(text: string): { text: string; stopped: boolean } {
+  /**
+   * The text that is safe to send now, and whether a stop string ended the reply (the text before it is
+   * sent); `matched`: that stop string (the earliest to start; of two starting there, the first listed).
+   */
+  push(text: string): StopMatch {
     if (!this.stops.length) return { text, stopped: false };
     const buffer = this.held + text;
     let cut = -1;
+    let matched = '';
     for (const stop of this.stops) {
       const at = buffer.indexOf(stop);
-      if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      if (at >= 0 && (cut < 0 || at < cut)) {
+        cut = at;
+        matched = stop;
+      }
     }
     if (cut >= 0) {
       this.held = '';
-      return { text: buffer.slice(0, cut), stopped: true };
+      return { text: buffer.slice(0, cut), stopped: true, matched };
     }
     const keep = this.partialStopSuffix(buffer);
     this.held = buffer.slice(buffer.length - keep);
@@ -44,4 +54,18 @@ export class StopMatcher {
     }
     return 0;
   }
+}
+
+/**
+ * Each choice's stop sequence, as a generation's result reports it: the stop string that ended the
+ * choice when the request asked for it, null for a choice that ended otherwise; absent when no choice
+ * ended on one. A string the request did not ask for (a chat template's textual end marker, which
+ * engines also stop at) is the model ending its turn, not a stop sequence.
+ */
+export function requestedStops(
+  matched: ReadonlyArray<string | undefined>,
+  requested: readonly string[],
+): { stopSequences?: Array<string | null> } {
+  const stops = matched.map((m) => (m !== undefined && requested.includes(m) ? m : null));
+  return stops.some((s) => s !== null) ? { stopSequences: stops } : {};
 }
