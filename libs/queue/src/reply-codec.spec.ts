@@ -51,6 +51,27 @@ describe('reply codec', () => {
     expect(decodeReplyGroup(encodeReplyGroup(end))).toEqual(end);
   });
 
+  it('writes the stop sequence that ended a choice only when one did, with or without several finish reasons', () => {
+    const usage = { promptTokens: 3, completionTokens: 4 };
+    const one: ReplyEvent = { type: 'end', attempt: 1, seq: 1, finishReason: 'stop', stopSequences: ['END'], usage };
+    const two: ReplyEvent = {
+      type: 'end',
+      attempt: 1,
+      seq: 1,
+      finishReason: 'length',
+      finishReasons: ['length', 'stop'],
+      stopSequences: [null, '\n\n'],
+      usage,
+    };
+    const none: ReplyEvent = { type: 'end', attempt: 1, seq: 1, finishReason: 'stop', usage };
+    for (const end of [one, two, none]) {
+      expect(decodeReplyGroup(encodeReplyGroup([end]))).toEqual([end]);
+      expect(decodeReplyRecord(encodeReplyRecord([end]))).toEqual([end]);
+    }
+    // A reply no stop sequence ended costs nothing more than before.
+    expect(encodeReplyGroup([none])).toBe(JSON.stringify([1, 1, [4, 'stop', usage]]));
+  });
+
   it('costs a few bytes a plain token beyond its text', () => {
     const deltas: ReplyEvent[] = Array.from({ length: 100 }, (_, i) => ({
       type: 'delta',

@@ -11,7 +11,7 @@ import type { ReplyEvent } from './stream-events.js';
  *   [1, text, tokens?, choice?]                  delta of plain text (tokens: null when unknown)
  *   [2, {…delta fields}]                         any other delta (reasoning, a tool call, logprobs)
  *   [3, index, vector]                           embedding
- *   [4, finishReason, usage, finishReasons?]     end
+ *   [4, finishReason, usage, finishReasons?, stopSequences?]   end (finishReasons null when only stopSequences is set)
  *   [5, status, code, message, param?]           error
  *   [6, tokens, maxModelLen, text?]              tokens (a tokenize job's answer)
  *
@@ -40,6 +40,8 @@ function encodeEvent(event: ReplyEvent): Encoded {
     case 'embedding':
       return [3, event.index, event.vector];
     case 'end':
+      if (event.stopSequences)
+        return [4, event.finishReason, event.usage, event.finishReasons ?? null, event.stopSequences];
       return event.finishReasons
         ? [4, event.finishReason, event.usage, event.finishReasons]
         : [4, event.finishReason, event.usage];
@@ -81,6 +83,7 @@ function decodeEvent(code: Encoded, attempt: number, seq: number, text?: () => s
         finishReason: code[1] as FinishReason,
         usage: code[2] as TokenUsage,
         ...(code[3] ? { finishReasons: code[3] as FinishReason[] } : {}),
+        ...(code[4] ? { stopSequences: code[4] as Array<string | null> } : {}),
       };
     case 5:
       return {

@@ -37,4 +37,24 @@ describe('ReplyAccumulator', () => {
       [{ id: 'call_3', name: 'g', arguments: '{}' }],
     ]);
   });
+
+  it('gives each choice the stop sequence that ended it, and none to the others', () => {
+    const folded = new ReplyAccumulator();
+    folded.apply({ type: 'start', attempt: 1, seq: 0, promptTokens: 3, resumed: false });
+    folded.apply(delta(1, { text: 'Hi' }));
+    folded.apply(delta(2, { choice: 1, text: 'Yo' }));
+    const result = folded.apply({
+      type: 'end',
+      attempt: 1,
+      seq: 3,
+      finishReason: 'stop',
+      finishReasons: ['stop', 'stop'],
+      stopSequences: [null, 'END'],
+      usage: { promptTokens: 3, completionTokens: 4 },
+    });
+    expect(result?.choices).toEqual([
+      { index: 0, text: 'Hi', finishReason: 'stop' },
+      { index: 1, text: 'Yo', finishReason: 'stop', stopSequence: 'END' },
+    ]);
+  });
 });

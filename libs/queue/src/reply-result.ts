@@ -10,6 +10,8 @@ export interface ChoiceResult {
   toolCalls?: ToolCall[];
   logprobs?: TokenLogprob[];
   finishReason: FinishReason;
+  /** The request's stop string that ended this choice; absent when it ended otherwise. */
+  stopSequence?: string;
 }
 
 /** A whole reply, as a non-streamed response or a batch line reports it. */
@@ -73,7 +75,7 @@ export class ReplyAccumulator {
         });
         return null;
       case 'end':
-        return this.finish(event.finishReasons ?? [event.finishReason], event.usage);
+        return this.finish(event.finishReasons ?? [event.finishReason], event.usage, event.stopSequences);
       case 'error':
         return null;
     }
@@ -111,15 +113,24 @@ export class ReplyAccumulator {
     this.embeddings[index] = vector;
   }
 
-  /** The finished reply. `finishReasons`: every choice's, in choice order (one: it is every choice's). */
-  finish(finishReasons: readonly FinishReason[], usage: TokenUsage): ReplyResult {
+  /**
+   * The finished reply. `finishReasons`: every choice's, in choice order (one: it is every choice's);
+   * `stopSequences`: by choice, the stop string that ended it, if any.
+   */
+  finish(
+    finishReasons: readonly FinishReason[],
+    usage: TokenUsage,
+    stopSequences: ReadonlyArray<string | null> = [],
+  ): ReplyResult {
     const count = Math.max(finishReasons.length, this.choices.size, ...[...this.choices.keys()].map((k) => k + 1));
     const first = finishReasons[0] ?? 'stop';
     const choices: ChoiceResult[] = [];
     for (let index = 0; index < count; index++) {
+      const stopSequence = stopSequences[index];
       choices.push({
         ...(this.choices.get(index) ?? { index, text: '' }),
         finishReason: finishReasons[index] ?? first,
+        ...(typeof stopSequence === 'string' ? { stopSequence } : {}),
       });
     }
     return {

@@ -57,8 +57,18 @@ export type ReplyEvent =
    * the deployment gives a request.
    */
   | (EventBase & { type: 'tokens'; tokens: number[]; maxModelLen: number; text?: string })
-  /** `finishReasons`: every choice's, when there are several; `finishReason` is choice 0's. */
-  | (EventBase & { type: 'end'; finishReason: FinishReason; finishReasons?: FinishReason[]; usage: TokenUsage })
+  /**
+   * `finishReasons`: every choice's, when there are several; `finishReason` is choice 0's.
+   * `stopSequences`: by choice, the request's stop string that ended it (null: it ended otherwise);
+   * absent when none did.
+   */
+  | (EventBase & {
+      type: 'end';
+      finishReason: FinishReason;
+      finishReasons?: FinishReason[];
+      stopSequences?: Array<string | null>;
+      usage: TokenUsage;
+    })
   /** `param`: the request field at fault, when the worker can name one. */
   | (EventBase & { type: 'error'; status: number; code: string; message: string; param?: string });
 

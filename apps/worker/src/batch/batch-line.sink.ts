@@ -43,9 +43,13 @@ export class BatchLineSink implements ReplySink {
     this.reply.tokens(tokenized);
   }
 
-  async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
+  async end(
+    finishReasons: readonly FinishReason[],
+    usage: TokenUsage,
+    stopSequences?: ReadonlyArray<string | null>,
+  ): Promise<void> {
     const { ref, requestId, model } = this.job;
-    const reply = this.reply.finish(finishReasons, usage);
+    const reply = this.reply.finish(finishReasons, usage, stopSequences);
     await this.results.push(ref.batchId, { ok: true, customId: ref.customId, line: ref.line, requestId, model, reply });
   }
 

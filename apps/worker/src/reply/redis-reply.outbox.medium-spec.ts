@@ -66,6 +66,24 @@ describe('RedisReplyOutbox against real Redis', () => {
     expect(await outbox.history({ inbox, requestId: 'r1' }, Date.now() - 10_000)).toEqual(written);
   });
 
+  it('writes the stop sequence that ended a reply in its end event and record, and nothing when none did', async () => {
+    const usage = { promptTokens: 5, completionTokens: 2 };
+    const stopped = outbox.open({ inbox, requestId: 'r-stop' }, 1, []);
+    stopped.start(5, false);
+    stopped.output({ choice: 0, text: 'Hi' });
+    await stopped.end(['stop'], usage, ['END']);
+    const end = { type: 'end', attempt: 1, seq: 2, finishReason: 'stop', usage };
+    expect((await eventsOf('r-stop')).at(-1)).toEqual({ ...end, stopSequences: ['END'] });
+    const record = decodeReplyRecord((await redis.get(replyRecordKey(prefix, 'r-stop')))!);
+    expect(record.at(-1)).toEqual({ ...end, stopSequences: ['END'] });
+
+    const ended = outbox.open({ inbox, requestId: 'r-eos' }, 1, []);
+    ended.start(5, false);
+    ended.output({ choice: 0, text: 'Hi' });
+    await ended.end(['stop'], usage, [null]);
+    expect((await eventsOf('r-eos')).at(-1)).toEqual(end);
+  });
+
   it('writes the events of every reply of a flush as one entry, a field per reply', async () => {
     await redis.del(inbox);
     const sinks = ['a', 'b', 'c'].map((id) => outbox.open({ inbox, requestId: id }, 1, []));

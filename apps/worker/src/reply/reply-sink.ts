@@ -14,8 +14,15 @@ export interface ReplySink {
   embedding(index: number, vector: string): void;
   /** A tokenize job's answer, after any pending output. */
   tokens(tokenized: Tokenized): void;
-  /** `finishReasons`: every choice's, in choice order. Resolves once the reply is where it is awaited. */
-  end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void>;
+  /**
+   * `finishReasons`: every choice's, in choice order; `stopSequences`: by choice, the request's stop
+   * string that ended it (null: none), absent when none did. Resolves once the reply is where it is awaited.
+   */
+  end(
+    finishReasons: readonly FinishReason[],
+    usage: TokenUsage,
+    stopSequences?: ReadonlyArray<string | null>,
+  ): Promise<void>;
   /** Ends the reply with an error its reader sees; resolves once that is where it is awaited. */
   fail(status: number, code: string, message: string, param?: string | null): Promise<void>;
 }

@@ -108,14 +108,24 @@ export class ReplyStreamSink implements ReplySink {
     this.queue({ type: 'tokens', attempt: this.attempt, tokens, maxModelLen, ...(text !== undefined ? { text } : {}) });
   }
 
-  /** `finishReasons`: every choice's, in choice order. Resolves once the end (and the record) is written. */
-  end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
+  /**
+   * `finishReasons`: every choice's, in choice order; `stopSequences`: by choice, the stop string that
+   * ended it. Resolves once the end (and the record) is written.
+   */
+  end(
+    finishReasons: readonly FinishReason[],
+    usage: TokenUsage,
+    stopSequences?: ReadonlyArray<string | null>,
+  ): Promise<void> {
     const many = finishReasons.length > 1 ? { finishReasons: [...finishReasons] } : {};
+    // Written only when a stop sequence ended some choice: the end of every other reply stays as small as it was.
+    const stops = stopSequences?.some((s) => s !== null) ? { stopSequences: [...stopSequences] } : {};
     return this.finish({
       type: 'end',
       attempt: this.attempt,
       finishReason: finishReasons[0] ?? 'stop',
       ...many,
+      ...stops,
       usage,
     });
   }
