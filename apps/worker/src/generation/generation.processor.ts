@@ -100,7 +100,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
       );
       if (result.aborted) await stopped(job, token, signal);
       this.rememberHeld(job.data, result.sequences, replies);
-      await sink.end(result.finishReasons, result.usage);
+      await sink.end(result.finishReasons, result.usage, result.stopSequences);
       this.logger.log({
         msg: 'job finished',
         requestId,

@@ -47,6 +47,11 @@ export interface GenerateResult {
   /** Choice 0's. */
   finishReason: FinishReason;
   finishReasons: FinishReason[];
+  /**
+   * By choice, the request's stop string that ended it (null: it ended otherwise); absent when none
+   * did, or where the engine cannot tell which one matched.
+   */
+  stopSequences?: Array<string | null>;
   usage: TokenUsage;
   /** The request's signal fired; the text so far was not a complete reply. */
   aborted: boolean;

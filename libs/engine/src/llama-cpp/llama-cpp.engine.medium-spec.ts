@@ -39,6 +39,32 @@ describe('LlamaCppEngine with the generated tiny model', () => {
     expect(text.length).toBeGreaterThan(0);
   });
 
+  it('names the stop string that ended a reply, and none for a reply that ended otherwise', async () => {
+    const request = {
+      messages: [{ role: 'user' as const, content: 'hello' }],
+      sampling: { temperature: 0, ignoreEos: true },
+      maxTokens: 30,
+      stop: [] as string[],
+    };
+    const generate = async (stop: string[]) => {
+      let text = '';
+      const result = await engine.generate(
+        { ...request, stop },
+        {
+          onStart: () => undefined,
+          onOutput: (p) => (text += p.text ?? ''),
+        },
+      );
+      return { result, text };
+    };
+    const full = await generate([]);
+    expect(full.result.stopSequences).toBeUndefined();
+    const stop = full.text.slice(10, 13);
+    const stopped = await generate(['never-generated-zzzz', stop]);
+    expect(stopped.result).toMatchObject({ finishReason: 'stop', stopSequences: [stop] });
+    expect(stopped.text).toBe(full.text.slice(0, full.text.indexOf(stop)));
+  });
+
   it('continues a reply from what was sent, counting the tokens as they were generated, not re-tokenized', async () => {
     const request = {
       messages: [{ role: 'user' as const, content: 'hello' }],

@@ -270,14 +270,25 @@ export class LlamaReply implements LoopReply {
   private finish(reason: FinishReason, aborted = false, stopMatched = false): false {
     if (this.ended) return false;
     let finishReason = reason;
+    let stopString = stopMatched ? this.out.stopString : undefined;
     if (!aborted && !stopMatched) {
       if (this.phase.kind === 'text') {
-        if (this.out.flushText()) finishReason = 'stop';
+        // The text held back at the end completed a stop string after all: that string ended the reply.
+        if (this.out.flushText()) {
+          finishReason = 'stop';
+          stopString = this.out.stopString;
+        }
       } else if (this.phase.kind === 'json') this.out.flushJson();
       else if (this.phase.kind === 'args') this.out.arguments(this.out.flushTokens());
     } else if (stopMatched) this.out.flushReasoning();
     this.end();
-    this.settle({ finishReason, generatedTokens: this.generated, aborted, cached: this.evaluated });
+    this.settle({
+      finishReason,
+      ...(stopString !== undefined ? { stopString } : {}),
+      generatedTokens: this.generated,
+      aborted,
+      cached: this.evaluated,
+    });
     return false;
   }
 }

@@ -1,7 +1,7 @@
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import type { TokenLogprob } from '@conveyor/queue';
 import type { OutputPiece } from '../core/generation-engine.js';
-import { StopMatcher } from '../core/stop-matcher.js';
+import { StopMatcher, type StopMatch } from '../core/stop-matcher.js';
 import { TokenText } from '../core/token-text.js';
 import type { ReplyPlan } from './reply-plan.js';
 
@@ -19,6 +19,8 @@ export class ReplyOutput {
   private readonly triggers: StopMatcher | null;
   /** Tool calls opened so far: the next one's index. */
   private opened = 0;
+  /** The stop string the text last stopped at. */
+  private matched: string | undefined;
 
   constructor(
     private readonly model: LlamaModel,
@@ -30,6 +32,11 @@ export class ReplyOutput {
     this.stops = new StopMatcher(plan.stops);
     const shape = plan.shape;
     this.triggers = shape.kind === 'tool' && shape.call.triggers.length ? new StopMatcher(shape.call.triggers) : null;
+  }
+
+  /** The stop string that ended the text, once one has. */
+  get stopString(): string | undefined {
+    return this.matched;
   }
 
   /** Whether the reply starts as free text that may open a call (rather than inside the call). */
@@ -45,12 +52,12 @@ export class ReplyOutput {
       const trigger = this.triggers.push(text);
       text = trigger.text;
       if (trigger.stopped) {
-        const piece = this.stops.push(text);
+        const piece = this.stop(text);
         this.emitText(piece.text + (piece.stopped ? '' : this.stops.flush()), logprob);
         return piece.stopped ? 'stop' : 'call';
       }
     }
-    const piece = this.stops.push(text);
+    const piece = this.stop(text);
     this.emitText(piece.text, logprob);
     return piece.stopped ? 'stop' : 'more';
   }
@@ -96,7 +103,7 @@ export class ReplyOutput {
    */
   flushText(): boolean {
     const held = (this.triggers?.flush() ?? '') + this.text.flush();
-    const last = this.stops.push(held);
+    const last = this.stop(held);
     this.emitText(last.stopped ? last.text : last.text + this.stops.flush());
     this.flushReasoning();
     return last.stopped;
@@ -106,6 +113,13 @@ export class ReplyOutput {
     const rest = this.plan.reasoning?.flush();
     if (rest && (rest.reasoning || rest.content))
       this.emit({ reasoning: rest.reasoning || undefined, text: rest.content });
+  }
+
+  /** The stop matcher's verdict on more text, remembering the stop string it ended at. */
+  private stop(text: string): StopMatch {
+    const piece = this.stops.push(text);
+    if (piece.stopped) this.matched = piece.matched;
+    return piece;
   }
 
   private logprob(token: Token, probabilities: Map<Token, number> | undefined): TokenLogprob | undefined {

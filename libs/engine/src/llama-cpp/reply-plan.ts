@@ -70,6 +70,8 @@ export interface ReplyOutcome {
   /** The tokens in the sequence's cells when the reply ended (prompt and reply as evaluated); null when unknown. */
   cached: Token[] | null;
   finishReason: FinishReason;
+  /** The stop string that ended the reply: the request's, or one of the chat template's end markers. */
+  stopString?: string;
   /** Tokens the model produced, counting an end-of-generation token it sampled. */
   generatedTokens: number;
   aborted: boolean;

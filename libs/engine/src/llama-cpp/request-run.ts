@@ -1,6 +1,7 @@
 import type { LlamaModel } from 'node-llama-cpp';
 import type { FinishReason } from '@conveyor/queue';
 import type { GenerateCallbacks, GenerateRequest, GenerateResult } from '../core/generation-engine.js';
+import { requestedStops } from '../core/stop-matcher.js';
 import { LlamaReply } from './llama-reply.js';
 import type { ReplyOutcome } from './reply-plan.js';
 import type { RequestPlan } from './request-plan.js';
@@ -21,7 +22,7 @@ export interface RunContext {
  */
 export async function runRequest(
   plan: RequestPlan,
-  request: Pick<GenerateRequest, 'signal'>,
+  request: Pick<GenerateRequest, 'signal' | 'stop'>,
   callbacks: GenerateCallbacks,
   at: RunContext,
 ): Promise<GenerateResult> {
@@ -65,6 +66,10 @@ export async function runRequest(
     return {
       finishReason: finishReasons[0]!,
       finishReasons,
+      ...requestedStops(
+        ended.map((o) => o.stopString),
+        request.stop,
+      ),
       usage: {
         promptTokens: plan.promptTokens,
         completionTokens: sentTokens + ended.reduce((sum, o) => sum + o.generatedTokens, 0),

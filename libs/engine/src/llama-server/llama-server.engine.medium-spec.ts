@@ -180,9 +180,12 @@ describeWithServer('LlamaServerEngine with the generated vision model', () => {
     const greedy = await run(ask({ maxTokens: 30 }));
     const full = greedy.text();
     const stop = full.slice(10, 13);
-    const stopped = await run(ask({ maxTokens: 30, stop: [stop] }));
+    const stopped = await run(ask({ maxTokens: 30, stop: ['never-generated-zzzz', stop] }));
     expect(stopped.result.finishReason).toBe('stop');
+    // llama-server names the stop string it stopped at.
+    expect(stopped.result.stopSequences).toEqual([stop]);
     expect(stopped.text()).toBe(full.slice(0, full.indexOf(stop)));
+    expect(greedy.result.stopSequences).toBeUndefined();
   });
 
   it('aborts the generation when the signal fires, and serves the next request', async () => {

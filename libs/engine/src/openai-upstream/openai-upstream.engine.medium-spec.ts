@@ -92,6 +92,38 @@ describe('OpenAiUpstreamEngine against a scripted upstream', () => {
     await engine.dispose();
   });
 
+  it('names the stop string that ended a choice where the upstream says which, and only one the request asked for', async () => {
+    const finish =
+      (choice: object, extra: object = {}) =>
+      (_body: unknown, res: ServerResponse) =>
+        stream(res, [
+          { choices: [{ index: 0, delta: { content: 'Hi' } }] },
+          { choices: [{ index: 0, delta: {}, finish_reason: 'stop', ...choice }], ...extra },
+        ]);
+    const engine = new OpenAiUpstreamEngine({ url, apiKey: null, model: 'm' });
+    const stopped = { ...request, stop: ['END', '\n\n'] };
+    // vLLM: the stop string, in the last chunk's choice.
+    handler = finish({ stop_reason: '\n\n' });
+    expect((await run(engine, stopped)).result.stopSequences).toEqual(['\n\n']);
+    // SGLang: under another name.
+    handler = finish({ matched_stop: 'END' });
+    expect((await run(engine, stopped)).result.stopSequences).toEqual(['END']);
+    // A string the request did not ask for, a stop token's id, or no word at all (OpenAI's API): none named.
+    for (const choice of [{ stop_reason: '<|im_end|>' }, { stop_reason: 2 }, {}]) {
+      handler = finish(choice);
+      const { result } = await run(engine, stopped);
+      expect(result.finishReason).toBe('stop');
+      expect(result.stopSequences).toBeUndefined();
+    }
+    // llama.cpp's server, asked for its debugging field on the chunk.
+    handler = finish({}, { __verbose: { stop_type: 'word', stopping_word: 'END' } });
+    const server = new OpenAiUpstreamEngine({ url, apiKey: null, model: 'm', dialect: 'llama-server' });
+    expect((await run(server, stopped)).result.stopSequences).toEqual(['END']);
+    expect(received.at(-1)?.body).toMatchObject({ verbose: true, response_fields: ['stop_type', 'stopping_word'] });
+    await engine.dispose();
+    await server.dispose();
+  });
+
   it('streams tool call pieces and raw-prompt completions', async () => {
     handler = (_body, res) =>
       stream(res, [

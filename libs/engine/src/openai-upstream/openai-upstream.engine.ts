@@ -8,6 +8,7 @@ import {
 } from '../core/generation-engine.js';
 import { ImageSource } from '../core/image-source.port.js';
 import { ReasoningSplitter } from '../core/reasoning-splitter.js';
+import { requestedStops } from '../core/stop-matcher.js';
 import {
   chatRequestBody,
   completionRequestBody,
@@ -52,6 +53,8 @@ export interface OpenAiUpstreamEngineOptions {
 interface ChoiceProgress {
   tokens: number;
   finishReason?: FinishReason;
+  /** The stop string the upstream says ended the choice. */
+  stopString?: string;
   /** Splits the thought segment out of the text, when this engine does. */
   thoughts?: ReasoningSplitter;
   calls: ToolCallIndexes;
@@ -159,17 +162,17 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
         if (done) break;
       }
       if (!done) for (const data of parser.end()) handle(data);
-      if (request.signal?.aborted) return replyResult(progress, usage, sent, true);
+      if (request.signal?.aborted) return replyResult(progress, usage, sent, true, request.stop);
       const unfinished = progress.findIndex((p) => p.finishReason === undefined);
       if (unfinished >= 0)
         throw new UpstreamError(`${this.name} ended its stream before choice ${unfinished} finished`);
     } catch (err) {
-      if (request.signal?.aborted) return replyResult(progress, usage, sent, true);
+      if (request.signal?.aborted) return replyResult(progress, usage, sent, true, request.stop);
       if (err instanceof EngineInputError || err instanceof UpstreamError) throw err;
       throw new UpstreamError(`${this.name} failed: ${(err as Error).message}`);
     }
     start(usage?.promptTokens ?? 0);
-    return replyResult(progress, usage, sent, false);
+    return replyResult(progress, usage, sent, false, request.stop);
   }
 
   /**
@@ -211,6 +214,7 @@ export class OpenAiUpstreamEngine implements GenerationEngine {
       }
       for (const call of c.toolCalls) callbacks.onOutput({ choice: c.index, toolCall: state.calls.next(call), tokens });
       if (c.finishReason) state.finishReason = c.finishReason;
+      if (c.stopString) state.stopString = c.stopString;
     }
   }
 
@@ -251,18 +255,29 @@ function addUsage(total: TokenUsage | undefined, next: ChunkUsage): TokenUsage {
 /**
  * The reply's result. A reply stopped by its signal costs what the stream told so far; a finished one
  * what the upstream's usage says, where it sent one. `sent` counts the tokens of an earlier attempt.
+ * `stops`: the request's stop strings; a finished choice ended by one names it where the upstream said
+ * which. Where it does not (OpenAI's API), which one matched stays unknown and the choice names none:
+ * the text cannot tell, since the stop string is cut from it, and a reply ending there may as well have
+ * ended on the model's own end of turn.
  */
 function replyResult(
   progress: ChoiceProgress[],
   usage: TokenUsage | undefined,
   sent: number,
   aborted: boolean,
+  stops: readonly string[],
 ): GenerateResult {
   const finishReasons = progress.map((p) => p.finishReason ?? 'stop');
   const generated = (aborted ? undefined : usage?.completionTokens) ?? progress.reduce((sum, p) => sum + p.tokens, 0);
   return {
     finishReason: finishReasons[0]!,
     finishReasons,
+    ...(!aborted
+      ? requestedStops(
+          progress.map((p) => (p.finishReason === 'stop' ? p.stopString : undefined)),
+          stops,
+        )
+      : {}),
     usage: {
       promptTokens: usage?.promptTokens ?? 0,
       completionTokens: sent + generated,

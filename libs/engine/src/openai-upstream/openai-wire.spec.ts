@@ -151,6 +151,21 @@ describe('chatRequestBody', () => {
     ]);
   });
 
+  it('asks llama-server which stop string ended a chat with stops, in its debugging field cut to the two fields read', () => {
+    const stops = { ...base, stop: ['END'] };
+    expect(chatRequestBody(stops, 'm', 'llama-server', new Map())).toMatchObject({
+      stop: ['END'],
+      verbose: true,
+      response_fields: ['stop_type', 'stopping_word'],
+    });
+    expect(chatRequestBody(base, 'm', 'llama-server', new Map()).verbose).toBeUndefined();
+    expect(chatRequestBody(stops, 'm', 'openai', new Map()).verbose).toBeUndefined();
+    // On legacy completions llama-server would add the field to every token's chunk.
+    expect(
+      completionRequestBody({ ...stops, messages: [], prompts: ['a'] }, 'm', 'llama-server').verbose,
+    ).toBeUndefined();
+  });
+
   it('asks llama-server for one alternative when none is wanted, since it reports nothing for 0', () => {
     expect(chatRequestBody({ ...base, logprobs: 0 }, 'm', 'llama-server', new Map()).top_logprobs).toBe(1);
     expect(
@@ -240,6 +255,26 @@ describe('parseChunk', () => {
     ]);
     expect(parseChunk('[DONE]')).toBeUndefined();
     expect(parseChunk('{"error":{"code":400,"message":"bad"}}')?.error?.status).toBe(400);
+  });
+});
+
+describe('parseChunk: the stop string that ended a choice', () => {
+  const finished = (choice: object, extra: object = {}) =>
+    parseChunk(JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop', ...choice }], ...extra }))
+      ?.choices[0]?.stopString;
+
+  it("reads llama.cpp's stopping_word (when it stopped at a word), vLLM's stop_reason and SGLang's matched_stop", () => {
+    expect(finished({}, { __verbose: { stop_type: 'word', stopping_word: 'END' } })).toBe('END');
+    expect(finished({}, { __verbose: { stop_type: 'eos', stopping_word: '' } })).toBeUndefined();
+    expect(finished({ stop_reason: 'END' })).toBe('END');
+    expect(finished({ matched_stop: 'END' })).toBe('END');
+  });
+
+  it('reads none from a stop token id, a null, or an upstream that does not say (OpenAI)', () => {
+    expect(finished({ stop_reason: 151645 })).toBeUndefined();
+    expect(finished({ matched_stop: 2 })).toBeUndefined();
+    expect(finished({ stop_reason: null })).toBeUndefined();
+    expect(finished({})).toBeUndefined();
   });
 });
 

@@ -72,6 +72,13 @@ export function chatRequestBody(
     body.add_generation_prompt = false;
   }
   body.messages = messages;
+  if (dialect === 'llama-server' && request.stop.length) {
+    // llama.cpp's server says which stop string ended a reply only in its debugging field, `__verbose`,
+    // which it adds to a chat stream's last chunk alone; `response_fields` keeps that field to the two it
+    // is read for. Legacy completions are not asked: there it would come with every token.
+    body.verbose = true;
+    body.response_fields = ['stop_type', 'stopping_word'];
+  }
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({
       type: 'function',
@@ -153,6 +160,11 @@ export interface ChunkChoice {
   toolCalls: UpstreamCallDelta[];
   logprobs: Array<Omit<TokenLogprob, 'top'> & { top: TokenAlternative[] }>;
   finishReason?: FinishReason;
+  /**
+   * The stop string that ended the choice, where the upstream says: llama.cpp's server (`__verbose`,
+   * when asked for), vLLM (`stop_reason`) and SGLang (`matched_stop`). OpenAI's API does not say.
+   */
+  stopString?: string;
   /** Tokens the choice has generated so far, where the upstream says (llama.cpp's server). */
   generated?: number;
 }
@@ -188,9 +200,13 @@ export function parseChunk(data: string): Chunk | undefined {
 
   const timings = record(chunk.timings);
   const generated = count(timings?.predicted_n);
+  const verbose = record(chunk.__verbose);
+  const stoppingWord = verbose?.stop_type === 'word' ? text(verbose.stopping_word) : undefined;
   const choices = list(chunk.choices).map((raw): ChunkChoice => {
     const choice = record(raw) ?? {};
     const delta = record(choice.delta);
+    // vLLM's stop_reason and SGLang's matched_stop are a token id when a stop token ended the choice: no string.
+    const stopString = stoppingWord || text(choice.stop_reason) || text(choice.matched_stop);
     return {
       index: count(choice.index) ?? 0,
       // A chat chunk's text is its delta's; a legacy completion chunk's is the choice's own.
@@ -199,6 +215,7 @@ export function parseChunk(data: string): Chunk | undefined {
       toolCalls: list(delta?.tool_calls).map(toolCallDelta),
       logprobs: readLogprobs(choice.logprobs),
       finishReason: finishReason(choice.finish_reason),
+      ...(stopString ? { stopString } : {}),
       generated,
     };
   });

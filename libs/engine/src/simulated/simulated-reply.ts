@@ -22,6 +22,8 @@ export interface SimulatedReplyPlan {
 
 export interface SimulatedOutcome {
   finishReason: FinishReason;
+  /** The stop string that ended the reply. */
+  stopString?: string;
   generatedTokens: number;
   aborted: boolean;
 }
@@ -53,20 +55,25 @@ export class SimulatedReply implements RoundParticipant {
     const index = this.plan.sent + this.generated;
     const token = this.plan.text.token(index);
     this.generated++;
-    const { text, stopped } = this.stops.push(token);
-    this.emit(text, this.logprob(token));
-    if (stopped) return this.finish('stop');
+    const piece = this.stops.push(token);
+    this.emit(piece.text, this.logprob(token));
+    if (piece.stopped) return this.finish('stop', false, piece.matched);
     if (this.generated >= this.plan.natural) return this.finish('stop');
     if (this.generated >= this.plan.budget) return this.finish('length');
     return false;
   }
 
-  private finish(reason: FinishReason, aborted = false): true {
+  private finish(reason: FinishReason, aborted = false, stopString?: string): true {
     if (this.over) return true;
     this.over = true;
     // Text held as the possible start of a stop string was none after all: it belongs to the reply.
     if (!aborted) this.emit(this.stops.flush());
-    this.settle({ finishReason: reason, generatedTokens: this.generated, aborted });
+    this.settle({
+      finishReason: reason,
+      ...(stopString !== undefined ? { stopString } : {}),
+      generatedTokens: this.generated,
+      aborted,
+    });
     return true;
   }
 

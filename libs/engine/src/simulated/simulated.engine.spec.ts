@@ -79,7 +79,10 @@ describe('SimulatedEngine', () => {
   it('ends at a stop string, which the client never sees', async () => {
     const { result, text } = await run(engine({ tpotMs: 1, ttftMs: 0 }), request({ stop: [' thr'] }));
     expect(text()).toBe('one two');
-    expect(result).toMatchObject({ finishReason: 'stop', usage: { completionTokens: 3 } });
+    expect(result).toMatchObject({ finishReason: 'stop', stopSequences: [' thr'], usage: { completionTokens: 3 } });
+    const natural = await run(engine({ tpotMs: 1, ttftMs: 0 }), request({ stop: ['never said'] }));
+    expect(natural.result.finishReason).toBe('stop');
+    expect(natural.result.stopSequences).toBeUndefined();
   });
 
   it('generates n choices of each prompt, and sums their usage', async () => {

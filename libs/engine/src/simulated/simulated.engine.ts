@@ -6,6 +6,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
 } from '../core/generation-engine.js';
+import { requestedStops } from '../core/stop-matcher.js';
 import { SimulatedReply, type SimulatedOutcome } from './simulated-reply.js';
 import { SimulatedRounds } from './simulated-rounds.js';
 import { SimulatedText, simulatedPromptTokens } from './simulated-text.js';
@@ -95,6 +96,10 @@ export class SimulatedEngine implements GenerationEngine {
       return {
         finishReason: finishReasons[0]!,
         finishReasons,
+        ...requestedStops(
+          outcomes.map((o) => o.stopString),
+          request.stop,
+        ),
         usage: { promptTokens, completionTokens: sent + outcomes.reduce((sum, o) => sum + o.generatedTokens, 0) },
         aborted: outcomes.some((o) => o.aborted),
       };
