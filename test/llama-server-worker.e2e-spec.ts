@@ -63,6 +63,39 @@ describeWithServer('a worker serving the vision preset through llama-server', ()
     expect(reply.usage?.completion_tokens).toBe(6);
   });
 
+  it("names the stop sequence llama-server stopped at as Messages' stop_sequence, sync and streamed", async () => {
+    const greedy = {
+      model: 'conveyor-tiny-vision',
+      max_tokens: 30,
+      temperature: 0,
+      messages: [{ role: 'user', content: 'Tell me a long story.' }],
+    };
+    const post = async (body: object) => {
+      const res = await fetch(`${platform.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'unused' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return res;
+    };
+    type Message = { content: { text: string }[]; stop_reason: string; stop_sequence: string | null };
+    const full = ((await (await post(greedy)).json()) as Message).content[0]!.text;
+    const stop = full.slice(10, 13);
+    const message = (await (
+      await post({ ...greedy, stop_sequences: ['never-generated-zzzz', stop] })
+    ).json()) as Message;
+    expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+    expect(message.content[0]!.text).toBe(full.slice(0, full.indexOf(stop)));
+    const streamed = await (await post({ ...greedy, stop_sequences: [stop], stream: true })).text();
+    const delta = streamed
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: unknown })
+      .find((event) => event.type === 'message_delta');
+    expect(delta?.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: stop });
+  });
+
   it('finishes a streamed reply whose llama-server is killed mid-way: the job is retried and the reply continues', async () => {
     const client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused' });
     const pid = serverPid(platform.workers[0]!);

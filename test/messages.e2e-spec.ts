@@ -128,6 +128,42 @@ describe("Anthropic's Messages API", () => {
     expect(final.stop_reason).toBe('max_tokens');
   });
 
+  it('stops at a stop sequence and names it, sync and streamed, the text ending before it', async () => {
+    const greedy = {
+      model: MODEL,
+      max_tokens: 40,
+      temperature: 0,
+      messages: [{ role: 'user' as const, content: 'Tell me a long story.' }],
+    };
+    const textOf = (message: Anthropic.Message) =>
+      message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+    const full = textOf(await client.messages.create(greedy));
+    // A stop sequence the greedy reply is sure to contain: a piece of that very reply.
+    const stop = full.slice(10, 13);
+    const before = full.slice(0, full.indexOf(stop));
+
+    const message = await client.messages.create({ ...greedy, stop_sequences: ['never-generated-zzzz', stop] });
+    expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+    expect(textOf(message)).toBe(before);
+    expect(textOf(message)).not.toContain(stop);
+
+    const stream = client.messages.stream({ ...greedy, stop_sequences: [stop] });
+    const deltas: unknown[] = [];
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_delta') deltas.push(event.delta);
+    });
+    let text = '';
+    stream.on('text', (delta) => (text += delta));
+    const final = await stream.finalMessage();
+    expect(deltas).toEqual([{ stop_reason: 'stop_sequence', stop_sequence: stop }]);
+    expect(final).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+    expect(text).toBe(before);
+
+    // A reply cut at its budget names no stop sequence, though one was given.
+    const cut = await client.messages.create({ ...greedy, max_tokens: 2, stop_sequences: ['never-generated-zzzz'] });
+    expect(cut).toMatchObject({ stop_reason: 'max_tokens', stop_sequence: null });
+  });
+
   it("counts tokens as the worker renders the prompt: count_tokens equals a reply's input tokens", async () => {
     const body = {
       model: MODEL,

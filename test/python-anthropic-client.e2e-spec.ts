@@ -8,7 +8,14 @@ const MODEL = 'conveyor-tiny';
 const KEY = 'sk-python-anthropic-0123456789';
 const SCRIPT = resolve(import.meta.dirname, 'python/anthropic_client_check.py');
 /** Every check the script makes, in the order it prints them. */
-const CHECKS = ['messages.create', 'messages.stream', 'messages.count_tokens', 'messages.tools', 'messages.errors'];
+const CHECKS = [
+  'messages.create',
+  'messages.stream',
+  'messages.stop_sequences',
+  'messages.count_tokens',
+  'messages.tools',
+  'messages.errors',
+];
 
 const python = pythonWithAnthropic();
 const describeWithPython = python ? describe : describe.skip;

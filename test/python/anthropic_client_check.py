@@ -63,6 +63,24 @@ def _():
     return text
 
 
+@check("messages.stop_sequences")
+def _():
+    greedy = {"model": MODEL, "max_tokens": 40, "messages": hello, "extra_body": {"temperature": 0}}
+    full = client.messages.create(**greedy).content[0].text
+    # A stop sequence the greedy reply is sure to contain: a piece of that very reply.
+    stop = full[10:13]
+    before = full[: full.index(stop)]
+    message = client.messages.create(**greedy, stop_sequences=["never-generated-zzzz", stop])
+    expect(message.stop_reason == "stop_sequence" and message.stop_sequence == stop, f"got {message}")
+    expect(message.content[0].text == before, f"{message.content[0].text!r} vs {before!r}")
+    with client.messages.stream(**greedy, stop_sequences=[stop]) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    expect(final.stop_reason == "stop_sequence" and final.stop_sequence == stop, f"streamed {final}")
+    expect(text == before, f"streamed {text!r} vs {before!r}")
+    return stop
+
+
 @check("messages.count_tokens")
 def _():
     count = client.messages.count_tokens(model=MODEL, system="You are terse.", messages=hello)

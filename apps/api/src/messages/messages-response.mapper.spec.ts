@@ -55,6 +55,17 @@ describe('toMessage', () => {
     expect(message.content).toEqual([{ type: 'text', text: '' }]);
   });
 
+  it('names the stop sequence that ended the reply, and says end_turn for an end the engine did not name', () => {
+    const stopped = toMessage(
+      who,
+      { choices: [{ index: 0, text: 'Hi', finishReason: 'stop', stopSequence: 'END' }], usage },
+      false,
+    );
+    expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    const ended = toMessage(who, { choices: [{ index: 0, text: 'Hi', finishReason: 'stop' }], usage }, false);
+    expect(ended).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
   it("counts the prompt tokens a cache reused apart, as Anthropic's usage does", () => {
     expect(toMessagesUsage({ promptTokens: 3, completionTokens: 1 })).toMatchObject({
       input_tokens: 3,
@@ -130,5 +141,15 @@ describe('MessageEventFormatter', () => {
       'message_delta',
       'message_stop',
     ]);
+  });
+
+  it("puts the stop sequence that ended the reply in message_delta's delta, and null when none did", () => {
+    const messageDelta = (event: Extract<ReplyEvent, { type: 'end' }>) =>
+      new MessageEventFormatter(who, false).final(event).find((e) => e.type === 'message_delta');
+    expect(messageDelta({ ...end('stop'), stopSequences: ['\n\n'] })).toMatchObject({
+      delta: { stop_reason: 'stop_sequence', stop_sequence: '\n\n' },
+    });
+    expect(messageDelta(end('stop'))).toMatchObject({ delta: { stop_reason: 'end_turn', stop_sequence: null } });
+    expect(messageDelta(end('length'))).toMatchObject({ delta: { stop_reason: 'max_tokens', stop_sequence: null } });
   });
 });

@@ -4,11 +4,19 @@ import type { DeltaEvent, EndEvent, ReplyIdentity, StartEvent } from '../generat
 import { finishReasonsOf } from '../generation/reply-run.js';
 
 /**
- * Why a reply ended, in Anthropic's words. A stop sequence and the model's own end both finish a
- * reply as `stop` in the pipeline, so both are `end_turn`: which stop sequence matched is not known.
+ * Why a reply ended, in Anthropic's words, and the stop sequence that ended it. A reply the engine says
+ * one of the request's stop sequences ended is `stop_sequence`; any other `stop` (the model's own end,
+ * or a stop sequence an engine cannot name: see the engines) is `end_turn`.
  */
-export const toStopReason = (reason: FinishReason): StopReason =>
-  reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_use' : 'end_turn';
+export function toStopReason(
+  reason: FinishReason,
+  stopSequence: string | null | undefined,
+): { stop_reason: StopReason; stop_sequence: string | null } {
+  if (reason === 'stop' && typeof stopSequence === 'string')
+    return { stop_reason: 'stop_sequence', stop_sequence: stopSequence };
+  const stop_reason = reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_use' : 'end_turn';
+  return { stop_reason, stop_sequence: null };
+}
 
 /** Anthropic counts the prompt tokens a cache reused apart from those it computed; their sum is the prompt. */
 export function toMessagesUsage(usage: TokenUsage): MessagesUsage {
@@ -52,8 +60,7 @@ export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: bool
     role: 'assistant',
     content: contentOf(choice, thinking),
     model: who.model,
-    stop_reason: toStopReason(choice?.finishReason ?? 'stop'),
-    stop_sequence: null,
+    ...toStopReason(choice?.finishReason ?? 'stop', choice?.stopSequence),
     usage: toMessagesUsage(reply.usage),
   };
 }
@@ -123,7 +130,7 @@ export class MessageEventFormatter {
     events.push(
       {
         type: 'message_delta',
-        delta: { stop_reason: toStopReason(finishReasonsOf(event)[0] ?? 'stop'), stop_sequence: null },
+        delta: toStopReason(finishReasonsOf(event)[0] ?? 'stop', event.stopSequences?.[0]),
         usage: {
           output_tokens: usage.output_tokens,
           input_tokens: usage.input_tokens,
