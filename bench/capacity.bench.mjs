@@ -15,7 +15,7 @@ import { ChatLoad } from './lib/chat-load.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
-import { machineBusyMs, processCpuMs, RedisNodes, redisDelta } from './lib/redis-info.mjs';
+import { clusterPrimaries, machineBusyMs, nodeList, processCpuMs, RedisNodes, redisDelta } from './lib/redis-info.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { sleep, table } from './lib/stats.mjs';
 
@@ -53,10 +53,7 @@ const BATCH_WORKERS = (options['batch-workers'] || (short ? '1,2,4' : '1,4,16,32
 const BATCH_TOKENS = int('batch-tokens', options['batch-tokens'], 8, 4);
 // Enough lines that the most workers still run a few rounds of their sequences each.
 const BATCH_LINES = int('batch-lines', options['batch-lines'], 2 * Math.max(...BATCH_WORKERS) * SEQUENCES, 4 * 4 * 4);
-const clusterNodes = options['redis-cluster-nodes']
-  .split(',')
-  .map((n) => n.trim())
-  .filter(Boolean);
+const clusterNodes = nodeList(options['redis-cluster-nodes']);
 
 const root = resolve(import.meta.dirname, '..');
 const dist = resolve(root, options.dist);
@@ -258,6 +255,8 @@ const pct = (/** @type {number} */ x) => `${(100 * x).toFixed(0)}%`;
 const f = (/** @type {number} */ x, digits = 2) => x.toFixed(digits);
 
 let redis = /** @type {RedisNodes | null} */ (null);
+/** The Redis servers measured: the bench's own, or a cluster's primaries (its replicas only replay their writes). */
+let measuredUrls = redisUrls;
 try {
   console.log(runHeader('bench/capacity.bench.mjs').join('\n'));
   console.log(
@@ -281,8 +280,14 @@ try {
       30_000,
     );
     console.log(`Redis: a redis-server of the bench's own on port ${port}`);
-  } else console.log(`Redis: the nodes ${clusterNodes.join(', ')} (REDIS_CLUSTER_NODES passed to every process)`);
-  redis = await RedisNodes.connect(redisUrls);
+  } else {
+    measuredUrls = (await clusterPrimaries(clusterNodes)).map((node) => `redis://${node}`);
+    console.log(
+      `Redis: the cluster of ${clusterNodes.join(', ')} (REDIS_CLUSTER_NODES passed to every process); ` +
+        `Redis figures summed over its primaries ${measuredUrls.map((u) => new URL(u).host).join(', ')} (replicas only replay their writes)`,
+    );
+  }
+  redis = await RedisNodes.connect(measuredUrls);
   await startApi();
 
   // The batch first, workers added as it goes: 1, then 4, ...
@@ -403,5 +408,5 @@ try {
   redis?.disconnect();
   await children.stopAll();
   // A Redis of the bench's own goes with its process; on nodes of someone else's, the run's keys are removed.
-  if (clusterNodes.length) await deleteKeys(redisUrls[0], env.REDIS_PREFIX).catch(() => undefined);
+  if (clusterNodes.length) await deleteKeys(measuredUrls, env.REDIS_PREFIX).catch(() => undefined);
 }

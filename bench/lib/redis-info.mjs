@@ -1,9 +1,13 @@
-// What a bench reads from Redis's own accounting: CPU, commands, memory, summed over every node it names.
+// What a bench reads from Redis's own accounting: CPU, commands, bytes received, memory, summed over every
+// node it names (on a Redis Cluster, its primaries: see clusterPrimaries).
 import { readFileSync } from 'node:fs';
+import { nodeLines, servingPrimaries } from '../../test/support/loopback-cluster.mjs';
 
 /**
- * `own`: INFO commands the bench had sent before this reading (which the reading's counts include).
- * @typedef {{ cpuMs: number, calls: Map<string, number>, usedMemory: number, own: number }} RedisCounters
+ * `inputBytes`: bytes clients sent (`total_net_input_bytes`). `nodeCalls`: commands per node, in the
+ * order the nodes were named. `own`: INFO commands the bench had sent before this reading (which the
+ * reading's counts include).
+ * @typedef {{ cpuMs: number, calls: Map<string, number>, nodeCalls: number[], inputBytes: number, usedMemory: number, own: number }} RedisCounters
  */
 
 /**
@@ -27,9 +31,13 @@ function infoFields(text) {
  * a Redis Cluster counts as the sum of its primaries.
  */
 export class RedisNodes {
-  /** @param {import('ioredis').Redis[]} clients one per node */
-  constructor(clients) {
+  /**
+   * @param {import('ioredis').Redis[]} clients one per node
+   * @param {string[]} names the nodes' `host:port`, in the same order
+   */
+  constructor(clients, names) {
     this.clients = clients;
+    this.names = names;
     /** INFO commands sent so far, which Redis counts as any other */
     this.infoCalls = 0;
   }
@@ -40,7 +48,10 @@ export class RedisNodes {
    */
   static async connect(urls) {
     const { Redis } = await import('ioredis');
-    return new RedisNodes(urls.map((url) => new Redis(url, { maxRetriesPerRequest: 2, lazyConnect: false })));
+    return new RedisNodes(
+      urls.map((url) => new Redis(url, { maxRetriesPerRequest: 2, lazyConnect: false })),
+      urls.map((url) => new URL(url).host),
+    );
   }
 
   /** @returns {Promise<RedisCounters>} */
@@ -49,19 +60,26 @@ export class RedisNodes {
     this.infoCalls += this.clients.length;
     let cpuMs = 0;
     let usedMemory = 0;
+    let inputBytes = 0;
     /** @type {Map<string, number>} */
     const calls = new Map();
+    /** @type {number[]} */
+    const nodeCalls = [];
     for (const client of this.clients) {
       const fields = infoFields(/** @type {string} */ (await client.info('all')));
       cpuMs += 1000 * (Number(fields.get('used_cpu_sys')) + Number(fields.get('used_cpu_user')));
       usedMemory += Number(fields.get('used_memory'));
+      inputBytes += Number(fields.get('total_net_input_bytes'));
+      let nodeTotal = 0;
       for (const [key, value] of fields) {
         if (!key.startsWith('cmdstat_')) continue;
         const n = Number(/calls=(\d+)/.exec(value)?.[1] ?? 0);
         calls.set(key.slice(8), (calls.get(key.slice(8)) ?? 0) + n);
+        nodeTotal += n;
       }
+      nodeCalls.push(nodeTotal);
     }
-    return { cpuMs, calls, usedMemory, own };
+    return { cpuMs, calls, nodeCalls, inputBytes, usedMemory, own };
   }
 
   /** @returns {Promise<number>} used_memory summed over the nodes */
@@ -73,14 +91,76 @@ export class RedisNodes {
     return total;
   }
 
+  /**
+   * Bytes Redis holds for the keys matching `pattern` that `keep` accepts (`MEMORY USAGE`, every
+   * element counted), over every node: each node is asked about the keys it holds.
+   * @param {string} pattern a SCAN MATCH pattern
+   * @param {(key: string) => boolean} [keep]
+   * @returns {Promise<number>}
+   */
+  async keyBytes(pattern, keep = () => true) {
+    let bytes = 0;
+    for (const client of this.clients) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys.filter(keep)) bytes += (await client.memory('USAGE', key, 'SAMPLES', '0')) ?? 0;
+      } while (cursor !== '0');
+    }
+    return bytes;
+  }
+
   disconnect() {
     for (const client of this.clients) client.disconnect();
   }
 }
 
 /**
- * What happened between two readings: CPU ms, commands (total and per command, the INFO calls the bench
- * made itself left out), memory change.
+ * The `host:port` entries of a command-line list such as `--redis-cluster-nodes a:7000,b:7001`.
+ * @param {string} list
+ * @returns {string[]}
+ */
+export const nodeList = (list) =>
+  list
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+
+/**
+ * The primaries serving a Redis Cluster's slots (`host:port`, as the cluster names them), from the first
+ * of `seeds` that answers: the nodes a bench sums, since a replica only replays its primary's writes
+ * and would count them twice. Throws when no seed answers as a node of a cluster serving slots.
+ * @param {string[]} seeds `host:port`
+ * @returns {Promise<string[]>}
+ */
+export async function clusterPrimaries(seeds) {
+  const { Redis } = await import('ioredis');
+  for (const seed of seeds) {
+    const client = new Redis(`redis://${seed}`, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const primaries = servingPrimaries(nodeLines(await client.call('CLUSTER', 'NODES')));
+      if (primaries.length) return primaries.map((p) => p.address);
+    } catch {
+      // Not answering, or not a cluster node: the next seed may be.
+    } finally {
+      client.disconnect();
+    }
+  }
+  throw new Error(
+    `no primary found: none of ${seeds.join(', ')} answered CLUSTER NODES as a node of a cluster serving slots`,
+  );
+}
+
+/**
+ * What happened between two readings: CPU ms, commands (total, per command and per node, the INFO calls
+ * the bench made itself left out), bytes received, memory change.
  * @param {RedisCounters} before
  * @param {RedisCounters} after
  */
@@ -93,7 +173,16 @@ export function redisDelta(before, after) {
     if (d > 0) calls.set(name, d);
   }
   const commands = [...calls.values()].reduce((a, b) => a + b, 0);
-  return { cpuMs: after.cpuMs - before.cpuMs, commands, calls, memory: after.usedMemory - before.usedMemory };
+  // Each reading sends one INFO to every node.
+  const ownPerNode = ownInfoCalls / Math.max(1, after.nodeCalls.length);
+  return {
+    cpuMs: after.cpuMs - before.cpuMs,
+    commands,
+    calls,
+    nodeCalls: after.nodeCalls.map((n, i) => n - (before.nodeCalls[i] ?? 0) - ownPerNode),
+    inputBytes: after.inputBytes - before.inputBytes,
+    memory: after.usedMemory - before.usedMemory,
+  };
 }
 
 const CLK_TCK = 100;
