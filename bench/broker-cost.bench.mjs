@@ -4,23 +4,39 @@
 // not times, so a noisy machine still gives the same figures. Each build runs on its own private
 // redis-server, with the idle traffic of its processes (heartbeats, checks) measured first and subtracted.
 //   node bench/broker-cost.bench.mjs [--before /path/to/other/checkout] [--quick]
+//     [--redis-cluster | --redis-cluster-nodes host:port,...]
 // `--before`: a checkout of another commit with its own `dist/` built (`npm run build` there): the same
 // workloads run on it first, and the table puts the two side by side.
+// `--redis-cluster`: each build on a Redis Cluster of its own instead (three primaries, a replica each,
+// on loopback); `--redis-cluster-nodes`: on the given cluster. Either way every Redis figure is the sum
+// over the cluster's primaries: a replica only replays its primary's writes.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
+import { LoopbackCluster } from '../test/support/loopback-cluster.mjs';
 import { parseCli } from './lib/cli.mjs';
 import { HttpClient } from './lib/http.mjs';
 import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { deleteKeys } from './lib/redis.mjs';
+import { clusterPrimaries, nodeList, processCpuMs, RedisNodes, redisDelta } from './lib/redis-info.mjs';
 import { sleep, table } from './lib/stats.mjs';
 
-const USAGE = 'usage: node bench/broker-cost.bench.mjs [--before /path/to/checkout] [--quick]';
+const USAGE = `usage: node bench/broker-cost.bench.mjs [--before /path/to/checkout] [--quick]
+  [--redis-cluster | --redis-cluster-nodes host:port,...]`;
 const options = parseCli(USAGE, {
   before: { type: 'string', default: '' },
   quick: { type: 'boolean', default: false },
+  'redis-cluster': { type: 'boolean', default: false },
+  'redis-cluster-nodes': { type: 'string', default: '' },
 });
+const clusterSeeds = nodeList(options['redis-cluster-nodes']);
+if (options['redis-cluster'] && clusterSeeds.length) {
+  console.error(
+    `--redis-cluster starts a cluster of the bench's own; --redis-cluster-nodes names one: not both\n${USAGE}`,
+  );
+  process.exit(2);
+}
+const onCluster = options['redis-cluster'] || clusterSeeds.length > 0;
 const here = resolve(import.meta.dirname, '..');
 const builds = [
   ...(options.before ? [{ name: 'before', root: resolve(options.before) }] : []),
@@ -46,66 +62,24 @@ const WORKLOADS = [
 
 /**
  * @typedef {object} Snapshot
- * @property {number} commands every command Redis ran (scripts' inner calls included, as commandstats counts them)
- * @property {number} inputBytes bytes clients sent to Redis
- * @property {number} cpuMs Redis's CPU time, user and system
+ * @property {import('./lib/redis-info.mjs').RedisCounters} redis every command Redis ran (scripts' inner
+ *   calls included, as commandstats counts them), bytes clients sent it, its CPU, summed over the nodes measured
  * @property {number} apiCpuMs the API process's CPU time
  * @property {number} at
- * @property {Map<string, number>} calls calls by command
  */
 
-/** @param {string} info @param {string} field */
-const infoNumber = (info, field) => Number(new RegExp(`^${field}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
-
-/** CPU ms of a process, from /proc (user + system). @param {number} pid */
-function processCpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-/** @param {Redis} redis @param {number} apiPid @returns {Promise<Snapshot>} */
-async function snapshot(redis, apiPid) {
-  const [commandstats, stats, cpu] = await Promise.all([
-    redis.info('commandstats'),
-    redis.info('stats'),
-    redis.info('cpu'),
-  ]);
-  let commands = 0;
-  const calls = new Map();
-  for (const m of commandstats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    commands += Number(m[2]);
-    calls.set(m[1], Number(m[2]));
-  }
-  return {
-    commands,
-    inputBytes: infoNumber(stats, 'total_net_input_bytes'),
-    cpuMs: (infoNumber(cpu, 'used_cpu_user') + infoNumber(cpu, 'used_cpu_sys')) * 1000,
-    apiCpuMs: processCpuMs(apiPid),
-    at: Date.now(),
-    calls,
-  };
+/** @param {RedisNodes} nodes @param {number} apiPid @returns {Promise<Snapshot>} */
+async function snapshot(nodes, apiPid) {
+  return { redis: await nodes.read(), apiCpuMs: processCpuMs(apiPid), at: Date.now() };
 }
 
 /**
  * Bytes Redis keeps of finished replies under `prefix`, for a client to resume or collect them for
  * `REPLY_TTL_MS`: a reply's own stream (`:reply:<id>`, before the inboxes) or its record (`:replied:<id>`).
  * An inbox's entries are trimmed within seconds of being read, so they are not counted.
- * @param {Redis} redis @param {string} prefix
+ * @param {RedisNodes} nodes @param {string} prefix
  */
-async function replyBytes(redis, prefix) {
-  let bytes = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) {
-      if (!/:(reply|replied):/.test(key)) continue;
-      bytes += (await redis.memory('USAGE', key, 'SAMPLES', '0')) ?? 0;
-    }
-  } while (cursor !== '0');
-  return bytes;
-}
+const replyBytes = (nodes, prefix) => nodes.keyBytes(`${prefix}:*`, (key) => /:(reply|replied):/.test(key));
 
 /**
  * One request; resolves with its completion tokens.
@@ -137,110 +111,181 @@ async function run(/** @type {HttpClient} */ http, /** @type {string} */ url, /*
   return tokens;
 }
 
-/** @typedef {{ commands: number, bytes: number, keptBytes: number, redisCpuMs: number, apiCpuMs: number, tokens: number, requests: number, top: string }} Cost */
+/**
+ * `byNode`: each measured node's share of the commands (one entry on a single Redis).
+ * @typedef {{ commands: number, bytes: number, keptBytes: number, redisCpuMs: number, apiCpuMs: number, tokens: number, requests: number, top: string, byNode: string }} Cost
+ */
 
 /**
  * The commands a workload ran most, per request, idle traffic subtracted: `xadd 12.5, evalsha 9.0, ...`.
- * @param {Snapshot} a @param {Snapshot} b @param {number} requests
+ * @param {Map<string, number>} calls the workload's calls by command
+ * @param {number} span its length, ms
+ * @param {number} requests
  * @param {(name: string) => number} idlePerMs idle calls of a command per millisecond
  */
-const topCommands = (a, b, requests, idlePerMs) =>
-  [...b.calls]
-    .map(([name, n]) => {
-      const calls = n - (a.calls.get(name) ?? 0) - idlePerMs(name) * (b.at - a.at);
-      return /** @type {[string, number]} */ ([name, calls / requests]);
-    })
+const topCommands = (calls, span, requests, idlePerMs) =>
+  [...calls]
+    .map(([name, n]) => /** @type {[string, number]} */ ([name, (n - idlePerMs(name) * span) / requests]))
     .filter(([, n]) => n >= 0.5)
     .sort((x, y) => y[1] - x[1])
     .slice(0, 8)
     .map(([name, n]) => `${name} ${n.toFixed(1)}`)
     .join(', ');
 
-/** @param {{ name: string, root: string }} build @returns {Promise<Map<string, Cost>>} */
-async function measure(build) {
-  const children = new Children(build.root);
-  const redisPort = await freePort();
-  const apiPort = await freePort();
-  const prefix = `bench-broker-${randomBytes(4).toString('hex')}`;
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const env = {
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: prefix,
-    PORT: String(apiPort),
-    HOST: '127.0.0.1',
-    MODEL: 'tiny',
-    PARALLEL: String(PARALLEL),
-    CONTEXT_SIZE: '2048',
-    UV_THREADPOOL_SIZE: '1',
-  };
-  /** @type {Map<string, Cost>} */
-  const costs = new Map();
-  const http = new HttpClient();
-  try {
+/**
+ * The Redis a build runs on: a redis-server of its own; with `--redis-cluster`, a loopback cluster of its
+ * own; with `--redis-cluster-nodes`, the given cluster. `measured`: the nodes whose figures are summed
+ * (a cluster's primaries). `close` stops what was started, or removes the run's keys from the given cluster.
+ * @param {Children} children
+ * @param {string} prefix
+ * @returns {Promise<{ env: Record<string, string>, measured: string[], close: () => Promise<unknown> }>}
+ */
+async function openRedis(children, prefix) {
+  if (!onCluster) {
+    const port = await freePort();
     await children.launch(
       'redis',
       'redis-server',
-      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       {},
       /Ready to accept connections/,
     );
+    const url = `redis://127.0.0.1:${port}`;
+    // REDIS_CLUSTER_NODES set, empty, so that one in the shell's environment cannot send the processes elsewhere.
+    return { env: { REDIS_URL: url, REDIS_CLUSTER_NODES: '' }, measured: [url], close: async () => {} };
+  }
+  /** @type {LoopbackCluster | null} */
+  let own = null;
+  if (options['redis-cluster']) {
+    // A long node timeout: on a loaded machine a node slow to answer must not be failed over mid-run.
+    own = await LoopbackCluster.start({ nodeTimeoutMs: 15_000 });
+  }
+  const seeds = own ? own.seeds.split(',') : clusterSeeds;
+  /** @type {string[]} */
+  let primaries;
+  try {
+    primaries = await clusterPrimaries(seeds);
+  } catch (err) {
+    await own?.stop();
+    throw err;
+  }
+  const measured = primaries.map((node) => `redis://${node}`);
+  /** @type {Promise<unknown> | null} */
+  let closing = null;
+  return {
+    // With cluster seeds the platform uses only REDIS_URL's password and scheme.
+    env: { REDIS_URL: `redis://${seeds[0]}`, REDIS_CLUSTER_NODES: seeds.join(',') },
+    measured,
+    // Once: Ctrl-C may come while the run's own close is under way, and the bench waits for that one.
+    close: () => (closing ??= own ? own.stop() : deleteKeys(measured, prefix)),
+  };
+}
+
+/**
+ * What closes the Redis of the build being measured, run on Ctrl-C too: a cluster of the bench's own is
+ * stopped (its nodes would die with the bench anyway), the run's keys removed from a given one.
+ * @type {Set<() => Promise<unknown>>}
+ */
+const closeOnSignal = new Set();
+
+/** @param {{ name: string, root: string }} build @returns {Promise<Map<string, Cost>>} */
+async function measure(build) {
+  const children = new Children(build.root);
+  const apiPort = await freePort();
+  const prefix = `bench-broker-${randomBytes(4).toString('hex')}`;
+  /** @type {Map<string, Cost>} */
+  const costs = new Map();
+  const http = new HttpClient();
+  /** @type {(() => Promise<unknown>) | null} */
+  let closeRedis = null;
+  /** @type {RedisNodes | null} */
+  let nodes = null;
+  try {
+    const redis = await openRedis(children, prefix);
+    closeRedis = redis.close;
+    closeOnSignal.add(closeRedis);
+    nodes = await RedisNodes.connect(redis.measured);
+    if (onCluster) console.error(`${build.name}: Redis figures summed over the primaries ${nodes.names.join(', ')}`);
+    const env = {
+      ...redis.env,
+      REDIS_PREFIX: prefix,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      MODEL: 'tiny',
+      PARALLEL: String(PARALLEL),
+      CONTEXT_SIZE: '2048',
+      UV_THREADPOOL_SIZE: '1',
+    };
     const api = await children.launch('api', process.execPath, ['dist/apps/api/src/main.js'], env, /listening on/i);
     await children.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], env, /Worker ready/);
-    const redis = new Redis(redisUrl);
     const url = `http://127.0.0.1:${apiPort}`;
     const apiPid = /** @type {number} */ (api.proc.pid);
     // Warm-up: the first requests load caches and open connections.
     await children.watch(run(http, url, { name: 'warm-up', requests: PARALLEL, maxTokens: 16, stream: true }));
     await sleep(1500);
-    const idle0 = await snapshot(redis, apiPid);
+    const idle0 = await snapshot(nodes, apiPid);
     await sleep(3000);
-    const idle1 = await snapshot(redis, apiPid);
+    const idle1 = await snapshot(nodes, apiPid);
     const idleSpan = idle1.at - idle0.at;
+    const idleRedis = redisDelta(idle0.redis, idle1.redis);
     /** Idle traffic per ms: what the platform sends Redis with no request running. */
     const idle = {
-      commands: (idle1.commands - idle0.commands) / idleSpan,
-      bytes: (idle1.inputBytes - idle0.inputBytes) / idleSpan,
-      cpuMs: (idle1.cpuMs - idle0.cpuMs) / idleSpan,
+      commands: idleRedis.commands / idleSpan,
+      bytes: idleRedis.inputBytes / idleSpan,
+      cpuMs: idleRedis.cpuMs / idleSpan,
       apiCpuMs: (idle1.apiCpuMs - idle0.apiCpuMs) / idleSpan,
+      nodeCalls: idleRedis.nodeCalls.map((n) => n / idleSpan),
     };
     for (const w of WORKLOADS) {
-      const keptBefore = await replyBytes(redis, prefix);
-      const a = await snapshot(redis, apiPid);
+      const keptBefore = await replyBytes(nodes, prefix);
+      const a = await snapshot(nodes, apiPid);
       const tokens = await children.watch(run(http, url, w));
       await sleep(1000);
-      const b = await snapshot(redis, apiPid);
+      const b = await snapshot(nodes, apiPid);
       const span = b.at - a.at;
+      const d = redisDelta(a.redis, b.redis);
+      const nodeCommands = d.nodeCalls.map((n, i) => Math.max(0, n - (idle.nodeCalls[i] ?? 0) * span));
+      const nodeTotal = nodeCommands.reduce((x, y) => x + y, 0);
       costs.set(w.name, {
-        commands: b.commands - a.commands - idle.commands * span,
-        bytes: b.inputBytes - a.inputBytes - idle.bytes * span,
-        keptBytes: (await replyBytes(redis, prefix)) - keptBefore,
-        redisCpuMs: b.cpuMs - a.cpuMs - idle.cpuMs * span,
+        commands: d.commands - idle.commands * span,
+        bytes: d.inputBytes - idle.bytes * span,
+        keptBytes: (await replyBytes(nodes, prefix)) - keptBefore,
+        redisCpuMs: d.cpuMs - idle.cpuMs * span,
         apiCpuMs: b.apiCpuMs - a.apiCpuMs - idle.apiCpuMs * span,
         tokens,
         requests: w.requests,
-        top: topCommands(
-          a,
-          b,
-          w.requests,
-          (name) => ((idle1.calls.get(name) ?? 0) - (idle0.calls.get(name) ?? 0)) / idleSpan,
-        ),
+        top: topCommands(d.calls, span, w.requests, (name) => (idleRedis.calls.get(name) ?? 0) / idleSpan),
+        byNode: nodes.names
+          .map((name, i) => `${name} ${((100 * (nodeCommands[i] ?? 0)) / (nodeTotal || 1)).toFixed(0)}%`)
+          .join(', '),
       });
       console.error(`${build.name}: ${w.name} done (${tokens} tokens)`);
     }
-    redis.disconnect();
   } finally {
+    nodes?.disconnect();
     await children.stopAll();
+    if (closeRedis) {
+      await closeRedis().catch((err) => console.error(`${build.name}: closing Redis: ${err}`));
+      closeOnSignal.delete(closeRedis);
+    }
   }
   return costs;
 }
 
-stopChildrenOnSignal();
+stopChildrenOnSignal(() => Promise.all([...closeOnSignal].map((close) => close())));
 /** The commit a checkout is at, short. @param {string} root */
 const commit = (root) => execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 console.log(`# Broker cost per generated token and per request`);
 console.log(`command: node bench/broker-cost.bench.mjs ${process.argv.slice(2).join(' ')}`.trim());
 console.log(`builds: ${builds.map((b) => `${b.name} = ${commit(b.root)}`).join(', ')}`);
-console.log(`one worker, ${PARALLEL} sequences, ${PARALLEL} requests in flight, model conveyor-tiny, temperature 0\n`);
+console.log(`one worker, ${PARALLEL} sequences, ${PARALLEL} requests in flight, model conveyor-tiny, temperature 0`);
+console.log(
+  options['redis-cluster']
+    ? 'Redis: a Redis Cluster of its own per build (3 primaries, a replica each, on loopback); every Redis figure is summed over the primaries (replicas only replay their writes)\n'
+    : clusterSeeds.length
+      ? `Redis: the Redis Cluster of ${clusterSeeds.join(', ')}; every Redis figure is summed over its primaries (replicas only replay their writes)\n`
+      : 'Redis: a redis-server of its own per build\n',
+);
 /** @type {Map<string, Map<string, Cost>>} */
 const results = new Map();
 for (const build of builds) results.set(build.name, await measure(build));
@@ -282,3 +327,9 @@ console.log(
 console.log('\nCommands per request, most run first (idle traffic subtracted):');
 for (const w of WORKLOADS)
   for (const build of builds) console.log(`- ${w.name} (${build.name}): ${results.get(build.name)?.get(w.name)?.top}`);
+if (onCluster) {
+  console.log("\nEach primary's share of the commands (idle traffic subtracted):");
+  for (const w of WORKLOADS)
+    for (const build of builds)
+      console.log(`- ${w.name} (${build.name}): ${results.get(build.name)?.get(w.name)?.byNode}`);
+}
