@@ -11,13 +11,32 @@
 //        LLAMA_SERVER_JOBS      parallel compile jobs (default: CPU count)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE = resolve(ROOT, 'node_modules/node-llama-cpp/llama/gitRelease.bundle');
+
+/**
+ * The build's options. The CPU backend is built for this machine's CPU, but without AMX: a virtual
+ * machine can advertise AMX while its kernel refuses the tile registers, and such a build dies of
+ * SIGILL (`tilezero`) at its first matrix product. GCC lets an explicit -mno-* win over -march=native.
+ */
+const NO_AMX = '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16';
+const CMAKE_OPTIONS = [
+  '-DCMAKE_BUILD_TYPE=Release',
+  '-DGGML_NATIVE=ON',
+  `-DCMAKE_C_FLAGS=${NO_AMX}`,
+  `-DCMAKE_CXX_FLAGS=${NO_AMX}`,
+  '-DLLAMA_USE_PREBUILT_UI=OFF',
+  '-DLLAMA_BUILD_UI=OFF',
+  '-DLLAMA_CURL=OFF',
+  '-DLLAMA_OPENSSL=OFF',
+  '-DLLAMA_BUILD_TESTS=OFF',
+  '-DLLAMA_BUILD_EXAMPLES=OFF',
+];
 
 /** @returns {string} the cache folder for the bundle's llama.cpp */
 export function llamaServerCacheDir() {
@@ -47,7 +66,10 @@ export function ensureLlamaServer({ log = (line) => process.stderr.write(`${line
   if (!existsSync(BUNDLE)) throw new Error(`No llama.cpp source bundle at ${BUNDLE}: run npm install first`);
   const dir = llamaServerCacheDir();
   const binary = join(dir, 'build', 'bin', 'llama-server');
-  if (existsSync(binary)) return binary;
+  // The options the binary was built with: a cache built with others is built again, in place.
+  const stamp = join(dir, 'build', 'conveyor-options.txt');
+  const options = CMAKE_OPTIONS.join('\n');
+  if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === options) return binary;
 
   const src = join(dir, 'src');
   const build = join(dir, 'build');
@@ -59,26 +81,10 @@ export function ensureLlamaServer({ log = (line) => process.stderr.write(`${line
   }
   const jobs = process.env.LLAMA_SERVER_JOBS || String(os.availableParallelism());
   log(`llama-server: building in ${build} with ${jobs} jobs (about 15 minutes on 2 cores, once)`);
-  sh(
-    'cmake',
-    [
-      '-S',
-      src,
-      '-B',
-      build,
-      '-DCMAKE_BUILD_TYPE=Release',
-      '-DGGML_NATIVE=ON',
-      '-DLLAMA_USE_PREBUILT_UI=OFF',
-      '-DLLAMA_BUILD_UI=OFF',
-      '-DLLAMA_CURL=OFF',
-      '-DLLAMA_OPENSSL=OFF',
-      '-DLLAMA_BUILD_TESTS=OFF',
-      '-DLLAMA_BUILD_EXAMPLES=OFF',
-    ],
-    dir,
-  );
+  sh('cmake', ['-S', src, '-B', build, ...CMAKE_OPTIONS], dir);
   sh('cmake', ['--build', build, '--config', 'Release', '--target', 'llama-server', '-j', jobs], dir);
   if (!existsSync(binary)) throw new Error(`the build finished but ${binary} is missing`);
+  writeFileSync(stamp, options);
   return binary;
 }
 
