@@ -8,4 +8,5 @@ export type * from './embeddings.types.js';
 export type * from './responses.types.js';
 export { ErrorCode, errorTypeFor } from './error-codes.js';
 export type * from './messages.types.js';
+export type * from './message-batches.types.js';
 export type * from './tokenize.types.js';
