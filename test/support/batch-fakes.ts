@@ -316,6 +316,7 @@ export const endpoints: BatchEndpoints = {
   '/v1/completions': endpoint,
   '/v1/embeddings': endpoint,
   '/v1/responses': endpoint,
+  '/v1/messages': endpoint,
 };
 
 export const input = (ids: string[], withImages = false) =>

@@ -49,6 +49,7 @@ import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
 import { TokenizeService } from './generation/tokenize.service.js';
 import { HealthController } from './health/health.controller.js';
+import { messagesBatchEndpoint } from './messages/messages.batch-endpoint.js';
 import { MessagesHttpHandler } from './messages/messages-http.handler.js';
 import { MessagesController } from './messages/messages.controller.js';
 import { MessagesService } from './messages/messages.service.js';
@@ -92,6 +93,8 @@ const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
   '/v1/completions': completionsBatchEndpoint,
   '/v1/embeddings': embeddingsBatchEndpoint,
   '/v1/responses': responsesBatchEndpoint(config.api.images),
+  // Anthropic's Message Batches (/v1/messages/batches) run their requests as lines of this route.
+  '/v1/messages': messagesBatchEndpoint(config.api.images),
 });
 
 /**

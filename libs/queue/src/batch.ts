@@ -7,11 +7,30 @@ export interface BatchLineRef {
   customId: string;
   /** 1-based line number in the input file. */
   line: number;
+  /** What the line's response shows beyond its route's default, as its request asked; handed back with its result. */
+  view?: LineView;
+}
+
+/**
+ * What a response shows of its reply that only its request says: the output is written long after the
+ * request was read, from the result alone, so the result carries it.
+ */
+export interface LineView {
+  /** Messages: the reply's thought, as a `thinking` block (the request's `thinking` was on). */
+  thinking?: boolean;
 }
 
 /** What a worker pushes to a batch's results list when a line ends. */
 export type BatchLineResult = (
-  | { ok: true; customId: string; line: number; requestId: string; model: string; reply: ReplyResult }
+  | {
+      ok: true;
+      customId: string;
+      line: number;
+      requestId: string;
+      model: string;
+      reply: ReplyResult;
+      view?: LineView;
+    }
   | {
       ok: false;
       customId: string;

@@ -7,13 +7,19 @@ import { randomBytes } from 'node:crypto';
 
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BATCH_ID = /^batch_[a-f0-9]{24}$/;
-const BATCH_LINE_JOB_ID = /^(batch_[a-f0-9]{24})-([1-9]\d*)$/;
+const MESSAGE_BATCH_ID = /^msgbatch_[a-f0-9]{24}$/;
+const BATCH_LINE_JOB_ID = /^((?:msg)?batch_[a-f0-9]{24})-([1-9]\d*)$/;
 
 export const isRequestId = (id: string): boolean => REQUEST_ID.test(id);
 
 export const isBatchId = (id: string): boolean => BATCH_ID.test(id);
 
 export const newBatchId = (): string => `batch_${randomBytes(12).toString('hex')}`;
+
+/** Anthropic's Message Batches run on the same runner as OpenAI's batches, under ids of their own. */
+export const isMessageBatchId = (id: string): boolean => MESSAGE_BATCH_ID.test(id);
+
+export const newMessageBatchId = (): string => `msgbatch_${randomBytes(12).toString('hex')}`;
 
 /** The job of line `line` (1-based) of batch `batchId`. */
 export const batchLineJobId = (batchId: string, line: number): string => `${batchId}-${line}`;

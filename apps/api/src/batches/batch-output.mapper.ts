@@ -14,7 +14,11 @@ const lineId = (batchId: string, customId: string): string =>
 export function toOutputLine(batchId: string, r: BatchLineResult, endpoint: BatchEndpoint): BatchOutputLine {
   if (r.ok) {
     const created = Math.floor((r.finishedAt ?? Date.now()) / 1000);
-    const body = endpoint.toResponse({ id: `${endpoint.idPrefix}${r.requestId}`, model: r.model, created }, r.reply);
+    const body = endpoint.toResponse(
+      { id: `${endpoint.idPrefix}${r.requestId}`, model: r.model, created },
+      r.reply,
+      r.view ?? {},
+    );
     return {
       id: lineId(batchId, r.customId),
       custom_id: r.customId,

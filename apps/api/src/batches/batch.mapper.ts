@@ -1,8 +1,8 @@
-import type { Batch } from '@conveyor/openai';
+import type { Batch, BatchEndpointUrl } from '@conveyor/openai';
 import type { BatchRecord } from '../repositories/batch-record.js';
 
 /** A batch record as the Batches API answers it. */
-export function toBatch(r: BatchRecord): Batch {
+export function toBatch(r: BatchRecord & { endpoint: BatchEndpointUrl }): Batch {
   return {
     id: r.id,
     object: 'batch',

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { FileStore, assertFileId } from '@conveyor/batch-store';
-import { ErrorCode, type Batch, type ListPage } from '@conveyor/openai';
+import { ErrorCode, type Batch, type BatchEndpointUrl, type ListPage } from '@conveyor/openai';
 import { isBatchId, newBatchId } from '@conveyor/queue';
 import { validateDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
+import { isOpenAiBatch, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
@@ -53,7 +53,7 @@ export class BatchesService {
     return toBatch(record);
   }
 
-  private async record(owner: string, id: string): Promise<BatchRecord> {
+  private async record(owner: string, id: string): Promise<BatchRecord & { endpoint: BatchEndpointUrl }> {
     if (!isBatchId(id))
       throw OpenAiHttpError.invalidRequest(
         `Invalid batch id '${id.slice(0, 80)}'.`,
@@ -62,7 +62,7 @@ export class BatchesService {
       );
     const record = await this.repo.get(id);
     // Another key's batch is reported exactly like a missing one.
-    if (!record || record.owner !== owner) throw notFound(id);
+    if (!record || record.owner !== owner || !isOpenAiBatch(record)) throw notFound(id);
     return record;
   }
 
@@ -79,7 +79,8 @@ export class BatchesService {
       more = ids.length === 100;
       for (const id of ids) {
         const r = await this.repo.get(id);
-        if (r && r.owner === owner) data.push(toBatch(r));
+        // Message Batches share the index; only Anthropic's routes show them.
+        if (r && r.owner === owner && isOpenAiBatch(r)) data.push(toBatch(r));
       }
       cursor = ids.at(-1);
       if (!cursor) break;

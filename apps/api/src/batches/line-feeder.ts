@@ -65,7 +65,11 @@ export class LineFeeder {
     { customId, body, deployment }: ParsedLine,
   ): Promise<void> {
     const requestId = batchLineJobId(batch.id, line);
-    const job: QueuedJobData = { ...body.toJob(requestId, deployment), batch: { batchId: batch.id, customId, line } };
+    const view = body.view?.();
+    const job: QueuedJobData = {
+      ...body.toJob(requestId, deployment),
+      batch: { batchId: batch.id, customId, line, ...(view ? { view } : {}) },
+    };
     const images = jobImageHashes(job);
     state.deployments.add(deployment.id);
     await this.lines.addInflight(batch.id, line, {

@@ -1,7 +1,7 @@
 import type { DeploymentConfig } from '@conveyor/config';
-import type { BatchEndpointUrl } from '@conveyor/openai';
-import type { EmbedJobData, GenerationJobData, ReplyResult } from '@conveyor/queue';
+import type { EmbedJobData, GenerationJobData, LineView, ReplyResult } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
+import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import type { ReplyIdentity } from './reply-run.js';
 
 /** A batch line's body once it has passed every check of its synchronous route's body validation. */
@@ -12,6 +12,8 @@ export interface ParsedBatchBody {
   toJob(requestId: string, deployment: DeploymentConfig): GenerationJobData | EmbedJobData;
   /** The images `check` decoded, which the job refers to (bodies that carry none need not say). */
   images?(): readonly DecodedImage[];
+  /** What the response shows that only the request says (bodies whose response depends on nothing else need not say). */
+  view?(): LineView;
 }
 
 /** What a batch needs of the route its lines go to; each route that batches run implements it. */
@@ -20,12 +22,12 @@ export interface BatchEndpoint {
   parse(body: unknown): ParsedBatchBody;
   /** Prefix of the response id, as the synchronous route makes it. */
   idPrefix: string;
-  /** The response body of a line that finished. */
-  toResponse(who: ReplyIdentity, reply: ReplyResult): unknown;
+  /** The response body of a line that finished; `view` is what its body's `view` said. */
+  toResponse(who: ReplyIdentity, reply: ReplyResult, view: LineView): unknown;
 }
 
 /** Every route a batch may run, by its URL. */
-export type BatchEndpoints = Readonly<Record<BatchEndpointUrl, BatchEndpoint>>;
+export type BatchEndpoints = Readonly<Record<RunnerEndpointUrl, BatchEndpoint>>;
 
 /** Injection token of the BatchEndpoints the app module composes from the features. */
 export const BATCH_ENDPOINTS = Symbol('BATCH_ENDPOINTS');

@@ -1,11 +1,19 @@
-import type { Batch, BatchError } from '@conveyor/openai';
+import type { Batch, BatchEndpointUrl, BatchError } from '@conveyor/openai';
+
+/** The Messages route: Anthropic's Message Batches run its lines; OpenAI's batches cannot name it. */
+export const MESSAGES_URL = '/v1/messages';
+
+/** Every route the batch runner runs lines of: OpenAI's batch endpoints and the Messages route. */
+export type RunnerEndpointUrl = BatchEndpointUrl | typeof MESSAGES_URL;
 
 /**
  * A batch as kept in Redis (the wire object's fields plus bookkeeping): one
  * hash whose fields are updated one at a time, so the runner's progress and a
  * client's cancel never overwrite each other.
  */
-export type BatchRecord = Omit<Batch, 'object' | 'errors' | 'request_counts'> & {
+export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'request_counts'> & {
+  /** `/v1/messages` for a Message Batch (id `msgbatch_…`), else the OpenAI batch's endpoint. */
+  endpoint: RunnerEndpointUrl;
   /** API key name that created the batch; other keys cannot see it. */
   owner: string;
   errors: BatchError[] | null;
@@ -28,7 +36,9 @@ export type NewBatch = Pick<
 >;
 
 /** A batch as it is first stored: validating, nothing fed, counted or written yet. */
-export function newBatchRecord(batch: NewBatch): BatchRecord {
+export function newBatchRecord<E extends RunnerEndpointUrl>(
+  batch: NewBatch & { endpoint: E },
+): BatchRecord & { endpoint: E } {
   return {
     ...batch,
     status: 'validating',
@@ -51,3 +61,7 @@ export function newBatchRecord(batch: NewBatch): BatchRecord {
     cancel_requested: false,
   };
 }
+
+/** An OpenAI batch (not a Message Batch): the only kind OpenAI's Batches API shows. */
+export const isOpenAiBatch = (r: BatchRecord): r is BatchRecord & { endpoint: BatchEndpointUrl } =>
+  r.endpoint !== MESSAGES_URL;

@@ -50,7 +50,15 @@ export class BatchLineSink implements ReplySink {
   ): Promise<void> {
     const { ref, requestId, model } = this.job;
     const reply = this.reply.finish(finishReasons, usage, stopSequences);
-    await this.results.push(ref.batchId, { ok: true, customId: ref.customId, line: ref.line, requestId, model, reply });
+    await this.results.push(ref.batchId, {
+      ok: true,
+      customId: ref.customId,
+      line: ref.line,
+      requestId,
+      model,
+      reply,
+      ...(ref.view ? { view: ref.view } : {}),
+    });
   }
 
   /** A batch line's error is written without `param`: the output file's error body always has it null. */

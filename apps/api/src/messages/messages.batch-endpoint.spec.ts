@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { RequestProblem } from '@conveyor/protocol';
+import type { ReplyResult } from '@conveyor/queue';
+import { messagesBatchEndpoint } from './messages.batch-endpoint.js';
+
+const endpoint = messagesBatchEndpoint({ maxBytes: 1024, maxPixels: 1024, maxCount: 1 });
+const body = (fields: Record<string, unknown> = {}) => ({
+  model: 'm',
+  max_tokens: 8,
+  messages: [{ role: 'user', content: 'Hi' }],
+  ...fields,
+});
+const reply: ReplyResult = {
+  choices: [{ index: 0, text: 'Hello.', reasoning: 'greet', finishReason: 'stop' }],
+  usage: { promptTokens: 5, completionTokens: 2 },
+};
+const who = { id: 'msg_msgbatch_1-1', model: 'm', created: 1 };
+
+describe('messagesBatchEndpoint', () => {
+  it("keeps the reply's thought for a request that turned thinking on, and only for it", () => {
+    const thinking = endpoint.parse(body({ thinking: { type: 'enabled', budget_tokens: 4 } })).view?.();
+    const plain = endpoint.parse(body()).view?.();
+    expect(thinking).toEqual({ thinking: true });
+    expect(plain).toEqual({});
+    expect(endpoint.toResponse(who, reply, thinking!)).toMatchObject({
+      type: 'message',
+      content: [
+        { type: 'thinking', thinking: 'greet' },
+        { type: 'text', text: 'Hello.' },
+      ],
+    });
+    expect(endpoint.toResponse(who, reply, plain!)).toMatchObject({ content: [{ type: 'text', text: 'Hello.' }] });
+  });
+
+  it('refuses a request that asks to stream, and one the synchronous route refuses, naming the field', () => {
+    const problem = (fields: Record<string, unknown>) => {
+      try {
+        endpoint.parse(body(fields));
+        return null;
+      } catch (err) {
+        return err instanceof RequestProblem ? err.param : err;
+      }
+    };
+    expect(problem({ stream: true })).toBe('stream');
+    expect(problem({ max_tokens: 0 })).toBe('max_tokens');
+    expect(problem({ stream: false })).toBeNull();
+  });
+});
