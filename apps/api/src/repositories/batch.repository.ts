@@ -27,7 +27,8 @@ export class BatchRepository extends BatchRecords implements OnApplicationShutdo
     await this.redis.hset(batchKey(this.prefix, record.id), serialize(record));
     await this.redis
       .multi()
-      .zadd(batchIndexKey(this.prefix), record.created_at, record.id)
+      // By the millisecond (created_at has whole seconds): batches made in the same second list newest first too.
+      .zadd(batchIndexKey(this.prefix), Date.now(), record.id)
       .sadd(activeBatchesKey(this.prefix), record.id)
       .exec();
   }
@@ -51,6 +52,12 @@ export class BatchRepository extends BatchRecords implements OnApplicationShutdo
 
   async retire(id: string): Promise<void> {
     await this.redis.srem(activeBatchesKey(this.prefix), id);
+  }
+
+  /** The index first: a batch is never listed without its record. */
+  async delete(id: string): Promise<void> {
+    await this.redis.multi().zrem(batchIndexKey(this.prefix), id).srem(activeBatchesKey(this.prefix), id).exec();
+    await this.redis.del(batchKey(this.prefix, id));
   }
 
   /** Ids newest first, starting after `after`. */
