@@ -49,6 +49,10 @@ export class MemoryRecords extends BatchRecords {
   async retire(id: string): Promise<void> {
     this.activeIds.delete(id);
   }
+  async delete(id: string): Promise<void> {
+    this.activeIds.delete(id);
+    this.records.delete(id);
+  }
   async idsAfter(): Promise<string[]> {
     return [...this.records.keys()];
   }

@@ -14,6 +14,8 @@ import { LineRecovery } from './batches/line-recovery.js';
 import { ResultWriter } from './batches/result-writer.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
+import { MessageBatchesController } from './batches/message-batches.controller.js';
+import { MessageBatchesService } from './batches/message-batches.service.js';
 import { chatBatchEndpoint } from './chat/chat.batch-endpoint.js';
 import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
@@ -124,6 +126,7 @@ export class AppModule {
         TokenizeV1Controller,
         FilesController,
         BatchesController,
+        MessageBatchesController,
         PredictController,
         OrgAppController,
         OrgAppMessagesController,
@@ -180,6 +183,7 @@ export class AppModule {
         TokenizeHttpHandler,
         { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
         BatchesService,
+        MessageBatchesService,
         BatchInput,
         BatchValidator,
         LineFeeder,

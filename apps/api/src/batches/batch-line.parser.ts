@@ -44,21 +44,39 @@ export function parseBatchLine(
   named.customId = raw.custom_id;
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
   if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
+  const checked = checkBatchBody(raw.body, endpoint, findDeployment);
+  if (!checked.ok) return fail(checked.message, checked.param ? `body.${checked.param}` : 'body', checked.code);
+  return { ok: true, value: { customId: raw.custom_id, body: checked.body, deployment: checked.deployment } };
+}
+
+/** A request body that passed every check of its route against the deployment it names, or why not. */
+export type BodyCheck =
+  | { ok: true; body: ParsedBatchBody; deployment: DeploymentConfig }
+  /** `param`: the field at fault within the body, or null for the body as a whole. */
+  | { ok: false; message: string; param: string | null; code: string };
+
+/** One request body of a batch, checked as its synchronous route checks it. */
+export function checkBatchBody(
+  raw: unknown,
+  endpoint: BatchEndpoint,
+  findDeployment: (model: string) => DeploymentConfig | undefined,
+): BodyCheck {
   try {
-    const body = endpoint.parse(raw.body);
+    const body = endpoint.parse(raw);
     const deployment = findDeployment(body.model);
     if (!deployment) {
-      return fail(
-        `the model '${body.model}' does not exist or is not deployed here.`,
-        'body.model',
-        ErrorCode.modelNotFound,
-      );
+      return {
+        ok: false,
+        message: `the model '${body.model}' does not exist or is not deployed here.`,
+        param: 'model',
+        code: ErrorCode.modelNotFound,
+      };
     }
     body.check(deployment);
-    return { ok: true, value: { customId: raw.custom_id, body, deployment } };
+    return { ok: true, body, deployment };
   } catch (err) {
     if (err instanceof RequestProblem) {
-      return fail(err.message, err.param ? `body.${err.param}` : 'body', err.code ?? ErrorCode.invalidRequest);
+      return { ok: false, message: err.message, param: err.param, code: err.code ?? ErrorCode.invalidRequest };
     }
     throw err;
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import type { BatchRecord } from '../repositories/batch-record.js';
+import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput, type InputWatch } from './batch-input.reader.js';
@@ -44,7 +44,7 @@ export class BatchValidator {
     }
     const output = await this.store.create({
       filename: `${batch.id}_output.jsonl`,
-      purpose: 'batch_output',
+      purpose: outputPurpose(batch),
       owner: batch.owner,
     });
     // Counted before the batch runs, so the pool scales for the whole batch from its first tick; set

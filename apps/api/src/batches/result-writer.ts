@@ -5,7 +5,7 @@ import type { BatchLineResult } from '@conveyor/queue';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
-import type { BatchRecord } from '../repositories/batch-record.js';
+import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
 import type { LeasedBatch } from './leased-batch.js';
@@ -143,7 +143,7 @@ export class ResultWriter {
     if (batch.error_file_id) return batch.error_file_id;
     const file = await this.store.create({
       filename: `${batch.id}_errors.jsonl`,
-      purpose: 'batch_output',
+      purpose: outputPurpose(batch),
       owner: batch.owner,
     });
     batch.error_file_id = file.id;

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { FileStore, type StoredFile } from '@conveyor/batch-store';
+import { FileNotFoundError, FileStore, type StoredFile } from '@conveyor/batch-store';
 import { ErrorCode, type FileObject, type FilePurpose } from '@conveyor/openai';
 import type { Readable } from 'node:stream';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { MESSAGE_BATCH_FILES } from '../repositories/batch-record.js';
 import { parseByteRange } from './byte-range.js';
 
 export const toFileObject = (f: StoredFile): FileObject => ({
@@ -28,12 +29,17 @@ export interface FileContent {
 export class FilesService {
   constructor(private readonly store: FileStore) {}
 
-  get(owner: string, id: string): Promise<StoredFile> {
-    return this.store.getOwned(id, owner);
+  /** A Message Batch's files are the batch's own (deleted with it), so they are reported as missing here. */
+  async get(owner: string, id: string): Promise<StoredFile> {
+    const file = await this.store.getOwned(id, owner);
+    if (file.purpose === MESSAGE_BATCH_FILES) throw new FileNotFoundError(id);
+    return file;
   }
 
   async list(owner: string, purpose?: string): Promise<FileObject[]> {
-    return (await this.store.list(owner)).filter((f) => !purpose || f.purpose === purpose).map(toFileObject);
+    return (await this.store.list(owner))
+      .filter((f) => f.purpose !== MESSAGE_BATCH_FILES && (!purpose || f.purpose === purpose))
+      .map(toFileObject);
   }
 
   /** The content, or the bytes a Range header names (`range` is then set, with the file's size when asked). */

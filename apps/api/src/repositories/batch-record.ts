@@ -62,6 +62,16 @@ export function newBatchRecord<E extends RunnerEndpointUrl>(
   };
 }
 
+/**
+ * The file-store purpose of a Message Batch's files (its requests, its results): they belong to the
+ * batch, which deletes them with itself, so the Files API does not show them.
+ */
+export const MESSAGE_BATCH_FILES = 'message_batch';
+
+/** The purpose of the files a batch's results are written to. */
+export const outputPurpose = (r: Pick<BatchRecord, 'endpoint'>): string =>
+  r.endpoint === MESSAGES_URL ? MESSAGE_BATCH_FILES : 'batch_output';
+
 /** An OpenAI batch (not a Message Batch): the only kind OpenAI's Batches API shows. */
 export const isOpenAiBatch = (r: BatchRecord): r is BatchRecord & { endpoint: BatchEndpointUrl } =>
   r.endpoint !== MESSAGES_URL;

@@ -12,6 +12,8 @@ export abstract class BatchRecords {
   /** Batches still to drive (validating, running, draining). */
   abstract active(): Promise<string[]>;
   abstract retire(id: string): Promise<void>;
+  /** Removes an ended batch's record from the store and the index. */
+  abstract delete(id: string): Promise<void>;
   /** Ids newest first, starting after `after`. */
   abstract idsAfter(after: string | undefined, count: number): Promise<string[]>;
 }
