@@ -14,33 +14,37 @@ const CHECKS = [
   'messages.stop_sequences',
   'messages.count_tokens',
   'messages.tools',
+  'messages.batches',
   'messages.errors',
 ];
 
 const python = pythonWithAnthropic();
 const describeWithPython = python ? describe : describe.skip;
 
-describeWithPython("the official Python anthropic client against the platform's Messages API", () => {
-  let platform: TestPlatform;
-  let run: CheckRun;
+describeWithPython(
+  "the official Python anthropic client against the platform's Messages and Message Batches APIs",
+  () => {
+    let platform: TestPlatform;
+    let run: CheckRun;
 
-  beforeAll(async () => {
-    const config = writeDeploymentsFile({
-      deployments: [{ id: MODEL, model: 'tiny', contextSize: 2048, parallel: 2, threads: 1 }],
-      apiKeys: [{ name: 'main', sha256: hashKey(KEY) }],
+    beforeAll(async () => {
+      const config = writeDeploymentsFile({
+        deployments: [{ id: MODEL, model: 'tiny', contextSize: 2048, parallel: 2, threads: 1 }],
+        apiKeys: [{ name: 'main', sha256: hashKey(KEY) }],
+      });
+      platform = await TestPlatform.start({ env: { CONVEYOR_CONFIG: config } });
+      run = await runCheckScript(
+        python!,
+        SCRIPT,
+        { CONVEYOR_BASE_URL: platform.baseUrl, CONVEYOR_CHAT_MODEL: MODEL, ANTHROPIC_API_KEY: KEY },
+        120_000,
+      );
+    }, 180_000);
+
+    afterAll(async () => {
+      await platform?.stop();
     });
-    platform = await TestPlatform.start({ env: { CONVEYOR_CONFIG: config } });
-    run = await runCheckScript(
-      python!,
-      SCRIPT,
-      { CONVEYOR_BASE_URL: platform.baseUrl, CONVEYOR_CHAT_MODEL: MODEL, ANTHROPIC_API_KEY: KEY },
-      120_000,
-    );
-  }, 180_000);
 
-  afterAll(async () => {
-    await platform?.stop();
-  });
-
-  itPassesEveryCheck('anthropic_client_check.py', CHECKS, () => run);
-});
+    itPassesEveryCheck('anthropic_client_check.py', CHECKS, () => run);
+  },
+);

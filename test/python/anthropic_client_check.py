@@ -1,4 +1,4 @@
-"""Drives a running Conveyor platform's Messages API with the official Python `anthropic` client, and nothing else.
+"""Drives a running Conveyor platform's Messages and Message Batches APIs with the official Python `anthropic` client.
 
 Each check prints one JSON line, {"check": name, "ok": true/false, "detail": ...}; a failing check never
 stops the ones after it. The exit status is 1 when any check failed.
@@ -11,6 +11,7 @@ Environment:
 
 import os
 import sys
+import time
 
 import anthropic
 from checks import check, exit_status, expect
@@ -115,6 +116,44 @@ def _():
     )
     expect(second.type == "message", f"got {second}")
     return uses[0].input
+
+
+@check("messages.batches")
+def _():
+    lengths = {"first": 2, "second-2": 3, "third_3": 4}
+    batch = client.messages.batches.create(
+        requests=[
+            {
+                "custom_id": custom_id,
+                "params": {"model": MODEL, "max_tokens": n, "temperature": 0, "messages": hello},
+            }
+            for custom_id, n in lengths.items()
+        ]
+    )
+    expect(batch.type == "message_batch" and batch.id.startswith("msgbatch_"), f"got {batch}")
+    expect(batch.processing_status == "in_progress" and batch.request_counts.processing == 3, f"{batch}")
+    deadline = time.monotonic() + 60
+    while batch.processing_status != "ended":
+        expect(time.monotonic() < deadline, f"still {batch.processing_status}: {batch.request_counts}")
+        time.sleep(0.1)
+        batch = client.messages.batches.retrieve(batch.id)
+    expect(batch.request_counts.succeeded == 3 and batch.ended_at is not None, f"{batch}")
+    results = {line.custom_id: line.result for line in client.messages.batches.results(batch.id)}
+    expect(sorted(results) == sorted(lengths), f"custom_ids {sorted(results)}")
+    for custom_id, result in results.items():
+        expect(result.type == "succeeded", f"{custom_id}: {result}")
+        expect(result.message.content[0].type == "text", f"{custom_id}: {result.message.content}")
+        # Each result is its own request's reply: greedy, it runs to that request's max_tokens.
+        expect(result.message.usage.output_tokens == lengths[custom_id], f"{custom_id}: {result.message.usage}")
+    expect(batch.id in [b.id for b in client.messages.batches.list(limit=5)], "not listed")
+    deleted = client.messages.batches.delete(batch.id)
+    expect(deleted.type == "message_batch_deleted" and deleted.id == batch.id, f"{deleted}")
+    try:
+        client.messages.batches.create(requests=[{"custom_id": "bad id", "params": {"model": MODEL}}])
+        expect(False, "a custom_id with a space was accepted")
+    except anthropic.BadRequestError as e:
+        expect(e.body["error"]["type"] == "invalid_request_error", f"{e.body}")
+    return batch.request_counts.model_dump()
 
 
 @check("messages.errors")
