@@ -69,6 +69,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     models.get.parameters = (models.get.parameters ?? []).filter((p) => !('name' in p) || p.name !== '*');
     document.paths['/v1/models/{model}'] = models;
   }
+  hostedAppParamsFirst(document);
   addEdgeRefusals(document);
   // The dashboard is a Fastify plugin mounted beside Nest's controllers.
   document.paths[QUEUE_DASHBOARD_PATH] = {
@@ -87,6 +88,21 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   };
   addEdgeRefusals(document, [QUEUE_DASHBOARD_PATH]);
   return document;
+}
+
+/**
+ * The hosted app form declares `org` and `app` once for its controllers, which the generator lists after a
+ * route's own parameters; they lead, as they do in the path.
+ */
+function hostedAppParamsFirst(document: OpenAPIObject): void {
+  const leads = (p: object) => 'in' in p && p.in === 'path' && 'name' in p && (p.name === 'org' || p.name === 'app');
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/{org}/{app}/')) continue;
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const parameters = item[method]?.parameters;
+      if (parameters) item[method]!.parameters = [...parameters.filter(leads), ...parameters.filter((p) => !leads(p))];
+    }
+  }
 }
 
 /**

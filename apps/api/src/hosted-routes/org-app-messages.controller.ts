@@ -1,14 +1,13 @@
-import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiParam } from '@nestjs/swagger';
+import { Body, HttpCode, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import type { DeploymentConfig } from '@conveyor/config';
 import type { DetokenizeResponse, Message, MessageTokensCount, TokenizeResponse } from '@conveyor/openai';
 import { DetokenizeRequestDto, MessagesPromptDto, MessagesRequestDto, TokenizeRequestDto } from '@conveyor/protocol';
-import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
-import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { MessagesHttpHandler } from '../messages/messages-http.handler.js';
 import { TokenizeHttpHandler } from '../tokenize/tokenize-http.handler.js';
+import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
 
 const ERRORS = [400, 401, 404, 413, 429, 504, 529];
 
@@ -16,13 +15,9 @@ const ERRORS = [400, 401, 404, 413, 429, 504, 529];
  * The serverless app-host form of Anthropic's Messages and vLLM's tokenizer routes, one deployment per
  * app. Besides `Key`, a key comes as Anthropic's clients send it: `Authorization: Bearer` or `x-api-key`.
  */
-@Controller(':org/:app/v1')
-@UseAuthScheme('Key', 'Bearer')
-@ApiParam({ name: 'org', description: 'Organisation' })
-@ApiParam({ name: 'app', description: 'App' })
+@HostedAppController('Bearer')
 export class OrgAppMessagesController {
   constructor(
-    private readonly registry: DeploymentRegistry,
     private readonly messages: MessagesHttpHandler,
     private readonly tokenizer: TokenizeHttpHandler,
   ) {}
@@ -36,13 +31,12 @@ export class OrgAppMessagesController {
   @ApiJsonBody(MessagesRequestDto)
   @ApiJsonOrEvents('message')
   create(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Message | void> {
-    return this.messages.create(body, caller, reply, this.registry.requireApp(org, app));
+    return this.messages.create(body, caller, reply, app);
   }
 
   @Post('messages/count_tokens')
@@ -54,13 +48,12 @@ export class OrgAppMessagesController {
   @ApiJsonBody(MessagesPromptDto)
   @ApiJsonOk('{"input_tokens": n}')
   countTokens(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<MessageTokensCount> {
-    return this.messages.countTokens(body, caller, reply, this.registry.requireApp(org, app));
+    return this.messages.countTokens(body, caller, reply, app);
   }
 
   @Post('tokenize')
@@ -72,13 +65,12 @@ export class OrgAppMessagesController {
   @ApiJsonBody(TokenizeRequestDto)
   @ApiJsonOk('{"tokens": [...], "count": n, "max_model_len": n}')
   tokenize(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TokenizeResponse> {
-    return this.tokenizer.tokenize(body, caller, reply, this.registry.requireApp(org, app));
+    return this.tokenizer.tokenize(body, caller, reply, app);
   }
 
   @Post('detokenize')
@@ -90,12 +82,11 @@ export class OrgAppMessagesController {
   @ApiJsonBody(DetokenizeRequestDto)
   @ApiJsonOk('{"prompt": "..."}')
   detokenize(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<DetokenizeResponse> {
-    return this.tokenizer.detokenize(body, caller, reply, this.registry.requireApp(org, app));
+    return this.tokenizer.detokenize(body, caller, reply, app);
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type {
   ChatCompletion,
@@ -11,13 +11,13 @@ import type {
   ResponseObject,
 } from '@conveyor/openai';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
+import type { DeploymentConfig } from '@conveyor/config';
 import {
   ChatCompletionRequestDto,
   CompletionRequestDto,
   EmbeddingRequestDto,
   ResponseRequestDto,
 } from '@conveyor/protocol';
-import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { ResponsesHttpHandler } from '../responses/responses-http.handler.js';
@@ -25,18 +25,14 @@ import { RetrieveResponseDocs } from '../responses/responses.controller.js';
 import { ChatHttpHandler } from '../chat/chat-http.handler.js';
 import { CompletionsHttpHandler } from '../completions/completions-http.handler.js';
 import { EmbeddingsHttpHandler } from '../embeddings/embeddings-http.handler.js';
-import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ModelListService } from '../models/model-list.service.js';
+import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
 
 /** The serverless app-host form: OpenAI routes under `/<org_id>/<app_id>/v1`, one deployment per app. */
-@Controller(':org/:app/v1')
-@UseAuthScheme('Key')
-@ApiParam({ name: 'org', description: 'Organisation' })
-@ApiParam({ name: 'app', description: 'App' })
+@HostedAppController()
 export class OrgAppController {
   constructor(
     private readonly http: ChatHttpHandler,
-    private readonly registry: DeploymentRegistry,
     private readonly models: ModelListService,
     private readonly completions: CompletionsHttpHandler,
     private readonly embeddings: EmbeddingsHttpHandler,
@@ -46,8 +42,8 @@ export class OrgAppController {
   @Get('models')
   @ApiRoute("Hosted app form: the app's model (`Key <key>` when private)", { auth: 'Key', errors: [401, 404] })
   @ApiJsonOk('A list of models')
-  list(@Param('org') org: string, @Param('app') app: string): Promise<ModelList> {
-    return this.models.list([this.registry.requireApp(org, app)]);
+  list(@HostedApp() app: DeploymentConfig): Promise<ModelList> {
+    return this.models.list([app]);
   }
 
   @Post('chat/completions')
@@ -59,13 +55,12 @@ export class OrgAppController {
   @ApiJsonBody(ChatCompletionRequestDto)
   @ApiJsonOrEvents('chat.completion')
   create(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ChatCompletion | void> {
-    return this.http.handle(body, caller, reply, this.registry.requireApp(org, app));
+    return this.http.handle(body, caller, reply, app);
   }
 
   @Post('completions')
@@ -77,13 +72,12 @@ export class OrgAppController {
   @ApiJsonBody(CompletionRequestDto)
   @ApiJsonOrEvents('text_completion')
   complete(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Completion | void> {
-    return this.completions.handle(body, caller, reply, this.registry.requireApp(org, app));
+    return this.completions.handle(body, caller, reply, app);
   }
 
   @Post('embeddings')
@@ -95,13 +89,12 @@ export class OrgAppController {
   @ApiJsonBody(EmbeddingRequestDto)
   @ApiJsonOk('A list of embeddings')
   embed(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<EmbeddingList> {
-    return this.embeddings.handle(body, caller, reply, this.registry.requireApp(org, app));
+    return this.embeddings.handle(body, caller, reply, app);
   }
 
   @Post('responses')
@@ -113,13 +106,12 @@ export class OrgAppController {
   @ApiJsonBody(ResponseRequestDto)
   @ApiResponseOrEvents()
   respond(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() app: DeploymentConfig,
     @Body() body: unknown,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ResponseObject | void> {
-    return this.responses.create(body, caller, reply, this.registry.requireApp(org, app));
+    return this.responses.create(body, caller, reply, app);
   }
 
   // The stored-response routes check the app exists; a response is its key's wherever it is read.
@@ -130,8 +122,7 @@ export class OrgAppController {
   })
   @RetrieveResponseDocs()
   retrieveResponse(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
     @Query('stream') stream: string | undefined,
     @Query('starting_after') startingAfter: string | undefined,
@@ -139,7 +130,6 @@ export class OrgAppController {
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ResponseObject | void> {
-    this.registry.requireApp(org, app);
     return this.responses.retrieve(id, { stream, starting_after: startingAfter, lastEventId }, caller, reply);
   }
 
@@ -148,12 +138,10 @@ export class OrgAppController {
   @ApiParam({ name: 'id', description: 'resp_…' })
   @ApiJsonOk('The deleted response')
   deleteResponse(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
     @Caller() caller: string,
   ): Promise<ResponseDeleted> {
-    this.registry.requireApp(org, app);
     return this.responses.delete(id, caller);
   }
 
@@ -163,12 +151,10 @@ export class OrgAppController {
   @ApiParam({ name: 'id', description: 'resp_…' })
   @ApiJsonOk('The response')
   cancelResponse(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
     @Caller() caller: string,
   ): Promise<ResponseObject> {
-    this.registry.requireApp(org, app);
     return this.responses.cancel(id, caller);
   }
 
@@ -180,15 +166,13 @@ export class OrgAppController {
   @ApiQuery({ name: 'after', required: false })
   @ApiJsonOk('A list of input items')
   responseInputItems(
-    @Param('org') org: string,
-    @Param('app') app: string,
+    @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
     @Query('limit') limit: string | undefined,
     @Query('order') order: string | undefined,
     @Query('after') after: string | undefined,
     @Caller() caller: string,
   ): Promise<ListPage<ResponseListedItem>> {
-    this.registry.requireApp(org, app);
     return this.responses.inputItems(id, { limit, order, after }, caller);
   }
 }
