@@ -18,6 +18,14 @@ const shape = (path: string) =>
     .replace(/\/$/, '')
     .replace(/:[^/]+|\{[^}]+\}|\*/g, '{}') || '/';
 
+/** A class's method names, inherited ones included: a controller may take its routes from a base class. */
+function methodNames(prototype: object): Set<string> {
+  const names = new Set<string>();
+  for (let p = prototype; p !== Object.prototype; p = Object.getPrototypeOf(p) as object)
+    for (const name of Object.getOwnPropertyNames(p)) names.add(name);
+  return names;
+}
+
 describe('OpenAPI document', () => {
   it('documents every route the API serves, and nothing it does not', () => {
     const controllers = AppModule.forConfig(loadConfig({})).controllers ?? [];
@@ -25,7 +33,7 @@ describe('OpenAPI document', () => {
     const routes = new Set<string>([`GET ${QUEUE_DASHBOARD_PATH}`]);
     for (const controller of controllers) {
       const base = Reflect.getMetadata('path', controller) as string;
-      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+      for (const name of methodNames(controller.prototype)) {
         const handler = (controller.prototype as Record<string, unknown>)[name];
         if (name === 'constructor' || typeof handler !== 'function') continue;
         const method = Reflect.getMetadata('method', handler) as RequestMethod | undefined;
