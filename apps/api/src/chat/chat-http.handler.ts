@@ -6,7 +6,7 @@ import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
-import { streamReply } from '../generation/reply-stream.js';
+import { OPENAI_CHUNK_FRAMING, streamReply } from '../generation/reply-stream.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
 import { ChatService, COMPLETION_ID_PREFIX } from './chat.service.js';
 
@@ -64,7 +64,7 @@ export class ChatHttpHandler {
         delta: (event) => chunks.deltaChunks(event),
         final: (event) => chunks.finalChunks(finishReasonsOf(event), event.usage),
       },
-      { numbered: true, after },
+      { numbered: true, after, framing: OPENAI_CHUNK_FRAMING },
     );
   }
 }

@@ -5,7 +5,7 @@ import type { Completion } from '@conveyor/openai';
 import type { CompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
-import { streamReply } from '../generation/reply-stream.js';
+import { OPENAI_CHUNK_FRAMING, streamReply } from '../generation/reply-stream.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { CompletionChunkFormatter } from './completion-response.mapper.js';
 import { completionShape, CompletionsService, TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
@@ -51,7 +51,7 @@ export class CompletionsHttpHandler {
         delta: (event) => chunks.deltaChunks(event),
         final: (event) => chunks.finalChunks(finishReasonsOf(event), choices, event.usage),
       },
-      { numbered: false },
+      { numbered: false, framing: OPENAI_CHUNK_FRAMING },
     );
   }
 }

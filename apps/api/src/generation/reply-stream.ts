@@ -14,33 +14,35 @@ export interface ChunkFormatter<Chunk> {
   final(event: EndEvent): Chunk[];
 }
 
-/** How an API frames its events on the wire, where it differs from OpenAI's (`data:` lines, then `data: [DONE]`). */
+/**
+ * How an API frames its events on the wire: whether each is named (`event: <name>`), what a failure once
+ * the stream is open sends, and whether `data: [DONE]` closes it.
+ */
 export interface SseFraming<Chunk> {
-  /** The `event:` name of a chunk (Anthropic's `message_start`, …). */
-  eventName(chunk: Chunk): string;
-  /** The error event's name and body, for a failure once the stream is open. */
-  error(err: OpenAiHttpError): { event: string; body: unknown };
+  /** The `event:` name of a chunk (the Responses API's and Anthropic's types); absent: `data:` lines alone. */
+  eventName?: (chunk: Chunk) => string;
+  /** The error event's name (if any) and body, for a failure once the stream is open. */
+  error(err: OpenAiHttpError): { event?: string; body: unknown };
   /** Whether the stream ends with `data: [DONE]`. */
   done: boolean;
 }
+
+/** OpenAI's chunk streams (chat and legacy completions): `data:` lines, errors in OpenAI's shape, `[DONE]`. */
+export const OPENAI_CHUNK_FRAMING: SseFraming<unknown> = { error: (err) => ({ body: err.toBody() }), done: true };
 
 export interface StreamOptions<Chunk = unknown> {
   /** Number each chunk (`id: <n>`, its place in the reply) so a client can resume after it. */
   numbered: boolean;
   /** Resuming: send only the chunks after this one. */
   after?: number;
-  /** The SSE event name of a chunk (`event: <name>`); none by default. */
-  eventName?: (chunk: Chunk) => string;
-  /** Whether the stream ends with `data: [DONE]` (default true). */
-  doneMarker?: boolean;
-  /** An API's own framing, errors included (Anthropic's); absent: OpenAI's. */
-  framing?: SseFraming<Chunk>;
+  /** How the route's API frames its events. */
+  framing: SseFraming<Chunk>;
 }
 
 /**
  * Streams a reply as Server-Sent Events. The first event is awaited before the stream opens, so a
  * failure before generation is still a plain JSON error with its status. Once open, a failure ends
- * the stream with an error event in OpenAI's shape.
+ * the stream with the framing's error event.
  */
 export async function streamReply<Chunk>(
   run: ReplyRun,
@@ -56,11 +58,11 @@ export async function streamReply<Chunk>(
   let index = -1;
   const after = options.after ?? -1;
   let sent = false;
-  const framing = options.framing;
+  const { framing } = options;
   const send = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
       if (++index <= after) continue;
-      sse.data(chunk, options.numbered ? index : undefined, framing?.eventName(chunk) ?? options.eventName?.(chunk));
+      sse.data(chunk, options.numbered ? index : undefined, framing.eventName?.(chunk));
     }
   };
   sse.open(headers);
@@ -84,12 +86,10 @@ export async function streamReply<Chunk>(
         sent ||= chunks.length > 0;
       } else if (event.type === 'end') send(formatter.final(event));
     }
-    if (framing && !framing.done) sse.end();
-    else sse.done(options.doneMarker ?? true);
+    if (framing.done) sse.done();
+    else sse.end();
   } catch (err) {
-    const error = toOpenAiError(err);
-    if (!framing) return sse.fail(error.toBody());
-    const { event, body } = framing.error(error);
+    const { event, body } = framing.error(toOpenAiError(err));
     sse.fail(body, event);
   }
 }

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * Writes Server-Sent Events: OpenAI's framing (`data: <json>\n\n`, closed by `data: [DONE]`), or
- * with an `event:` name on each (Anthropic's).
+ * Writes Server-Sent Events: `data: <json>\n\n`, with an `event:` name and an `id:` where asked, closed
+ * by `data: [DONE]` or by just ending (see `SseFraming`).
  */
 export class SseWriter {
   constructor(private readonly res: ServerResponse) {}
@@ -34,14 +34,14 @@ export class SseWriter {
     if (!this.res.writableEnded) this.res.end();
   }
 
-  /** `marker`: end with `data: [DONE]`, as chat and completion streams do; Responses streams just end. */
-  done(marker = true): void {
+  /** Ends the stream with `data: [DONE]`, as chat and completion streams do. */
+  done(): void {
     if (this.res.writableEnded) return;
-    if (marker) this.res.write('data: [DONE]\n\n');
+    this.res.write('data: [DONE]\n\n');
     this.res.end();
   }
 
-  /** Ends the stream with an error event (OpenAI's shape); clients raise it as an API error. */
+  /** Ends the stream with an error event; clients raise it as an API error. */
   fail(body: unknown, event?: string): void {
     if (this.res.writableEnded) return;
     this.data(body, undefined, event);

@@ -13,7 +13,7 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import type { ReplyRun } from '../generation/reply-run.js';
-import { streamReply } from '../generation/reply-stream.js';
+import { streamReply, type SseFraming } from '../generation/reply-stream.js';
 import { BackgroundResponses } from './background-responses.js';
 import { ResponseEventFormatter } from './response-events.mapper.js';
 import { DEFAULT_ECHO, RESPONSE_ID_PREFIX, echoFromResponse, type ResponseEcho } from './response.mapper.js';
@@ -32,12 +32,12 @@ export interface InputItemsQuery {
   after?: string;
 }
 
-const streamOptions = (after: number) => ({
-  numbered: true,
-  after,
-  eventName: (event: ResponseStreamEvent) => event.type,
-  doneMarker: false,
-});
+/** The Responses API's stream framing: each event named by its type, errors in OpenAI's shape, no `[DONE]`. */
+const FRAMING: SseFraming<ResponseStreamEvent> = {
+  eventName: (event) => event.type,
+  error: (err) => ({ body: err.toBody() }),
+  done: false,
+};
 
 function eventNumber(raw: string | undefined, param: string): number {
   if (raw === undefined) return -1;
@@ -139,7 +139,7 @@ export class ResponsesHttpHandler {
     after: number,
   ): Promise<ResponseEventFormatter> {
     const formatter = new ResponseEventFormatter(run.who, echo);
-    await streamReply(run, reply, formatter, streamOptions(after));
+    await streamReply(run, reply, formatter, { numbered: true, after, framing: FRAMING });
     return formatter;
   }
 }
