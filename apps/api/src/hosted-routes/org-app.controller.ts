@@ -10,7 +10,7 @@ import type {
   ResponseListedItem,
   ResponseObject,
 } from '@conveyor/openai';
-import { ApiParam, ApiQuery } from '@nestjs/swagger';
+import { ApiParam } from '@nestjs/swagger';
 import type { DeploymentConfig } from '@conveyor/config';
 import {
   ChatCompletionRequestDto,
@@ -20,8 +20,8 @@ import {
 } from '@conveyor/protocol';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
-import { ResponsesHttpHandler } from '../responses/responses-http.handler.js';
-import { RetrieveResponseDocs } from '../responses/responses.controller.js';
+import { ResponsesHttpHandler, type InputItemsQuery, type RetrieveQuery } from '../responses/responses-http.handler.js';
+import { InputItemsDocs, RetrieveResponseDocs } from '../responses/responses.controller.js';
 import { ChatHttpHandler } from '../chat/chat-http.handler.js';
 import { CompletionsHttpHandler } from '../completions/completions-http.handler.js';
 import { EmbeddingsHttpHandler } from '../embeddings/embeddings-http.handler.js';
@@ -124,13 +124,12 @@ export class OrgAppController {
   retrieveResponse(
     @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
-    @Query('stream') stream: string | undefined,
-    @Query('starting_after') startingAfter: string | undefined,
+    @Query() query: RetrieveQuery,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ResponseObject | void> {
-    return this.responses.retrieve(id, { stream, starting_after: startingAfter, lastEventId }, caller, reply);
+    return this.responses.retrieve(id, query, lastEventId, caller, reply);
   }
 
   @Delete('responses/:id')
@@ -160,19 +159,13 @@ export class OrgAppController {
 
   @Get('responses/:id/input_items')
   @ApiRoute("Hosted app form: a stored response's input items", { auth: 'Key', errors: [400, 401, 404] })
-  @ApiParam({ name: 'id', description: 'resp_…' })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } })
-  @ApiQuery({ name: 'order', required: false, schema: { type: 'string', enum: ['asc', 'desc'] } })
-  @ApiQuery({ name: 'after', required: false })
-  @ApiJsonOk('A list of input items')
+  @InputItemsDocs()
   responseInputItems(
     @HostedApp() _app: DeploymentConfig,
     @Param('id') id: string,
-    @Query('limit') limit: string | undefined,
-    @Query('order') order: string | undefined,
-    @Query('after') after: string | undefined,
+    @Query() query: InputItemsQuery,
     @Caller() caller: string,
   ): Promise<ListPage<ResponseListedItem>> {
-    return this.responses.inputItems(id, { limit, order, after }, caller);
+    return this.responses.inputItems(id, query, caller);
   }
 }

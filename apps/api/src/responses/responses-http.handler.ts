@@ -19,13 +19,13 @@ import { ResponseEventFormatter } from './response-events.mapper.js';
 import { DEFAULT_ECHO, RESPONSE_ID_PREFIX, echoFromResponse, type ResponseEcho } from './response.mapper.js';
 import { ResponsesService } from './responses.service.js';
 
-/** How `GET /v1/responses/{id}` was asked: plain, or as the response's stream from a point. */
+/** The query of `GET /v1/responses/{id}`: the response, or (`stream=true`) its stream from a point. */
 export interface RetrieveQuery {
   stream?: string;
   starting_after?: string;
-  lastEventId?: string;
 }
 
+/** The query of `GET /v1/responses/{id}/input_items`: a page of the input items. */
 export interface InputItemsQuery {
   limit?: string;
   order?: string;
@@ -92,11 +92,12 @@ export class ResponsesHttpHandler {
   async retrieve(
     id: string,
     query: RetrieveQuery,
+    lastEventId: string | undefined,
     caller: string,
     reply: FastifyReply,
   ): Promise<ResponseObject | void> {
     if (query.stream !== 'true') return this.responses.retrieve(id, caller);
-    const after = eventNumber(query.starting_after ?? query.lastEventId, 'starting_after');
+    const after = eventNumber(query.starting_after ?? lastEventId, 'starting_after');
     const run = await this.responses.resume(id, caller, this.http.accept(reply).signal);
     const stored = await this.responses.find(id, caller);
     await this.stream(run, stored ? echoFromResponse(stored) : DEFAULT_ECHO, reply, after);

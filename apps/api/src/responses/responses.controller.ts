@@ -18,7 +18,7 @@ import { ApiHeader, ApiParam, ApiQuery } from '@nestjs/swagger';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
-import { ResponsesHttpHandler } from './responses-http.handler.js';
+import { ResponsesHttpHandler, type InputItemsQuery, type RetrieveQuery } from './responses-http.handler.js';
 
 /** The OpenAPI parameters of `GET /responses/{id}` (also on the hosted app form). */
 export const RetrieveResponseDocs = () =>
@@ -32,6 +32,19 @@ export const RetrieveResponseDocs = () =>
     }),
     ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Same as starting_after' }),
     ApiResponseOrEvents(),
+  );
+
+/**
+ * The OpenAPI parameters of `GET /responses/{id}/input_items` (also on the hosted app form), in the order the
+ * document has always listed them.
+ */
+export const InputItemsDocs = () =>
+  applyDecorators(
+    ApiParam({ name: 'id', description: 'resp_…' }),
+    ApiQuery({ name: 'after', required: false }),
+    ApiQuery({ name: 'order', required: false, schema: { type: 'string', enum: ['asc', 'desc'] } }),
+    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }),
+    ApiJsonOk('A list of input items'),
   );
 
 /** OpenAI's Responses API: create, retrieve (or resume streaming), delete, cancel, list input items. */
@@ -61,13 +74,12 @@ export class ResponsesController {
   @RetrieveResponseDocs()
   retrieve(
     @Param('id') id: string,
-    @Query('stream') stream: string | undefined,
-    @Query('starting_after') startingAfter: string | undefined,
+    @Query() query: RetrieveQuery,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Caller() caller: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ResponseObject | void> {
-    return this.http.retrieve(id, { stream, starting_after: startingAfter, lastEventId }, caller, reply);
+    return this.http.retrieve(id, query, lastEventId, caller, reply);
   }
 
   @Delete(':id')
@@ -89,18 +101,12 @@ export class ResponsesController {
 
   @Get(':id/input_items')
   @ApiRoute("A stored response's input items", { auth: 'Bearer', errors: [400, 401, 404] })
-  @ApiParam({ name: 'id', description: 'resp_…' })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } })
-  @ApiQuery({ name: 'order', required: false, schema: { type: 'string', enum: ['asc', 'desc'] } })
-  @ApiQuery({ name: 'after', required: false })
-  @ApiJsonOk('A list of input items')
+  @InputItemsDocs()
   inputItems(
     @Param('id') id: string,
-    @Query('limit') limit: string | undefined,
-    @Query('order') order: string | undefined,
-    @Query('after') after: string | undefined,
+    @Query() query: InputItemsQuery,
     @Caller() caller: string,
   ): Promise<ListPage<ResponseListedItem>> {
-    return this.http.inputItems(id, { limit, order, after }, caller);
+    return this.http.inputItems(id, query, caller);
   }
 }
