@@ -4,7 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 import type { ImageLimits } from './image-data-uri.parser.js';
-import { DEFAULT_TEMPERATURE } from './generation-fields.dto.js';
+import { DEFAULT_TEMPERATURE } from './sampling-fields.dto.js';
 import { RequestProblem } from './request-problem.js';
 
 const deployment = (defaults: SamplingPreset = {}, traits: Partial<DeploymentTraits> = {}): DeploymentTraits => ({

@@ -18,7 +18,7 @@ import type { ChatTurn, GenerationJobData, OutputFormat, ToolChoice, ToolSpec, T
 import { findUnsupportedSchemaFeature } from '@conveyor/structured';
 import { ChatMessageDto } from './chat-message.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { GenerationFieldsDto, MAX_TOKENS_LIMIT, given } from './generation-fields.dto.js';
+import { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
 import {
   checkImageDataUriBytes,
   parseImageDataUri,
@@ -26,6 +26,7 @@ import {
   type ImageLimits,
 } from './image-data-uri.parser.js';
 import { RequestProblem } from './request-problem.js';
+import { given } from './sampling-fields.dto.js';
 import { ToolChoiceConstraint } from './tool-choice.validator.js';
 import { ResponseFormatDto, ToolDto } from './tools.dto.js';
 

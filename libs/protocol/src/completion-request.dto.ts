@@ -14,9 +14,10 @@ import {
 import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { GenerationFieldsDto, given } from './generation-fields.dto.js';
+import { GenerationFieldsDto } from './generation-fields.dto.js';
 import { isWellFormedText } from './message-content.validator.js';
 import { RequestProblem } from './request-problem.js';
+import { given } from './sampling-fields.dto.js';
 
 /** OpenAI's default for legacy completions, used when neither the request nor the deployment sets one. */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;

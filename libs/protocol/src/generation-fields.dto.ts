@@ -17,17 +17,11 @@ import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 import { checkGeneration, checkPromptLength } from './generation-checks.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
-import { SamplingFieldsDto } from './sampling-fields.dto.js';
+import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 import { StopSequencesConstraint } from './string-or-strings.validator.js';
 import { LogitBiasConstraint } from './tool-choice.validator.js';
 
 export { MAX_TOKENS_LIMIT } from './limits.js';
-
-/** OpenAI's default temperature; a request that omits it samples, as OpenAI's API does. */
-export const DEFAULT_TEMPERATURE = 1;
-
-/** `null` in a body means "not set". */
-export const given = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
 export class StreamOptionsDto {
   @IsOptional()
@@ -113,13 +107,7 @@ export class GenerationFieldsDto extends SamplingFieldsDto {
   /** The request's sampling; a field it leaves unset takes the deployment's preset, if any. */
   sampling(preset: SamplingPreset = {}): Sampling {
     return {
-      temperature: given(this.temperature) ?? preset.temperature ?? DEFAULT_TEMPERATURE,
-      topP: given(this.top_p) ?? preset.top_p,
-      topK: given(this.top_k) ?? preset.top_k,
-      minP: given(this.min_p) ?? preset.min_p,
-      repeatPenalty: given(this.repetition_penalty) ?? given(this.repeat_penalty) ?? preset.repetition_penalty,
-      presencePenalty: given(this.presence_penalty) ?? preset.presence_penalty,
-      frequencyPenalty: given(this.frequency_penalty) ?? preset.frequency_penalty,
+      ...this.knobs(preset),
       seed: given(this.seed),
       ignoreEos: given(this.ignore_eos),
       minTokens: given(this.min_tokens) || undefined,

@@ -28,8 +28,8 @@ export {
   MAX_EMBEDDING_INPUTS,
   embeddingInputs,
 } from './embedding-request.dto.js';
-export { GenerationFieldsDto, DEFAULT_TEMPERATURE, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
-export { SamplingFieldsDto, SamplingPresetDto } from './sampling-fields.dto.js';
+export { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
+export { DEFAULT_TEMPERATURE, SamplingFieldsDto, SamplingPresetDto } from './sampling-fields.dto.js';
 export { RequestProblem } from './request-problem.js';
 export { parseImageDataUri, base64DecodedBytes, type DecodedImage, type ImageLimits } from './image-data-uri.parser.js';
 export type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';

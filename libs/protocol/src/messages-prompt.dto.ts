@@ -15,7 +15,6 @@ import { ErrorCode, type ContentBlockParam, type ImageBlockParam, type TextBlock
 import type { ChatTurn, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { checkSchema, MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { given } from './generation-fields.dto.js';
 import { checkPromptLength } from './generation-checks.js';
 import {
   checkImageDataUriBytes,
@@ -27,7 +26,7 @@ import { MessagesSystemConstraint } from './messages-content.validator.js';
 import { MessageParamDto, MessagesToolChoiceDto, MessagesToolDto, ThinkingConfigDto } from './messages-fields.dto.js';
 import { imageDataUri, messagesChars, messagesToTurns, systemTurns } from './messages-turns.js';
 import { RequestProblem } from './request-problem.js';
-import { SamplingFieldsDto } from './sampling-fields.dto.js';
+import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 
 /**
  * What Anthropic's Messages body says about the prompt: the model, system, messages, tools and

@@ -14,9 +14,9 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import type { GenerationJobData, Sampling } from '@conveyor/queue';
+import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { DEFAULT_TEMPERATURE, given } from './generation-fields.dto.js';
+import { given } from './sampling-fields.dto.js';
 import { checkGeneration } from './generation-checks.js';
 import type { ImageLimits } from './image-data-uri.parser.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
@@ -83,23 +83,10 @@ export class MessagesRequestDto extends MessagesPromptDto {
       deployment: deployment.id,
       messages: this.turns(),
       ...this.jobTools(),
-      sampling: this.sampling(deployment.defaults),
+      sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed) },
       maxTokens: this.max_tokens,
       stop: [...(this.stop_sequences ?? [])],
       enqueuedAt: now,
-    };
-  }
-
-  private sampling(preset: DeploymentTraits['defaults']): Sampling {
-    return {
-      temperature: given(this.temperature) ?? preset.temperature ?? DEFAULT_TEMPERATURE,
-      topP: given(this.top_p) ?? preset.top_p,
-      topK: given(this.top_k) ?? preset.top_k,
-      minP: given(this.min_p) ?? preset.min_p,
-      repeatPenalty: given(this.repetition_penalty) ?? given(this.repeat_penalty) ?? preset.repetition_penalty,
-      presencePenalty: given(this.presence_penalty) ?? preset.presence_penalty,
-      frequencyPenalty: given(this.frequency_penalty) ?? preset.frequency_penalty,
-      seed: given(this.seed),
     };
   }
 }

@@ -20,7 +20,6 @@ import { ErrorCode, type InputContentPart, type ResponseInputItem } from '@conve
 import type { GenerationJobData, OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
 import { checkSchema } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { DEFAULT_TEMPERATURE, given } from './generation-fields.dto.js';
 import {
   checkImageDataUriBytes,
   parseImageDataUri,
@@ -43,7 +42,7 @@ import {
   ResponseToolChoiceConstraint,
   ResponseToolDto,
 } from './response-tools.dto.js';
-import { SamplingFieldsDto } from './sampling-fields.dto.js';
+import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 
 export type ResponseToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
 
@@ -239,14 +238,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       ...this.jobTools(),
       responseFormat: this.outputFormat(),
       sampling: {
-        temperature: given(this.temperature) ?? deployment.defaults.temperature ?? DEFAULT_TEMPERATURE,
-        topP: given(this.top_p) ?? deployment.defaults.top_p,
-        topK: given(this.top_k) ?? deployment.defaults.top_k,
-        minP: given(this.min_p) ?? deployment.defaults.min_p,
-        repeatPenalty:
-          given(this.repetition_penalty) ?? given(this.repeat_penalty) ?? deployment.defaults.repetition_penalty,
-        presencePenalty: given(this.presence_penalty) ?? deployment.defaults.presence_penalty,
-        frequencyPenalty: given(this.frequency_penalty) ?? deployment.defaults.frequency_penalty,
+        ...this.knobs(deployment.defaults),
         seed: given(this.seed),
         ignoreEos: given(this.ignore_eos),
       },

@@ -1,6 +1,13 @@
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
+import type { Sampling } from '@conveyor/queue';
 import type { SamplingPreset } from './deployment-traits.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
+
+/** OpenAI's default temperature; a request that omits it samples, as OpenAI's API does. */
+export const DEFAULT_TEMPERATURE = 1;
+
+/** `null` in a body means "not set". */
+export const given = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
 /**
  * The sampling knobs, as a request body and a deployment's preset both take them. Adding one
@@ -57,6 +64,19 @@ export class SamplingFieldsDto {
   @Min(-2)
   @Max(2)
   frequency_penalty?: number | null;
+
+  /** The knobs as a job takes them; one the request leaves unset takes the deployment's preset, if any. */
+  protected knobs(preset: SamplingPreset): Sampling {
+    return {
+      temperature: given(this.temperature) ?? preset.temperature ?? DEFAULT_TEMPERATURE,
+      topP: given(this.top_p) ?? preset.top_p,
+      topK: given(this.top_k) ?? preset.top_k,
+      minP: given(this.min_p) ?? preset.min_p,
+      repeatPenalty: given(this.repetition_penalty) ?? given(this.repeat_penalty) ?? preset.repetition_penalty,
+      presencePenalty: given(this.presence_penalty) ?? preset.presence_penalty,
+      frequencyPenalty: given(this.frequency_penalty) ?? preset.frequency_penalty,
+    };
+  }
 }
 
 /** A deployment's preset in the deployments file: the sampling knobs and a default `max_tokens`. */
