@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { FileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { jobImageHashes } from '@conveyor/queue';
@@ -180,4 +181,20 @@ export class BatchRunnerHarness {
       (l) => l.custom_id,
     );
   }
+}
+
+/**
+ * A fresh harness for one test, on fake timers from 1_700_000_000_000, with the runner's warnings and errors
+ * kept out of the test's output; `stopHarness` after each test undoes both.
+ */
+export function startHarness(env: Record<string, string> = {}): BatchRunnerHarness {
+  jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  jest.useFakeTimers({ now: 1_700_000_000_000 });
+  return new BatchRunnerHarness(env);
+}
+
+export function stopHarness(): void {
+  jest.useRealTimers();
+  jest.restoreAllMocks();
 }

@@ -1,21 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
+import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 
 describe('BatchRunner', () => {
   let h: BatchRunnerHarness;
 
   beforeEach(() => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    jest.useFakeTimers({ now: 1_700_000_000_000 });
-    h = new BatchRunnerHarness();
+    h = startHarness();
   });
-
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  afterEach(stopHarness);
 
   it('says once that it cannot read the batches while that lasts, and once when it can again', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);

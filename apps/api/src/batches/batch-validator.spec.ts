@@ -1,22 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
-import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 import { input } from '../../../../test/support/batch-fakes.js';
 
 describe('BatchValidator', () => {
   let h: BatchRunnerHarness;
 
   beforeEach(() => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    jest.useFakeTimers({ now: 1_700_000_000_000 });
-    h = new BatchRunnerHarness();
+    h = startHarness();
   });
-
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  afterEach(stopHarness);
 
   it('validation fails a batch with more lines than BATCH_MAX_LINES, and queues none of them', async () => {
     h = new BatchRunnerHarness({ BATCH_MAX_LINES: '2' });

@@ -1,22 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
-import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 import { MODEL, imageRef } from '../../../../test/support/batch-fakes.js';
 
 describe('LineFeeder', () => {
   let h: BatchRunnerHarness;
 
   beforeEach(() => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    jest.useFakeTimers({ now: 1_700_000_000_000 });
-    h = new BatchRunnerHarness();
+    h = startHarness();
   });
-
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  afterEach(stopHarness);
 
   it("a batch's window follows its deployment's live sequences: more workers, more lines at once", async () => {
     const id = await h.createBatch(Array.from({ length: 40 }, (_, i) => `r${i}`));

@@ -1,22 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
 import { parseBatchLineJobId } from '@conveyor/queue';
-import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
+import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 
 describe('LineRecovery', () => {
   let h: BatchRunnerHarness;
 
   beforeEach(() => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    jest.useFakeTimers({ now: 1_700_000_000_000 });
-    h = new BatchRunnerHarness();
+    h = startHarness();
   });
-
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  afterEach(stopHarness);
 
   it('queues again a line whose job vanished from the queue (a failover), and still writes it once', async () => {
     const ids = ['a', 'b', 'c'];

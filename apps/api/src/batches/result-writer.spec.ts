@@ -1,21 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
-import { BatchRunnerHarness } from '../../../../test/support/batch-runner.js';
+import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 
 describe('ResultWriter', () => {
   let h: BatchRunnerHarness;
 
   beforeEach(() => {
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    jest.useFakeTimers({ now: 1_700_000_000_000 });
-    h = new BatchRunnerHarness();
+    h = startHarness();
   });
-
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  afterEach(stopHarness);
 
   it('a replica that dies after writing a part and before committing it: the next writes the same part, once', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `r${i}`);
