@@ -25,6 +25,7 @@ import { ClientGone } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import type { OutputEvent, ReplyRun } from './reply-run.js';
 import { ReplySubscription } from './reply-subscription.js';
+import { rejection } from '../../../../test/support/rejection.js';
 
 /** The job queue in memory: jobs wait until a worker takes them, and stay findable after. */
 /** Admits while the in-memory queue has fewer than `limit` waiting jobs of the deployment, as the Redis script does. */
@@ -232,16 +233,6 @@ const end = (seq: number): ReplyEvent => ({
   finishReason: 'stop',
   usage: { promptTokens: 4, completionTokens: 2 },
 });
-
-/** What an awaited promise rejected with; fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** What a call threw; fails the test when it returns. */
 function thrown(call: () => unknown): unknown {

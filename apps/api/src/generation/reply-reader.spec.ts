@@ -12,6 +12,7 @@ import {
 } from './reply-reader.js';
 import type { OutputEvent } from './reply-run.js';
 import { ReplySubscription } from './reply-subscription.js';
+import { rejection } from '../../../../test/support/rejection.js';
 
 const start = (attempt = 1, seq = 0, resumed = false): ReplyEvent => ({
   type: 'start',
@@ -38,16 +39,6 @@ const errorEvent = (status: number, code: string, seq = 1): Extract<ReplyEvent, 
 });
 
 const shuttingDown = () => new OpenAiHttpError(503, 'service_unavailable', 'bye', null, ErrorCode.serverShuttingDown);
-
-/** What an awaited promise rejected with; fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 // Fake timers throughout: the deadlines are timers, and a test must never wait for one.
 beforeEach(() => {

@@ -10,6 +10,7 @@ import { ReplySinks } from '../reply/reply-sinks.js';
 import { toBase64Float32 } from './float32-base64.js';
 import { EmbedProcessor } from './embed.processor.js';
 import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
+import { rejection } from '../../../../test/support/rejection.js';
 
 class FakeBatchResults extends BatchResultSink {
   readonly pushed: BatchLineResult[] = [];
@@ -63,15 +64,6 @@ function jobOf(data: EmbedJobData, attemptsStarted = 1): { job: Job<EmbedJobData
     moveToWait: async (token: string) => void movedToWait.push(token),
   };
   return { job: job as unknown as Job<EmbedJobData, JobResult>, movedToWait };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(() => Logger.overrideLogger(false));

@@ -28,6 +28,7 @@ import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
 import { GenerationProcessor } from './generation.processor.js';
 import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
+import { rejection } from '../../../../test/support/rejection.js';
 
 /** Cancels in memory: the test plays the API's cancel, the host's shutdown and a lost lock. */
 class FakeCancellation extends CancellationTracker {
@@ -165,16 +166,6 @@ const chatJob = (extra: Partial<GenerationJobData> = {}): GenerationJobData => (
 });
 
 const BATCH: BatchLineRef = { batchId: 'batch_0123456789abcdef01234567', customId: 'line-a', line: 3 };
-
-/** What an awaited promise rejected with; fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 beforeAll(() => {
   // The processor logs every job; the tests read what it published and returned.
