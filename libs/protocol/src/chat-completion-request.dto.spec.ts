@@ -3,23 +3,12 @@ import { describe, it, expect } from '@jest/globals';
 import { plainToInstance } from 'class-transformer';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
-import type { ImageLimits } from './image-data-uri.parser.js';
 import { DEFAULT_TEMPERATURE } from './sampling-fields.dto.js';
 import { RequestProblem } from './request-problem.js';
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
 
-const deployment = (defaults: SamplingPreset = {}, traits: Partial<DeploymentTraits> = {}): DeploymentTraits => ({
-  id: 'd',
-  task: 'generate',
-  contextSize: 4096,
-  promptCharsPerToken: 32,
-  parallel: 4,
-  vision: false,
-  defaults,
-  ...traits,
-});
-
-/** The platform's defaults. */
-const LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
+const deployment = (defaults: SamplingPreset = {}, traits: Partial<DeploymentTraits> = {}): DeploymentTraits =>
+  deploymentTraits({ defaults, ...traits });
 
 const toChatJob = (
   request: ChatCompletionRequestDto,
@@ -198,7 +187,7 @@ describe('deployment presets', () => {
 describe('ChatCompletionRequestDto.check', () => {
   const problem = (request: ChatCompletionRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem => {
     try {
-      request.check(deployment({}, traits), LIMITS);
+      request.check(deployment({}, traits), IMAGE_LIMITS);
     } catch (err) {
       if (err instanceof RequestProblem) return err;
       throw err;
@@ -207,7 +196,7 @@ describe('ChatCompletionRequestDto.check', () => {
   };
 
   it('accepts a plain request', () => {
-    expect(() => dto({ max_tokens: 16, n: 2 }).check(deployment(), LIMITS)).not.toThrow();
+    expect(() => dto({ max_tokens: 16, n: 2 }).check(deployment(), IMAGE_LIMITS)).not.toThrow();
   });
 
   it('refuses what the deployment cannot do, naming the field', () => {
@@ -225,7 +214,7 @@ describe('ChatCompletionRequestDto.check', () => {
       code: 'context_length_exceeded',
     });
     expect(() =>
-      dto({ messages: [{ role: 'user', content: long.slice(1) }] }).check(deployment(), LIMITS),
+      dto({ messages: [{ role: 'user', content: long.slice(1) }] }).check(deployment(), IMAGE_LIMITS),
     ).not.toThrow();
     const parts = [
       { type: 'text', text: long.slice(0, 70_000) },
@@ -235,7 +224,7 @@ describe('ChatCompletionRequestDto.check', () => {
   });
 
   it("checks max_tokens against the deployment's preset when the request sets none", () => {
-    expect(() => dto().check(deployment({ max_tokens: 5000 }), LIMITS)).toThrow(RequestProblem);
+    expect(() => dto().check(deployment({ max_tokens: 5000 }), IMAGE_LIMITS)).toThrow(RequestProblem);
   });
 
   it('refuses inconsistent fields', () => {

@@ -4,17 +4,10 @@ import { CompletionRequestDto, DEFAULT_COMPLETION_MAX_TOKENS } from './completio
 import type { DeploymentTraits } from './deployment-traits.js';
 import { RequestProblem } from './request-problem.js';
 import { validateDto } from './validate-dto.js';
+import { deploymentTraits } from '../../../test/support/deployment-traits.js';
 
-const deployment = (extra: Partial<DeploymentTraits> = {}): DeploymentTraits => ({
-  id: 'conveyor-tiny',
-  contextSize: 512,
-  promptCharsPerToken: 32,
-  parallel: 4,
-  vision: false,
-  defaults: {},
-  task: 'generate',
-  ...extra,
-});
+const deployment = (extra: Partial<DeploymentTraits> = {}): DeploymentTraits =>
+  deploymentTraits({ id: 'conveyor-tiny', contextSize: 512, ...extra });
 
 const parse = (extra: Record<string, unknown> = {}): CompletionRequestDto => {
   const result = validateDto(CompletionRequestDto, { model: 'conveyor-tiny', prompt: 'Once upon', ...extra });

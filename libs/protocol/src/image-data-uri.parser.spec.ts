@@ -4,10 +4,9 @@ import { describe, it, expect } from '@jest/globals';
 import { plainToInstance } from 'class-transformer';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { base64DecodedBytes, parseImageDataUri, type ImageLimits } from './image-data-uri.parser.js';
+import { base64DecodedBytes, parseImageDataUri } from './image-data-uri.parser.js';
 import { RequestProblem } from './request-problem.js';
-
-const LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
 
 // The smallest images of each accepted type: 1×1 PNG, GIF and WebP, and a JPEG header of 3×2.
 const PNG = Buffer.from(
@@ -57,7 +56,7 @@ function refusal(call: () => unknown): RequestProblem {
   throw new Error('expected a RequestProblem');
 }
 
-const refused = (url: string, limits = LIMITS) => refusal(() => parseImageDataUri(url, limits, PARAM));
+const refused = (url: string, limits = IMAGE_LIMITS) => refusal(() => parseImageDataUri(url, limits, PARAM));
 
 describe('parseImageDataUri', () => {
   it.each([
@@ -66,7 +65,7 @@ describe('parseImageDataUri', () => {
     ['GIF', GIF, 'image/gif', 1, 1],
     ['WebP', WEBP, 'image/webp', 1, 1],
   ])('reads a %s: its type, size and hash', (_name, bytes, mime, width, height) => {
-    const image = parseImageDataUri(uri(bytes, mime), LIMITS, PARAM);
+    const image = parseImageDataUri(uri(bytes, mime), IMAGE_LIMITS, PARAM);
     expect(image.ref).toEqual({
       sha256: createHash('sha256').update(bytes).digest('hex'),
       mime,
@@ -78,18 +77,18 @@ describe('parseImageDataUri', () => {
   });
 
   it('takes the type names and the base64 marker in any case, image/jpg for JPEG, and base64 without padding', () => {
-    expect(parseImageDataUri(uri(JPEG, 'IMAGE/JPG').replace(';base64', ';BASE64'), LIMITS, PARAM).ref.mime).toBe(
+    expect(parseImageDataUri(uri(JPEG, 'IMAGE/JPG').replace(';base64', ';BASE64'), IMAGE_LIMITS, PARAM).ref.mime).toBe(
       'image/jpeg',
     );
     const unpadded = uri(PNG).replace(/=+$/, '');
-    expect(parseImageDataUri(unpadded, LIMITS, PARAM).data.equals(PNG)).toBe(true);
+    expect(parseImageDataUri(unpadded, IMAGE_LIMITS, PARAM).data.equals(PNG)).toBe(true);
     expect(
-      parseImageDataUri(`data:image/png;name=a.png;base64,${PNG.toString('base64')}`, LIMITS, PARAM).ref.width,
+      parseImageDataUri(`data:image/png;name=a.png;base64,${PNG.toString('base64')}`, IMAGE_LIMITS, PARAM).ref.width,
     ).toBe(1);
   });
 
   it('keeps an image under the type its bytes have when it was sent as another of the four', () => {
-    const image = parseImageDataUri(uri(PNG, 'image/jpeg'), LIMITS, PARAM);
+    const image = parseImageDataUri(uri(PNG, 'image/jpeg'), IMAGE_LIMITS, PARAM);
     expect(image.ref.mime).toBe('image/png');
   });
 
@@ -120,12 +119,14 @@ describe('parseImageDataUri', () => {
     const bomb = pngHeader(100_000, 100_000);
     expect(refused(uri(bomb))).toMatchObject({ status: 400, code: 'image_too_large', param: PARAM });
     expect(refused(uri(bomb)).message).toContain('100000×100000');
-    expect(refused(uri(JPEG, 'image/jpeg'), { ...LIMITS, maxPixels: 5 })).toMatchObject({ code: 'image_too_large' });
-    expect(parseImageDataUri(uri(JPEG, 'image/jpeg'), { ...LIMITS, maxPixels: 6 }, PARAM).ref.width).toBe(3);
+    expect(refused(uri(JPEG, 'image/jpeg'), { ...IMAGE_LIMITS, maxPixels: 5 })).toMatchObject({
+      code: 'image_too_large',
+    });
+    expect(parseImageDataUri(uri(JPEG, 'image/jpeg'), { ...IMAGE_LIMITS, maxPixels: 6 }, PARAM).ref.width).toBe(3);
   });
 
   it('refuses an image over the byte cap with 413, decided from the length of its base64 before decoding it', () => {
-    const limits = { ...LIMITS, maxBytes: 1000 };
+    const limits = { ...IMAGE_LIMITS, maxBytes: 1000 };
     // Not even base64: had it been decoded (or checked) first, this would be a 400.
     const oversized = `data:image/png;base64,${'!'.repeat(1336)}`;
     expect(refused(oversized, limits)).toMatchObject({ status: 413, code: 'image_too_large', param: PARAM });
@@ -150,22 +151,14 @@ describe('base64DecodedBytes', () => {
 });
 
 describe('ChatCompletionRequestDto with images', () => {
-  const vision = (traits: Partial<DeploymentTraits> = {}): DeploymentTraits => ({
-    id: 'seeing',
-    task: 'generate',
-    contextSize: 4096,
-    promptCharsPerToken: 32,
-    parallel: 4,
-    vision: true,
-    defaults: {},
-    ...traits,
-  });
+  const vision = (traits: Partial<DeploymentTraits> = {}): DeploymentTraits =>
+    deploymentTraits({ id: 'seeing', vision: true, ...traits });
   const imagePart = (bytes: Buffer = PNG, type = 'image/png') => ({
     type: 'image_url',
     image_url: { url: uri(bytes, type) },
   });
   const request = (messages: unknown[]) => plainToInstance(ChatCompletionRequestDto, { model: 'seeing', messages });
-  const problem = (messages: unknown[], traits: Partial<DeploymentTraits> = {}, limits = LIMITS) =>
+  const problem = (messages: unknown[], traits: Partial<DeploymentTraits> = {}, limits = IMAGE_LIMITS) =>
     refusal(() => request(messages).check(vision(traits), limits));
 
   it('turns a turn with images into its parts in order, each image a reference, and keeps its text joined', () => {
@@ -181,7 +174,7 @@ describe('ChatCompletionRequestDto with images', () => {
         ],
       },
     ]);
-    dto.check(vision(), LIMITS);
+    dto.check(vision(), IMAGE_LIMITS);
     const job = dto.toJob('req-1', vision());
     const png = dto.decodedImages()[0]!.ref;
     const gif = dto.decodedImages()[1]!.ref;
@@ -209,7 +202,7 @@ describe('ChatCompletionRequestDto with images', () => {
       { role: 'assistant', content: 'A dot.' },
       { role: 'user', content: [imagePart(), imagePart(WEBP, 'image/webp')] },
     ]);
-    dto.check(vision(), LIMITS);
+    dto.check(vision(), IMAGE_LIMITS);
     expect(dto.decodedImages().map((i) => i.ref.mime)).toEqual(['image/png', 'image/webp']);
   });
 
@@ -217,7 +210,7 @@ describe('ChatCompletionRequestDto with images', () => {
     const big = Buffer.concat([PNG, Buffer.alloc(2000)]);
     // The first image is fine: the size of every image is checked before what the deployment reads.
     const messages = [{ role: 'user', content: [imagePart(), imagePart(big)] }];
-    expect(problem(messages, { vision: false }, { ...LIMITS, maxBytes: 1000 })).toMatchObject({
+    expect(problem(messages, { vision: false }, { ...IMAGE_LIMITS, maxBytes: 1000 })).toMatchObject({
       status: 413,
       code: 'image_too_large',
       param: 'messages[0].content[1].image_url.url',
@@ -239,7 +232,7 @@ describe('ChatCompletionRequestDto with images', () => {
       { role: 'user', content: [imagePart(), broken] },
       { role: 'user', content: [{ type: 'text', text: 'and' }, imagePart()] },
     ];
-    expect(problem(messages, {}, { ...LIMITS, maxCount: 2 })).toMatchObject({
+    expect(problem(messages, {}, { ...IMAGE_LIMITS, maxCount: 2 })).toMatchObject({
       status: 400,
       param: 'messages[1].content[1]',
       code: 'too_many_images',
@@ -254,7 +247,7 @@ describe('ChatCompletionRequestDto with images', () => {
   it('refuses an oversized image with 413 and a malformed one with 400, each naming its part', () => {
     const big = Buffer.concat([PNG, Buffer.alloc(2000)]);
     expect(
-      problem([{ role: 'user', content: [imagePart(), imagePart(big)] }], {}, { ...LIMITS, maxBytes: 1000 }),
+      problem([{ role: 'user', content: [imagePart(), imagePart(big)] }], {}, { ...IMAGE_LIMITS, maxBytes: 1000 }),
     ).toMatchObject({ status: 413, code: 'image_too_large', param: 'messages[0].content[1].image_url.url' });
     expect(problem([{ role: 'user', content: [imagePart(bmpHeader())] }])).toMatchObject({
       status: 400,

@@ -1,22 +1,11 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { DeploymentTraits } from './deployment-traits.js';
-import type { ImageLimits } from './image-data-uri.parser.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { RequestProblem } from './request-problem.js';
 import { validateDto } from './validate-dto.js';
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
 
-const deployment = (traits: Partial<DeploymentTraits> = {}): DeploymentTraits => ({
-  id: 'd',
-  task: 'generate',
-  contextSize: 4096,
-  promptCharsPerToken: 32,
-  parallel: 4,
-  vision: false,
-  defaults: {},
-  ...traits,
-});
-const LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 const parse = (body: Record<string, unknown>) =>
@@ -40,7 +29,7 @@ const problemOf = (body: Record<string, unknown>) => {
 
 const refusal = (dto: MessagesRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem => {
   try {
-    dto.check(deployment(traits), LIMITS);
+    dto.check(deploymentTraits(traits), IMAGE_LIMITS);
   } catch (err) {
     if (err instanceof RequestProblem) return err;
     throw err;
@@ -132,8 +121,8 @@ describe('MessagesRequestDto.check and toJob', () => {
       temperature: 0.5,
       top_k: 5,
     });
-    dto.check(deployment(), LIMITS);
-    const job = dto.toJob('r', deployment(), 7);
+    dto.check(deploymentTraits(), IMAGE_LIMITS);
+    const job = dto.toJob('r', deploymentTraits(), 7);
     expect(job.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Weather?' },
@@ -160,16 +149,20 @@ describe('MessagesRequestDto.check and toJob', () => {
   it('asks for one call at most when tool_choice disables parallel tool use', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     const one = valid({ tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
-    expect(one.toJob('r', deployment()).parallelToolCalls).toBe(false);
-    expect(valid({ tools, tool_choice: { type: 'auto' } }).toJob('r', deployment()).parallelToolCalls).toBeUndefined();
+    expect(one.toJob('r', deploymentTraits()).parallelToolCalls).toBe(false);
+    expect(
+      valid({ tools, tool_choice: { type: 'auto' } }).toJob('r', deploymentTraits()).parallelToolCalls,
+    ).toBeUndefined();
   });
 
   it('maps tool_choice tool to a named call, and none to no tools at all', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
-    expect(valid({ tools, tool_choice: { type: 'tool', name: 'f' } }).toJob('r', deployment()).toolChoice).toEqual({
+    expect(
+      valid({ tools, tool_choice: { type: 'tool', name: 'f' } }).toJob('r', deploymentTraits()).toolChoice,
+    ).toEqual({
       name: 'f',
     });
-    const none = valid({ tools, tool_choice: { type: 'none' } }).toJob('r', deployment());
+    const none = valid({ tools, tool_choice: { type: 'none' } }).toJob('r', deploymentTraits());
     expect(none.tools).toBeUndefined();
     expect(none.toolChoice).toBeUndefined();
   });
@@ -206,10 +199,10 @@ describe('MessagesRequestDto.check and toJob', () => {
     };
     expect(refusal(valid(body)).param).toBe('messages[0].content[1].type');
     const dto = valid(body);
-    dto.check(deployment({ vision: true }), LIMITS);
+    dto.check(deploymentTraits({ vision: true }), IMAGE_LIMITS);
     const [image] = dto.decodedImages();
     expect(image?.ref).toMatchObject({ mime: 'image/png', width: 1, height: 1 });
-    expect(dto.toJob('r', deployment({ vision: true })).messages[0]).toEqual({
+    expect(dto.toJob('r', deploymentTraits({ vision: true })).messages[0]).toEqual({
       role: 'user',
       content: 'What is it?',
       parts: [

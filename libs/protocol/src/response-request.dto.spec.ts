@@ -1,21 +1,11 @@
 import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
-import type { DeploymentTraits } from './deployment-traits.js';
-import type { ImageLimits } from './image-data-uri.parser.js';
 import { RequestProblem } from './request-problem.js';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
 
-const deployment: DeploymentTraits = {
-  id: 'd',
-  task: 'generate',
-  contextSize: 4096,
-  promptCharsPerToken: 32,
-  parallel: 4,
-  vision: false,
-  defaults: {},
-};
-const LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
+const deployment = deploymentTraits();
 
 const parse = (body: Record<string, unknown>) => validateDto(ResponseRequestDto, { model: 'm', ...body });
 const parsed = (body: Record<string, unknown>): ResponseRequestDto => {
@@ -77,7 +67,7 @@ describe('ResponseRequestDto.toJob', () => {
       { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{}' },
       { type: 'reasoning', id: 'rs_1', summary: [] },
     ]);
-    dto.check(deployment, LIMITS);
+    dto.check(deployment, IMAGE_LIMITS);
     const job = dto.toJob('r', deployment, 5);
     expect(job.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
@@ -91,14 +81,14 @@ describe('ResponseRequestDto.toJob', () => {
   it('maps tools, tool_choice and text.format to the job', () => {
     const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
     const named = parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'f' } });
-    named.check(deployment, LIMITS);
+    named.check(deployment, IMAGE_LIMITS);
     expect(named.toJob('r', deployment)).toMatchObject({
       tools: [{ name: 'f', parameters: { type: 'object' } }],
       toolChoice: { name: 'f' },
     });
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
     const structured = parsed({ input: 'x', text: { format: { type: 'json_schema', name: 's', schema } } });
-    structured.check(deployment, LIMITS);
+    structured.check(deployment, IMAGE_LIMITS);
     expect(structured.toJob('r', deployment).responseFormat).toEqual({ type: 'json_schema', name: 's', schema });
     const json = parsed({ input: 'x', text: { format: { type: 'json_object' } } });
     expect(json.toJob('r', deployment).responseFormat).toEqual({ type: 'json_object' });
@@ -107,10 +97,10 @@ describe('ResponseRequestDto.toJob', () => {
   it('asks for one call at most with parallel_tool_calls false, and leaves the engine its default otherwise', () => {
     const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
     const one = parsed({ input: 'x', tools, parallel_tool_calls: false });
-    one.check(deployment, LIMITS);
+    one.check(deployment, IMAGE_LIMITS);
     expect(one.toJob('r', deployment).parallelToolCalls).toBe(false);
     const many = parsed({ input: 'x', tools, parallel_tool_calls: true });
-    many.check(deployment, LIMITS);
+    many.check(deployment, IMAGE_LIMITS);
     expect(many.toJob('r', deployment).parallelToolCalls).toBeUndefined();
   });
 });
@@ -118,18 +108,18 @@ describe('ResponseRequestDto.toJob', () => {
 describe('ResponseRequestDto.check', () => {
   it('refuses an output for a call no earlier item made', () => {
     const dto = parsed({ input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] });
-    expect(problemOf(() => dto.check(deployment, LIMITS))).toMatchObject({ param: 'input[0].call_id' });
+    expect(problemOf(() => dto.check(deployment, IMAGE_LIMITS))).toMatchObject({ param: 'input[0].call_id' });
   });
 
   it('refuses images on a text-only deployment, and URLs anywhere', () => {
     const image = (url: string) => ({
       input: [{ role: 'user', content: [{ type: 'input_image', image_url: url }] }],
     });
-    expect(problemOf(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, LIMITS))).toMatchObject({
+    expect(problemOf(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, IMAGE_LIMITS))).toMatchObject({
       param: 'input[0].content[0].type',
     });
     const vision = { ...deployment, vision: true };
-    expect(problemOf(() => parsed(image('http://169.254.169.254/')).check(vision, LIMITS))).toMatchObject({
+    expect(problemOf(() => parsed(image('http://169.254.169.254/')).check(vision, IMAGE_LIMITS))).toMatchObject({
       param: 'input[0].content[0].image_url',
       code: 'invalid_image_url',
     });
@@ -137,23 +127,23 @@ describe('ResponseRequestDto.check', () => {
 
   it('refuses background with store false or with stream, a format beside tools, and an unknown tool_choice', () => {
     expect(
-      problemOf(() => parsed({ input: 'x', background: true, store: false }).check(deployment, LIMITS)).param,
+      problemOf(() => parsed({ input: 'x', background: true, store: false }).check(deployment, IMAGE_LIMITS)).param,
     ).toBe('store');
     expect(
-      problemOf(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, LIMITS)).param,
+      problemOf(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, IMAGE_LIMITS)).param,
     ).toBe('stream');
     const tools = [{ type: 'function', name: 'f' }];
     expect(
       problemOf(() =>
-        parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } }).check(deployment, LIMITS),
+        parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } }).check(deployment, IMAGE_LIMITS),
       ).param,
     ).toBe('text.format');
     expect(
       problemOf(() =>
-        parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, LIMITS),
+        parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, IMAGE_LIMITS),
       ).param,
     ).toBe('tool_choice.name');
-    expect(problemOf(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, LIMITS)).param).toBe(
+    expect(problemOf(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, IMAGE_LIMITS)).param).toBe(
       'max_output_tokens',
     );
   });

@@ -7,17 +7,11 @@ import type { ImageLimits } from './image-data-uri.parser.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
 
-const deployment: DeploymentTraits = {
-  id: 'd',
-  task: 'generate',
-  contextSize: 4096,
-  promptCharsPerToken: 32,
-  parallel: 4,
-  vision: false,
+const deployment = deploymentTraits({
   defaults: { temperature: 0.1, top_k: 50, repetition_penalty: 1.05, presence_penalty: 0.5 },
-};
-const LIMITS: ImageLimits = { maxBytes: 1 << 20, maxPixels: 1 << 20, maxCount: 8 };
+});
 
 /** What each body sets: the rest of the knobs come from the preset, or stay unset. */
 const KNOBS = { top_p: 0.9, repeat_penalty: 1.3, frequency_penalty: -1, seed: 7 };
@@ -31,7 +25,7 @@ interface GeneratingBody {
 function jobOf(cls: new () => GeneratingBody, body: Record<string, unknown>): GenerationJobData {
   const result = validateDto(cls, { model: 'd', ...KNOBS, ...body });
   if (!result.ok) throw new Error(result.problem.message);
-  result.value.check(deployment, LIMITS);
+  result.value.check(deployment, IMAGE_LIMITS);
   return result.value.toJob('r', deployment);
 }
 
