@@ -5,7 +5,7 @@ import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 import { DEFAULT_TEMPERATURE } from './sampling-fields.dto.js';
 import { RequestProblem } from './request-problem.js';
-import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
 
 const deployment = (defaults: SamplingPreset = {}, traits: Partial<DeploymentTraits> = {}): DeploymentTraits =>
   deploymentTraits({ defaults, ...traits });
@@ -185,15 +185,8 @@ describe('deployment presets', () => {
 });
 
 describe('ChatCompletionRequestDto.check', () => {
-  const problem = (request: ChatCompletionRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem => {
-    try {
-      request.check(deployment({}, traits), IMAGE_LIMITS);
-    } catch (err) {
-      if (err instanceof RequestProblem) return err;
-      throw err;
-    }
-    throw new Error('expected a RequestProblem');
-  };
+  const problem = (request: ChatCompletionRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem =>
+    requestProblem(() => request.check(deployment({}, traits), IMAGE_LIMITS));
 
   it('accepts a plain request', () => {
     expect(() => dto({ max_tokens: 16, n: 2 }).check(deployment(), IMAGE_LIMITS)).not.toThrow();

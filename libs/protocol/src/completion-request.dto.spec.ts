@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
 import { CompletionRequestDto, DEFAULT_COMPLETION_MAX_TOKENS } from './completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { RequestProblem } from './request-problem.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, requestProblem } from '../../../test/support/request-bodies.js';
 
 const deployment = (extra: Partial<DeploymentTraits> = {}): DeploymentTraits =>
   deploymentTraits({ id: 'conveyor-tiny', contextSize: 512, ...extra });
@@ -20,13 +19,8 @@ const toCompletionJob = (dto: CompletionRequestDto, requestId: string, d: Deploy
 
 /** The problem a check raises, as [param, code]. */
 const refusal = (fn: () => unknown): [string | null, string | null] => {
-  try {
-    fn();
-  } catch (err) {
-    if (!(err instanceof RequestProblem)) throw err;
-    return [err.param, err.code];
-  }
-  throw new Error('expected a refusal');
+  const problem = requestProblem(fn);
+  return [problem.param, problem.code];
 };
 
 describe('CompletionRequestDto.toJob', () => {

@@ -5,8 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { base64DecodedBytes, parseImageDataUri } from './image-data-uri.parser.js';
-import { RequestProblem } from './request-problem.js';
-import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
 
 // The smallest images of each accepted type: 1×1 PNG, GIF and WebP, and a JPEG header of 3×2.
 const PNG = Buffer.from(
@@ -45,18 +44,7 @@ function bmpHeader(): Buffer {
 const uri = (bytes: Buffer, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;
 const PARAM = 'messages[0].content[1].image_url.url';
 
-/** The RequestProblem a call throws; fails the test when it returns. */
-function refusal(call: () => unknown): RequestProblem {
-  try {
-    call();
-  } catch (err) {
-    if (err instanceof RequestProblem) return err;
-    throw err;
-  }
-  throw new Error('expected a RequestProblem');
-}
-
-const refused = (url: string, limits = IMAGE_LIMITS) => refusal(() => parseImageDataUri(url, limits, PARAM));
+const refused = (url: string, limits = IMAGE_LIMITS) => requestProblem(() => parseImageDataUri(url, limits, PARAM));
 
 describe('parseImageDataUri', () => {
   it.each([
@@ -159,7 +147,7 @@ describe('ChatCompletionRequestDto with images', () => {
   });
   const request = (messages: unknown[]) => plainToInstance(ChatCompletionRequestDto, { model: 'seeing', messages });
   const problem = (messages: unknown[], traits: Partial<DeploymentTraits> = {}, limits = IMAGE_LIMITS) =>
-    refusal(() => request(messages).check(vision(traits), limits));
+    requestProblem(() => request(messages).check(vision(traits), limits));
 
   it('turns a turn with images into its parts in order, each image a reference, and keeps its text joined', () => {
     const dto = request([

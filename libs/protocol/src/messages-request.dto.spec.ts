@@ -4,7 +4,7 @@ import type { DeploymentTraits } from './deployment-traits.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { RequestProblem } from './request-problem.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
@@ -27,15 +27,8 @@ const problemOf = (body: Record<string, unknown>) => {
   return result.ok ? null : result.problem;
 };
 
-const refusal = (dto: MessagesRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem => {
-  try {
-    dto.check(deploymentTraits(traits), IMAGE_LIMITS);
-  } catch (err) {
-    if (err instanceof RequestProblem) return err;
-    throw err;
-  }
-  throw new Error('check passed');
-};
+const refusal = (dto: MessagesRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem =>
+  requestProblem(() => dto.check(deploymentTraits(traits), IMAGE_LIMITS));
 
 describe('MessagesRequestDto validation', () => {
   it.each<[string, Record<string, unknown>, string | null]>([

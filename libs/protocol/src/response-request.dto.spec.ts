@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
-import { RequestProblem } from './request-problem.js';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
 
 const deployment = deploymentTraits();
 
@@ -12,15 +11,6 @@ const parsed = (body: Record<string, unknown>): ResponseRequestDto => {
   const result = parse(body);
   if (!result.ok) throw new Error(result.problem.message);
   return result.value;
-};
-const problemOf = (fn: () => void): RequestProblem => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RequestProblem) return err;
-    throw err;
-  }
-  throw new Error('no problem raised');
 };
 
 describe('ResponseRequestDto validation', () => {
@@ -108,18 +98,20 @@ describe('ResponseRequestDto.toJob', () => {
 describe('ResponseRequestDto.check', () => {
   it('refuses an output for a call no earlier item made', () => {
     const dto = parsed({ input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] });
-    expect(problemOf(() => dto.check(deployment, IMAGE_LIMITS))).toMatchObject({ param: 'input[0].call_id' });
+    expect(requestProblem(() => dto.check(deployment, IMAGE_LIMITS))).toMatchObject({ param: 'input[0].call_id' });
   });
 
   it('refuses images on a text-only deployment, and URLs anywhere', () => {
     const image = (url: string) => ({
       input: [{ role: 'user', content: [{ type: 'input_image', image_url: url }] }],
     });
-    expect(problemOf(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, IMAGE_LIMITS))).toMatchObject({
+    expect(
+      requestProblem(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, IMAGE_LIMITS)),
+    ).toMatchObject({
       param: 'input[0].content[0].type',
     });
     const vision = { ...deployment, vision: true };
-    expect(problemOf(() => parsed(image('http://169.254.169.254/')).check(vision, IMAGE_LIMITS))).toMatchObject({
+    expect(requestProblem(() => parsed(image('http://169.254.169.254/')).check(vision, IMAGE_LIMITS))).toMatchObject({
       param: 'input[0].content[0].image_url',
       code: 'invalid_image_url',
     });
@@ -127,24 +119,26 @@ describe('ResponseRequestDto.check', () => {
 
   it('refuses background with store false or with stream, a format beside tools, and an unknown tool_choice', () => {
     expect(
-      problemOf(() => parsed({ input: 'x', background: true, store: false }).check(deployment, IMAGE_LIMITS)).param,
+      requestProblem(() => parsed({ input: 'x', background: true, store: false }).check(deployment, IMAGE_LIMITS))
+        .param,
     ).toBe('store');
     expect(
-      problemOf(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, IMAGE_LIMITS)).param,
+      requestProblem(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, IMAGE_LIMITS))
+        .param,
     ).toBe('stream');
     const tools = [{ type: 'function', name: 'f' }];
     expect(
-      problemOf(() =>
+      requestProblem(() =>
         parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } }).check(deployment, IMAGE_LIMITS),
       ).param,
     ).toBe('text.format');
     expect(
-      problemOf(() =>
+      requestProblem(() =>
         parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, IMAGE_LIMITS),
       ).param,
     ).toBe('tool_choice.name');
-    expect(problemOf(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, IMAGE_LIMITS)).param).toBe(
-      'max_output_tokens',
-    );
+    expect(
+      requestProblem(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, IMAGE_LIMITS)).param,
+    ).toBe('max_output_tokens');
   });
 });

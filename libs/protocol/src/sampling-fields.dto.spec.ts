@@ -7,7 +7,7 @@ import type { ImageLimits } from './image-data-uri.parser.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/deployment-traits.js';
+import { deploymentTraits, IMAGE_LIMITS } from '../../../test/support/request-bodies.js';
 
 const deployment = deploymentTraits({
   defaults: { temperature: 0.1, top_k: 50, repetition_penalty: 1.05, presence_penalty: 0.5 },

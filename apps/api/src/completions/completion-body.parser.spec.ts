@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
-import { RequestProblem } from '@conveyor/protocol';
+import { requestProblem } from '../../../../test/support/request-bodies.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 
 const parse = (extra: Record<string, unknown> = {}) =>
@@ -8,13 +8,8 @@ const parse = (extra: Record<string, unknown> = {}) =>
 
 /** The problem a body raises, as [param, code]. */
 const refusal = (fn: () => unknown): [string | null, string | null] => {
-  try {
-    fn();
-  } catch (err) {
-    if (!(err instanceof RequestProblem)) throw err;
-    return [err.param, err.code];
-  }
-  throw new Error('expected a refusal');
+  const problem = requestProblem(fn);
+  return [problem.param, problem.code];
 };
 
 describe('parseCompletionBody', () => {

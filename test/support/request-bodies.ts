@@ -1,4 +1,5 @@
-import type { DeploymentTraits, ImageLimits } from '@conveyor/protocol';
+/** What the request bodies' tests share: a deployment as their checks see it, the image limits, a refusal. */
+import { RequestProblem, type DeploymentTraits, type ImageLimits } from '@conveyor/protocol';
 
 /**
  * A generating deployment as a request body's checks see it: 4096 tokens of context, 4 sequences, no
@@ -17,3 +18,14 @@ export const deploymentTraits = (over: Partial<DeploymentTraits> = {}): Deployme
 
 /** The platform's default image limits. */
 export const IMAGE_LIMITS: ImageLimits = { maxBytes: 10 * 1024 * 1024, maxPixels: 7680 * 4320, maxCount: 8 };
+
+/** The RequestProblem a call raises; fails the test when it returns or raises anything else. */
+export function requestProblem(call: () => unknown): RequestProblem {
+  try {
+    call();
+  } catch (err) {
+    if (err instanceof RequestProblem) return err;
+    throw err;
+  }
+  throw new Error('expected a RequestProblem');
+}
