@@ -7,3 +7,4 @@ export { hostName } from './host-name.js';
 export type * from './config.types.js';
 export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';
+export { generatedFileCli, type GeneratedFrom } from './generated-file.js';
