@@ -18,6 +18,7 @@ import { ImageRepository } from '../repositories/image.repository.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { ChatService } from './chat.service.js';
+import { untilConnected } from '../../../../test/support/connected.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -37,16 +38,7 @@ class NoWorkers extends LiveWorkers {
 }
 
 /** Resolves once the store answers: releasing what no job holds changes nothing. */
-async function connected(store: ImageRepository): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      return await store.release('probe', ['0'.repeat(64)]);
-    } catch (err) {
-      if (i > 100) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+const connected = (store: ImageRepository) => untilConnected(() => store.release('probe', ['0'.repeat(64)]));
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',

@@ -5,6 +5,7 @@ import type { PlatformConfig } from '@conveyor/config';
 import { imageJobsKey, imageKey } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { ImageRepository } from './image.repository.js';
+import { untilConnected } from '../../../../test/support/connected.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -15,16 +16,7 @@ function image(bytes: Buffer, sha256 = createHash('sha256').update(bytes).digest
 }
 
 /** Resolves once the store answers: releasing what no job holds changes nothing. */
-async function connected(store: ImageRepository): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      return await store.release('probe', ['0'.repeat(64)]);
-    } catch (err) {
-      if (i > 100) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+const connected = (store: ImageRepository) => untilConnected(() => store.release('probe', ['0'.repeat(64)]));
 
 describe('ImageRepository against real Redis', () => {
   const prefix = `unit-${randomBytes(6).toString('hex')}`;
