@@ -6,18 +6,10 @@ import { affinityQueueName, routeQueuesKey } from '@conveyor/queue';
 import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
+import type { DeploymentSignal, PoolSignal, WorkBreakdown } from '../apps/api/src/scaling/scaling-signal.js';
 
 const MODEL = 'conveyor-tiny';
 const INFLIGHT = 8;
-
-interface Signal {
-  value: number;
-  waiting: number;
-  batch_queued: number;
-  routed: number;
-  running: number;
-  batch_unqueued: number;
-}
 
 describe('the pending-work signal autoscaling reads, for each kind of work', () => {
   let platform: TestPlatform;
@@ -25,13 +17,8 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
   let redis: Redis;
 
   const deploymentSignal = async () =>
-    readJson<Signal & { deployment: string; pool: string }>(
-      await fetch(`${platform.baseUrl}/scaling/deployments/${MODEL}`),
-    );
-  const poolSignal = async () =>
-    readJson<Signal & { pool: string; deployments: Record<string, Signal> }>(
-      await fetch(`${platform.baseUrl}/scaling/pools/cpu`),
-    );
+    readJson<DeploymentSignal>(await fetch(`${platform.baseUrl}/scaling/deployments/${MODEL}`));
+  const poolSignal = async () => readJson<PoolSignal>(await fetch(`${platform.baseUrl}/scaling/pools/cpu`));
   /** The deployment's `conveyor_pending_work` sample on /metrics. */
   const gauge = async (): Promise<number> => {
     const text = await (await fetch(`${platform.baseUrl}/metrics`)).text();
@@ -42,7 +29,7 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
     return Number(line!.split(' ').at(-1));
   };
   /** The deployment's signal once `done` holds of it (the batch runner and the queue move on their own). */
-  const signalWhen = async (done: (s: Signal) => boolean, timeoutMs = 15_000): Promise<Signal> => {
+  const signalWhen = async (done: (s: WorkBreakdown) => boolean, timeoutMs = 15_000): Promise<WorkBreakdown> => {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const signal = await deploymentSignal();
@@ -83,9 +70,11 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
       batch_unqueued: 0,
     });
     expect(await poolSignal()).toMatchObject({ pool: 'cpu', value: 0, deployments: { [MODEL]: { value: 0 } } });
-    expect((await fetch(`${platform.baseUrl}/scaling/pools/gpu`).then((r) => r.json())) as Signal).toMatchObject({
-      value: 0,
-    });
+    expect((await fetch(`${platform.baseUrl}/scaling/pools/gpu`).then((r) => r.json())) as WorkBreakdown).toMatchObject(
+      {
+        value: 0,
+      },
+    );
     for (const path of ['pools/tpu', 'deployments/nope']) {
       const res = await fetch(`${platform.baseUrl}/scaling/${path}`);
       expect(res.status).toBe(404);
