@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import OpenAI from 'openai';
 import { llamaServerForTests } from './support/llama-server.js';
 import { exited, TestPlatform, type ManagedProcess } from './support/platform.js';
+import { alive } from './support/alive.js';
 
 const binary = await llamaServerForTests('the llama-server worker tests');
 const describeWithServer = binary ? describe : describe.skip;
@@ -15,15 +16,6 @@ function serverPid(worker: ManagedProcess): number {
   if (!pids.length) throw new Error(`no llama-server pid in the worker's output:\n${output}`);
   return pids.at(-1)!;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function until(check: () => boolean, withinMs: number): Promise<void> {
   const deadline = Date.now() + withinMs;

@@ -1,17 +1,9 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { spawnOwned, stopOwned } from './support/owned-processes.mjs';
+import { alive } from './support/alive.js';
 
 const SUPPORT = resolve(import.meta.dirname, 'support/owned-processes.mjs');
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;

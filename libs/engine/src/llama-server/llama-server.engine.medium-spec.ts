@@ -11,6 +11,7 @@ import { ImageSource } from '../core/image-source.port.js';
 import { cachedLlamaServerPath, findLlamaServer } from './llama-server-binary.js';
 import { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server.engine.js';
 import { UpstreamError } from '../openai-upstream/openai-wire.js';
+import { alive } from '../../../../test/support/alive.js';
 
 /**
  * The cached llama-server build, or LLAMA_SERVER_BIN's. Outside CI a machine without one skips these
@@ -82,15 +83,6 @@ class MemoryImages extends ImageSource {
 }
 
 const logger = { log: () => undefined, warn: () => undefined };
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 // A real llama-server child (the cached build) serving the generated vision preset: tiny plus a projector.
 describeWithServer('LlamaServerEngine with the generated vision model', () => {
   let engine: LlamaServerEngine;
