@@ -62,73 +62,37 @@ function tensorsFor(p: ModelPreset): GgufTensor[] {
   const headDim = p.embedding / p.heads;
   const kvDim = headDim * p.kvHeads;
   const random = randomWeights(p.seed);
+  // A matrix in the preset's weight type, uniform within ±scale; a norm's weights, all ones.
+  const weight = (name: string, dims: [number, number], scale: number): GgufTensor => ({
+    name,
+    dims,
+    type: p.weightType,
+    values: random(dims, scale),
+  });
+  const norm = (name: string): GgufTensor => ({
+    name,
+    dims: [p.embedding],
+    type: GgmlType.F32,
+    values: ones(p.embedding),
+  });
 
-  const tensors: GgufTensor[] = [
-    {
-      name: 'token_embd.weight',
-      dims: [p.embedding, p.vocabSize],
-      type: p.weightType,
-      values: random([p.embedding, p.vocabSize], 1),
-    },
-  ];
+  const tensors: GgufTensor[] = [weight('token_embd.weight', [p.embedding, p.vocabSize], 1)];
   for (let l = 0; l < p.layers; l++) {
     const blk = (n: string) => `blk.${l}.${n}.weight`;
     tensors.push(
-      { name: blk('attn_norm'), dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) },
-      {
-        name: blk('attn_q'),
-        dims: [p.embedding, p.embedding],
-        type: p.weightType,
-        values: random([p.embedding, p.embedding], scaled(p.embedding)),
-      },
-      {
-        name: blk('attn_k'),
-        dims: [p.embedding, kvDim],
-        type: p.weightType,
-        values: random([p.embedding, kvDim], scaled(p.embedding)),
-      },
-      {
-        name: blk('attn_v'),
-        dims: [p.embedding, kvDim],
-        type: p.weightType,
-        values: random([p.embedding, kvDim], scaled(p.embedding)),
-      },
-      {
-        name: blk('attn_output'),
-        dims: [p.embedding, p.embedding],
-        type: p.weightType,
-        values: random([p.embedding, p.embedding], scaled(p.embedding)),
-      },
-      { name: blk('ffn_norm'), dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) },
-      {
-        name: blk('ffn_gate'),
-        dims: [p.embedding, p.feedForward],
-        type: p.weightType,
-        values: random([p.embedding, p.feedForward], scaled(p.embedding)),
-      },
-      {
-        name: blk('ffn_up'),
-        dims: [p.embedding, p.feedForward],
-        type: p.weightType,
-        values: random([p.embedding, p.feedForward], scaled(p.embedding)),
-      },
-      {
-        name: blk('ffn_down'),
-        dims: [p.feedForward, p.embedding],
-        type: p.weightType,
-        values: random([p.feedForward, p.embedding], scaled(p.feedForward)),
-      },
+      norm(blk('attn_norm')),
+      weight(blk('attn_q'), [p.embedding, p.embedding], scaled(p.embedding)),
+      weight(blk('attn_k'), [p.embedding, kvDim], scaled(p.embedding)),
+      weight(blk('attn_v'), [p.embedding, kvDim], scaled(p.embedding)),
+      weight(blk('attn_output'), [p.embedding, p.embedding], scaled(p.embedding)),
+      norm(blk('ffn_norm')),
+      weight(blk('ffn_gate'), [p.embedding, p.feedForward], scaled(p.embedding)),
+      weight(blk('ffn_up'), [p.embedding, p.feedForward], scaled(p.embedding)),
+      weight(blk('ffn_down'), [p.feedForward, p.embedding], scaled(p.feedForward)),
     );
   }
-  tensors.push({ name: 'output_norm.weight', dims: [p.embedding], type: GgmlType.F32, values: ones(p.embedding) });
-  if (!p.tiedOutput) {
-    tensors.push({
-      name: 'output.weight',
-      dims: [p.embedding, p.vocabSize],
-      type: p.weightType,
-      values: random([p.embedding, p.vocabSize], scaled(p.embedding) * 4),
-    });
-  }
+  tensors.push(norm('output_norm.weight'));
+  if (!p.tiedOutput) tensors.push(weight('output.weight', [p.embedding, p.vocabSize], scaled(p.embedding) * 4));
   return tensors;
 }
 
