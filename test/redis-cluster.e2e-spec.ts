@@ -3,10 +3,10 @@ import { Cluster } from 'ioredis';
 import OpenAI from 'openai';
 import type { ChatCompletion } from '@conveyor/openai';
 import { deploymentQueueName, useHashTags } from '@conveyor/queue';
-import { chatLine, fileLines, jsonl, submitBatch } from './support/batches.js';
+import { chatLine, fileLines, finishedBatch, jsonl, submitBatch } from './support/batches.js';
 import { SseReader, waitFor } from './support/jobs.js';
 import { readJson } from './support/json.js';
-import { LoadDriver, chatRequest, type RequestRecord } from './support/load.js';
+import { LoadDriver, chatRequest, type FailoverRun, type RequestRecord } from './support/load.js';
 import { nonJsonLines } from './support/logs.js';
 import { TestPlatform } from './support/platform.js';
 import { RedisCluster } from './support/redis-cluster.js';
@@ -187,7 +187,7 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
       (lane, i) => (lane < LANES ? LENGTHS[(lane + i) % LENGTHS.length]! : PROBE_LENGTH),
       HANG_BOUND_MS,
     );
-    const kills: { at: number; failoverMs: number; serviceGapMs: number }[] = [];
+    const kills: FailoverRun[] = [];
     try {
       for (const wait of KILL_AFTER_MS) {
         await new Promise((r) => setTimeout(r, wait));
@@ -195,12 +195,7 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
         const killed = await cluster.killPrimaryOf(busiest());
         await cluster.waitFailover(killed, busiest(), 15_000);
         const failoverMs = Date.now() - at;
-        let gap: number | null = null;
-        while ((gap = load.serviceGap(at)) === null) {
-          if (Date.now() - at > HANG_BOUND_MS) throw new Error('no request succeeded after the failover');
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        kills.push({ at, failoverMs, serviceGapMs: gap });
+        kills.push({ at, failoverMs, serviceGapMs: await load.serviceBack(at, HANG_BOUND_MS) });
         // As an operator would: the old primary comes back, as a replica of the one that replaced it.
         cluster.rejoin(killed);
         await cluster.waitHealthy(20_000);
@@ -210,26 +205,9 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
       await load.stop();
     }
 
-    let final: OpenAI.Batches.Batch | null = null;
-    for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
-      const b = await client.batches.retrieve(batch.id).catch(() => null);
-      if (b && ['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) {
-        final = b;
-        break;
-      }
-    }
+    const final = await finishedBatch(client, batch.id);
 
-    const report = {
-      runs: kills.length,
-      requests: load.records.length,
-      ok: load.count('ok'),
-      failed: load.count('retryable'),
-      bad: load.count('bad'),
-      lost: load.count('hung'),
-      failoverMs: kills.map((k) => k.failoverMs),
-      timeWithoutServiceMs: kills.map((k) => k.serviceGapMs),
-      batch: final?.request_counts,
-    };
+    const report = load.failoverReport(kills, final);
     console.log(`Cluster failover under load: ${JSON.stringify(report)}`);
 
     expect(load.records.filter((r) => r.outcome === 'bad' || r.outcome === 'hung')).toEqual([]);

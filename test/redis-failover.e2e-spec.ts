@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import OpenAI from 'openai';
 import { deploymentQueueName } from '@conveyor/queue';
-import { chatLine, fileLines, jsonl, submitBatch } from './support/batches.js';
-import { LoadDriver, chatRequest, type RequestRecord } from './support/load.js';
+import { chatLine, fileLines, finishedBatch, jsonl, submitBatch } from './support/batches.js';
+import { LoadDriver, chatRequest, type FailoverRun, type RequestRecord } from './support/load.js';
 import { SentinelGroup, PRIMARY_NAME } from './support/sentinel-group.js';
 import { nonJsonLines } from './support/logs.js';
 import { TestPlatform } from './support/platform.js';
@@ -57,7 +57,7 @@ describe('Redis Sentinel: the primary killed under load', () => {
       (lane, i) => (lane < LANES ? LENGTHS[(lane + i) % LENGTHS.length] : PROBE_LENGTH),
       HANG_BOUND_MS,
     );
-    const kills: { at: number; failoverMs: number; serviceGapMs: number }[] = [];
+    const kills: FailoverRun[] = [];
     try {
       for (const wait of KILL_AFTER_MS) {
         await new Promise((r) => setTimeout(r, wait));
@@ -65,12 +65,7 @@ describe('Redis Sentinel: the primary killed under load', () => {
         const killed = await group.killPrimary();
         const promoted = await group.waitFailover(killed, 15_000);
         const failoverMs = Date.now() - at;
-        let gap: number | null = null;
-        while ((gap = load.serviceGap(at)) === null) {
-          if (Date.now() - at > HANG_BOUND_MS) throw new Error('no request succeeded after the failover');
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        kills.push({ at, failoverMs, serviceGapMs: gap });
+        kills.push({ at, failoverMs, serviceGapMs: await load.serviceBack(at, HANG_BOUND_MS) });
         // As an operator would: the old primary comes back from its AOF as a replica of the new one.
         await group.rejoin(killed, promoted);
         await group.waitHealthy(20_000);
@@ -81,26 +76,9 @@ describe('Redis Sentinel: the primary killed under load', () => {
     }
 
     // The batch, polled through whatever the last failover left behind.
-    let final: OpenAI.Batches.Batch | null = null;
-    for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
-      const b = await client.batches.retrieve(batch.id).catch(() => null);
-      if (b && ['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) {
-        final = b;
-        break;
-      }
-    }
+    const final = await finishedBatch(client, batch.id);
 
-    const report = {
-      runs: kills.length,
-      requests: load.records.length,
-      ok: load.count('ok'),
-      failed: load.count('retryable'),
-      bad: load.count('bad'),
-      lost: load.count('hung'),
-      failoverMs: kills.map((k) => k.failoverMs),
-      timeWithoutServiceMs: kills.map((k) => k.serviceGapMs),
-      batch: final?.request_counts,
-    };
+    const report = load.failoverReport(kills, final);
     console.log(`Failover under load: ${JSON.stringify(report)}`);
 
     expect(load.records.filter((r) => r.outcome === 'bad' || r.outcome === 'hung')).toEqual([]);

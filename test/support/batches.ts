@@ -37,8 +37,7 @@ export async function submitBatch(client: OpenAI, content: string, window = '24h
 export async function waitForBatch(
   client: OpenAI,
   id: string,
-  done: (b: OpenAI.Batches.Batch) => boolean = (b) =>
-    ['completed', 'failed', 'expired', 'cancelled'].includes(b.status),
+  done: (b: OpenAI.Batches.Batch) => boolean = finished,
   timeoutMs = 45_000,
 ): Promise<OpenAI.Batches.Batch> {
   const until = Date.now() + timeoutMs;
@@ -68,4 +67,19 @@ export async function fileLines<Body = unknown>(
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as OutputLine<Body>);
+} /** Whether a batch has reached a status it never leaves. */
+const finished = (b: OpenAI.Batches.Batch): boolean =>
+  ['completed', 'failed', 'expired', 'cancelled'].includes(b.status);
+
+/** The batch once finished, polled through failed reads (a Redis failover under way); null if not within `timeoutMs`. */
+export async function finishedBatch(
+  client: OpenAI,
+  id: string,
+  timeoutMs = 30_000,
+): Promise<OpenAI.Batches.Batch | null> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+    const batch = await client.batches.retrieve(id).catch(() => null);
+    if (batch && finished(batch)) return batch;
+  }
+  return null;
 }

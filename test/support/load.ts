@@ -111,6 +111,13 @@ export async function chatRequest(
   }
 }
 
+/** One failover under load: when the primary was killed, when the new one was named, when service came back. */
+export interface FailoverRun {
+  at: number;
+  failoverMs: number;
+  serviceGapMs: number;
+}
+
 /** Runs `lanes` request loops until `stop()`; each lane alternates sync and streamed requests, of `maxTokens(lane, i)`. */
 export class LoadDriver {
   readonly records: RequestRecord[] = [];
@@ -147,5 +154,30 @@ export class LoadDriver {
   serviceGap(since: number): number | null {
     const ends = this.records.filter((r) => r.outcome === 'ok' && r.sentAt >= since).map((r) => r.endedAt);
     return ends.length ? Math.min(...ends) - since : null;
+  }
+
+  /** Waits for a request sent at or after `since` to succeed, and says how long from `since` that took. */
+  async serviceBack(since: number, boundMs: number): Promise<number> {
+    let gap: number | null;
+    while ((gap = this.serviceGap(since)) === null) {
+      if (Date.now() - since > boundMs) throw new Error('no request succeeded after the failover');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return gap;
+  }
+
+  /** What a failover test prints: the requests' outcomes, each failover's timings, the batch's counts. */
+  failoverReport(runs: FailoverRun[], batch: { request_counts?: unknown } | null) {
+    return {
+      runs: runs.length,
+      requests: this.records.length,
+      ok: this.count('ok'),
+      failed: this.count('retryable'),
+      bad: this.count('bad'),
+      lost: this.count('hung'),
+      failoverMs: runs.map((k) => k.failoverMs),
+      timeWithoutServiceMs: runs.map((k) => k.serviceGapMs),
+      batch: batch?.request_counts,
+    };
   }
 }
