@@ -2,7 +2,7 @@
 export const BUDGET_STEP = 32;
 
 /** How long a round may take while replies stream: each running reply waits about this long for its next token. */
-export const STREAMING_ROUND_MS = 120;
+export const STREAMING_ROUND_MS = 100;
 
 /**
  * How many tokens one round may decode, as vLLM's `max_num_batched_tokens` bounds a step. When no reply
