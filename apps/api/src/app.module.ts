@@ -77,6 +77,8 @@ import { LiveWorkers } from './repositories/live-workers.port.js';
 import { LiveWorkersRepository } from './repositories/live-workers.repository.js';
 import { ResponseRepository } from './repositories/response.repository.js';
 import { ResponseStore } from './repositories/response-store.port.js';
+import { ResponseLeaseRepository } from './repositories/response-lease.repository.js';
+import { ResponseLeases } from './repositories/response-leases.port.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
 import { PendingWork } from './repositories/pending-work.port.js';
@@ -147,6 +149,8 @@ export class AppModule {
         RateLimitRepository,
         ResponseRepository,
         { provide: ResponseStore, useExisting: ResponseRepository },
+        ResponseLeaseRepository,
+        { provide: ResponseLeases, useExisting: ResponseLeaseRepository },
         StoreIdentityRepository,
         { provide: StoreIdentities, useExisting: StoreIdentityRepository },
         WorkerRoutesRepository,

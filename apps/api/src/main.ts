@@ -6,6 +6,7 @@ import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
+import { BackgroundResponses } from './responses/background-responses.js';
 import { FileStoreCheck, FileStoreMismatch, STORE_HOLD_MS } from './platform/file-store.check.js';
 import { PlatformMetrics } from './metrics/platform-metrics.service.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
@@ -75,8 +76,11 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   const shutdown = (signal: string) => {
     logger.log(`${signal}: draining`);
     const drain = app.get(DrainService);
+    const background = app.get(BackgroundResponses);
     void shutDown(
       [
+        // Background responses are not waited for: another replica follows them on, from Redis.
+        { name: 'handing over background responses', run: () => background.handOver(), deadlineMs: 5000 },
         { name: 'draining open replies', run: () => drain.drain(), deadlineMs: config.api.shutdownGraceMs + 1000 },
         { name: 'closing connections', run: () => app.close(), deadlineMs: CLOSE_DEADLINE_MS },
       ],

@@ -32,6 +32,13 @@ export const replyRecordKey = (prefix: string, requestId: string): string => `${
 /** A stored response of the Responses API (a hash: owner, status, the response, its items), kept for RESPONSE_TTL_MS. */
 export const responseKey = (prefix: string, responseId: string): string => `${prefix}:response:${responseId}`;
 
+/**
+ * Which API replica follows a background response (its holder's name), expiring unless renewed: once it
+ * lapses, any replica that reads the response still queued or in progress may take it over.
+ */
+export const responseLeaseKey = (prefix: string, responseId: string): string =>
+  `${prefix}:response-lease:${responseId}`;
+
 /** Set when a client goes away, so a worker that has not started the job yet skips it. */
 export const cancelKey = (prefix: string, requestId: string): string => `${prefix}:cancel:${requestId}`;
 

@@ -150,6 +150,23 @@ export class GenerationService {
     return { who, events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false) };
   }
 
+  /**
+   * Ends this replica's reader of a reply as a shutdown does, leaving its job running: another replica
+   * follows the reply on from Redis.
+   */
+  letGo(requestId: string): void {
+    this.relay.fail(
+      requestId,
+      new OpenAiHttpError(
+        503,
+        'service_unavailable',
+        'This server stopped following the reply; another follows it on.',
+        null,
+        ErrorCode.serverShuttingDown,
+      ),
+    );
+  }
+
   /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
   async cancel(deployment: string, requestId: string): Promise<void> {
     await this.queue.cancel(deployment, requestId);

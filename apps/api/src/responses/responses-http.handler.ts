@@ -96,7 +96,12 @@ export class ResponsesHttpHandler {
     caller: string,
     reply: FastifyReply,
   ): Promise<ResponseObject | void> {
-    if (query.stream !== 'true') return this.responses.retrieve(id, caller);
+    if (query.stream !== 'true') {
+      const stored = await this.responses.owned(id, caller);
+      // A background response whose follower is gone is taken over here, by the replica its client polls.
+      this.background.adopt(stored);
+      return stored.response;
+    }
     const after = eventNumber(query.starting_after ?? lastEventId, 'starting_after');
     const run = await this.responses.resume(id, caller, this.http.accept(reply).signal);
     const stored = await this.responses.find(id, caller);

@@ -68,7 +68,7 @@ export class ResponsesService {
 
   /**
    * Queues the request for `caller`; nothing is queued when it is refused. A stored one is saved as
-   * `status` (in progress, or queued for a background one) before this returns.
+   * `status` (in progress, or queued for a background one) before this returns, just after `beforeStored`.
    */
   async start(
     dto: ResponseRequestDto,
@@ -76,6 +76,7 @@ export class ResponsesService {
     signal: AbortSignal,
     only?: DeploymentConfig,
     status: 'queued' | 'in_progress' = 'in_progress',
+    beforeStored?: (id: string) => Promise<void>,
   ): Promise<StartedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     const previous = dto.previous_response_id;
@@ -105,6 +106,7 @@ export class ResponsesService {
         context: started.conversation,
         deployment: deployment.id,
       };
+      await beforeStored?.(run.who.id);
       started.stored = await this.store.save(record).then(
         () => true,
         (err: Error) => {
@@ -147,12 +149,18 @@ export class ResponsesService {
   /** Stores a response that ended in an error (never one cancelled meanwhile). */
   async failed(started: StartedResponse, err: unknown): Promise<void> {
     if (!started.stored) return;
+    await this.failedAs(pendingResponse(started.run.who, started.echo, 'failed'), err);
+  }
+
+  /** Stores `response` as failed with `err` (never one that ended meanwhile). */
+  async failedAs(response: ResponseObject, err: unknown): Promise<void> {
     const error = toOpenAiError(err);
-    const response: ResponseObject = {
-      ...pendingResponse(started.run.who, started.echo, 'failed'),
+    const failed: ResponseObject = {
+      ...response,
+      status: 'failed',
       error: { code: error.code ?? 'server_error', message: error.message },
     };
-    await this.store.advance(response).catch(() => undefined);
+    await this.store.advance(failed).catch(() => undefined);
   }
 
   /** The caller's stored response; anyone else is told there is none, as files and batches do. */
@@ -163,10 +171,6 @@ export class ResponsesService {
       throw new OpenAiHttpError(404, error.type, error.message, param, error.code);
     }
     return stored;
-  }
-
-  async retrieve(id: string, caller: string): Promise<ResponseObject> {
-    return (await this.owned(id, caller)).response;
   }
 
   /** The stored response, if the caller has one by this id: what a resumed stream repeats. */
@@ -208,6 +212,11 @@ export class ResponsesService {
   /** Follows a streamed response already under way (or recently finished), for the caller that made it. */
   resume(id: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
     return this.generation.resume(id, RESPONSE_ID_PREFIX, caller, signal);
+  }
+
+  /** Stops following a reply without stopping its job, so another replica may follow it on. */
+  letGo(requestId: string): void {
+    this.generation.letGo(requestId);
   }
 
   private readStore(id: string): Promise<StoredResponse | null> {
