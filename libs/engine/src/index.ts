@@ -20,7 +20,8 @@ export {
 export { ImageSource } from './core/image-source.port.js';
 export { engineMetrics } from './core/engine-metrics.js';
 export { OpenAiUpstreamEngine, type OpenAiUpstreamEngineOptions } from './openai-upstream/openai-upstream.engine.js';
-export { UpstreamError, type UpstreamDialect } from './openai-upstream/openai-wire.js';
+export { UpstreamError } from './openai-upstream/upstream-error.js';
+export type { UpstreamDialect } from './openai-upstream/upstream-request-body.js';
 export { SimulatedEngine, type SimulatedEngineOptions } from './simulated/simulated.engine.js';
 export { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server/llama-server.engine.js';
 export { findLlamaServer, cachedLlamaServerPath, LlamaServerMissingError } from './llama-server/llama-server-binary.js';

@@ -10,7 +10,7 @@ import { EngineInputError, type GenerateRequest, type OutputPiece } from '../cor
 import { ImageSource } from '../core/image-source.port.js';
 import { cachedLlamaServerPath, findLlamaServer } from './llama-server-binary.js';
 import { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server.engine.js';
-import { UpstreamError } from '../openai-upstream/openai-wire.js';
+import { UpstreamError } from '../openai-upstream/upstream-error.js';
 import { alive } from '../../../../test/support/alive.js';
 
 /**

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Template } from '@huggingface/jinja';
 import type { FinishReason } from '@conveyor/queue';
 import type {
   GenerationEngine,
@@ -7,83 +6,20 @@ import type {
   GenerateRequest,
   GenerateResult,
 } from '../core/generation-engine.js';
-import type { EngineLogger } from '../core/engine-factory.js';
-import type { ImageSource } from '../core/image-source.port.js';
 import { uncachedRetries } from '../core/engine-metrics.js';
-import { describeExit, LlamaServerProcess } from './llama-server.process.js';
-import { OpenAiUpstreamEngine } from '../openai-upstream/openai-upstream.engine.js';
+import { describeExit, type LlamaServerProcess } from './llama-server.process.js';
 import { promptOpensThought } from '../core/reasoning-splitter.js';
-import { UpstreamError } from '../openai-upstream/openai-wire.js';
-import { jsonOrText, readText, UpstreamHttp } from '../openai-upstream/upstream-http.js';
+import { UpstreamError } from '../openai-upstream/upstream-error.js';
+import { startServer, upstreamOf, type Live } from './llama-server.live.js';
+import type { LlamaServerEngineOptions } from './llama-server.options.js';
+import { chatTemplate, renderGenerationPrompt } from './llama-server.template.js';
+import { lostMediaChunk } from './lost-media-chunk.js';
 
-export interface LlamaServerEngineOptions {
-  /** The deployment's id, as metrics name it; the model's path when absent. */
-  deployment?: string;
-  /** The llama-server binary (see findLlamaServer). */
-  binary: string;
-  modelPath: string;
-  /** The vision projector's GGUF; null: text only. */
-  mmprojPath: string | null;
-  /** The most tokens one image may take; null: the projector's own. */
-  imageMaxTokens: number | null;
-  /** Tokens of context per sequence (llama-server's slot). */
-  contextSize: number;
-  parallel: number;
-  threads: number;
-  flashAttention: 'auto' | 'on' | 'off';
-  /** Offload to a GPU (llama-server's own choice of layers); false keeps everything on the CPU. */
-  gpu: boolean;
-  /** `think`: the thought segment (`<think>…</think>`) comes back as reasoning; otherwise it stays in the text. */
-  reasoningParser: 'think' | null;
-  images: ImageSource | null;
-  logger: EngineLogger;
-  /** How long loading the model may take. */
-  startTimeoutMs?: number;
-  /** First and longest wait before a restart; the wait doubles while restarts keep failing. */
-  restartDelayMs?: { min: number; max: number };
-  /** How long a generation waits for a restarting server before it fails (and is retried). */
-  readyTimeoutMs?: number;
-  /** How long the server may take to stop after SIGTERM before it is killed. */
-  stopGraceMs?: number;
-}
+// The engine's options live beside the command line they make; callers import them with the engine.
+export type { LlamaServerEngineOptions };
 
 /** A server that ran this long before it died restarts after the shortest wait again. */
 const STABLE_AFTER_MS = 60_000;
-
-/** One running server and the upstream engine that speaks to it. */
-interface Live {
-  server: LlamaServerProcess;
-  engine: OpenAiUpstreamEngine;
-  startedAt: number;
-}
-
-/** The command line of a deployment's server, but where it listens. */
-export function llamaServerArgs(o: LlamaServerEngineOptions): string[] {
-  const args = [
-    '-m',
-    o.modelPath,
-    '-np',
-    String(o.parallel),
-    // llama-server divides its context among its slots: each gets contextSize, as in process.
-    '-c',
-    String(o.contextSize * o.parallel),
-    '-t',
-    String(o.threads),
-    '-fa',
-    o.flashAttention,
-    // The model's own chat template, as node-llama-cpp renders it in process.
-    '--jinja',
-    '--no-webui',
-    // Thoughts stay in the text: the engine splits them out itself, as in process, for any template
-    // (llama.cpp's own parser only knows the templates it recognizes).
-    '--reasoning-format',
-    'none',
-  ];
-  if (o.mmprojPath) args.push('--mmproj', o.mmprojPath);
-  if (o.mmprojPath && o.imageMaxTokens !== null) args.push('--image-max-tokens', String(o.imageMaxTokens));
-  if (!o.gpu) args.push('-ngl', '0', '--no-mmproj-offload');
-  return args;
-}
 
 /**
  * A deployment served by a llama.cpp server the worker runs as its child, for what node-llama-cpp cannot
@@ -270,72 +206,6 @@ export class LlamaServerEngine implements GenerationEngine {
         logger.warn(`llama-server failed to restart: ${(err as Error).message}`);
       }
     }
-  }
-}
-
-/**
- * Whether llama-server failed a request in its multimodal prompt cache, and how (the metric's reason).
- * llama.cpp (de3ff81) keeps a slot's cells up to the longest prefix they share with the new prompt; when
- * that prefix ends between two images that lay side by side in the cells (a prompt with the first of
- * them and then text, after one with both), `server_tokens::keep_first` takes the cut for one in the
- * middle of an image and throws "Chunk not found". Without the cache nothing is cut.
- */
-export function lostMediaChunk(err: unknown): string | null {
-  if (!(err instanceof UpstreamError) || err.status !== 500) return null;
-  return /chunk not found/i.test(err.message) ? 'chunk_not_found' : null;
-}
-
-function startServer(options: LlamaServerEngineOptions): Promise<LlamaServerProcess> {
-  return LlamaServerProcess.start({
-    binary: options.binary,
-    args: llamaServerArgs(options),
-    startTimeoutMs: options.startTimeoutMs ?? 10 * 60_000,
-  });
-}
-
-function upstreamOf(server: LlamaServerProcess, options: LlamaServerEngineOptions, opensThought: boolean): Live {
-  const engine = new OpenAiUpstreamEngine({
-    url: server.url,
-    apiKey: server.apiKey,
-    model: 'default',
-    dialect: 'llama-server',
-    images: options.images,
-    maxChoices: options.parallel,
-    keepAlive: false,
-    name: 'llama-server',
-    thoughts: options.reasoningParser === 'think' ? { opensThought } : undefined,
-  });
-  return { server, engine, startedAt: Date.now() };
-}
-
-/** A template's generation prompt for one user turn, to see whether it opens a thought; empty when it cannot be rendered. */
-function renderGenerationPrompt(template: string): string {
-  try {
-    return new Template(template).render({
-      messages: [{ role: 'user', content: 'x' }],
-      add_generation_prompt: true,
-      bos_token: '',
-      eos_token: '',
-    });
-  } catch {
-    return '';
-  }
-}
-
-/** The chat template the server renders prompts with (its /props). */
-async function chatTemplate(server: LlamaServerProcess): Promise<string> {
-  const http = new UpstreamHttp(new URL(`http://127.0.0.1:${server.port}/`), {
-    keepAlive: false,
-    idleTimeoutMs: 10_000,
-  });
-  try {
-    const answer = await http.get('/props', undefined, { authorization: `Bearer ${server.apiKey}` });
-    const props = jsonOrText(await readText(answer.body));
-    const template =
-      typeof props === 'object' && props !== null ? (props as { chat_template?: unknown }).chat_template : '';
-    return typeof template === 'string' ? template : '';
-  } finally {
-    http.close();
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { UpstreamError } from '../openai-upstream/openai-wire.js';
-import { lostMediaChunk } from './llama-server.engine.js';
+import { UpstreamError } from '../openai-upstream/upstream-error.js';
+import { lostMediaChunk } from './lost-media-chunk.js';
 
 describe('lostMediaChunk', () => {
   it("names llama-server's 500 for a cut between two cached images", () => {

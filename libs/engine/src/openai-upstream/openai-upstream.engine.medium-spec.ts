@@ -5,7 +5,7 @@ import type { ImageRef } from '@conveyor/queue';
 import { EngineInputError, type GenerateRequest, type OutputPiece } from '../core/generation-engine.js';
 import { ImageSource } from '../core/image-source.port.js';
 import { OpenAiUpstreamEngine } from './openai-upstream.engine.js';
-import { UpstreamError } from './openai-wire.js';
+import { UpstreamError } from './upstream-error.js';
 
 type Handler = (body: Record<string, unknown>, res: ServerResponse, req: IncomingMessage) => void;
 

@@ -9,16 +9,9 @@ import {
 import { ImageSource } from '../core/image-source.port.js';
 import { ReasoningSplitter } from '../core/reasoning-splitter.js';
 import { requestedStops } from '../core/stop-matcher.js';
-import {
-  chatRequestBody,
-  completionRequestBody,
-  parseChunk,
-  upstreamFailure,
-  UpstreamError,
-  type Chunk,
-  type ChunkUsage,
-  type UpstreamDialect,
-} from './openai-wire.js';
+import { parseChunk, type Chunk, type ChunkUsage } from './upstream-chunk.js';
+import { upstreamFailure, UpstreamError } from './upstream-error.js';
+import { chatRequestBody, completionRequestBody, type UpstreamDialect } from './upstream-request-body.js';
 import { SseParser } from './sse-parser.js';
 import { ToolCallIndexes } from './tool-call-indexes.js';
 import { jsonOrText, readText, UpstreamHttp } from './upstream-http.js';
