@@ -1,22 +1,25 @@
-import { asciiJson, ObjectNode, PropertyNode, SchemaNode, STRING_FORMATS, StringFormat } from './schema-node.js';
+import { asciiJson, ObjectNode, PropertyNode, SchemaNode } from './schema-node.js';
 import { isObject } from './json-values.js';
-import { FORMAT_LENGTHS } from './string-formats.js';
+import {
+  ANNOTATIONS,
+  checkNumericKeywords,
+  COMBINATORS,
+  count,
+  dedupe,
+  hasType,
+  inferTypes,
+  isJsonValue,
+  readTypes,
+  stringNode,
+  TYPE_KEYWORDS,
+  TypeName,
+} from './schema-keywords.js';
+import { at, fail, SchemaProblem, UnsupportedSchemaError } from './schema-problem.js';
+
+export { UnsupportedSchemaError } from './schema-problem.js';
+export type { SchemaProblem } from './schema-problem.js';
 
 export type JsonSchema = boolean | { [keyword: string]: unknown };
-
-/** A schema feature this server cannot enforce: `path` is a JSON pointer-ish path like "properties.age.minimum", `feature` the keyword (e.g. "minimum", "pattern", "recursive $ref"). */
-export interface SchemaProblem {
-  path: string;
-  feature: string;
-  message: string;
-}
-
-export class UnsupportedSchemaError extends Error {
-  constructor(readonly problem: SchemaProblem) {
-    super(`${problem.path ? `${problem.path}: ` : ''}${problem.message}`);
-    this.name = 'UnsupportedSchemaError';
-  }
-}
 
 /** null when every keyword in the schema is supported, else the first problem found. */
 export function findUnsupportedSchemaFeature(schema: unknown): SchemaProblem | null {
@@ -28,45 +31,6 @@ export function findUnsupportedSchemaFeature(schema: unknown): SchemaProblem | n
     throw err;
   }
 }
-
-/** Keywords that carry no constraint. */
-const ANNOTATIONS = new Set([
-  'title',
-  'description',
-  '$schema',
-  '$id',
-  'examples',
-  'default',
-  '$comment',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  'strict',
-  '$defs',
-  'definitions',
-]);
-
-const TYPES = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'] as const;
-type TypeName = (typeof TYPES)[number];
-
-/** Keywords by the type they constrain; used to infer a missing `type`. */
-const TYPE_KEYWORDS: Record<string, TypeName> = {
-  minLength: 'string',
-  maxLength: 'string',
-  format: 'string',
-  minimum: 'number',
-  properties: 'object',
-  required: 'object',
-  additionalProperties: 'object',
-  items: 'array',
-  prefixItems: 'array',
-  minItems: 'array',
-  maxItems: 'array',
-  uniqueItems: 'array',
-};
-
-/** Keywords that replace the whole schema; only annotations and `type` (for enum/const) may sit beside them. */
-const COMBINATORS = ['$ref', 'allOf', 'anyOf', 'oneOf', 'const', 'enum'];
 
 const ANY: SchemaNode = { kind: 'any' };
 
@@ -246,94 +210,4 @@ class SchemaResolver {
       fail(at(path, 'minItems'), 'minItems', '`minItems` exceeds the items allowed');
     return { kind: 'array', prefix, items, minItems, maxItems };
   }
-}
-
-function stringNode(schema: Record<string, unknown>, path: string): SchemaNode {
-  const minLength = count(schema, 'minLength', path) ?? 0;
-  const maxLength = count(schema, 'maxLength', path);
-  if (maxLength !== null && minLength > maxLength)
-    fail(at(path, 'maxLength'), 'maxLength', '`maxLength` is below `minLength`');
-  const format = schema.format;
-  if (format === undefined) return { kind: 'string', minLength, maxLength, format: null };
-  if (!STRING_FORMATS.includes(format as StringFormat)) {
-    fail(
-      at(path, 'format'),
-      'format',
-      `format "${String(format)}" is not supported (supported: ${STRING_FORMATS.join(', ')})`,
-    );
-  }
-  // Formats have fixed shapes; length limits must not cut into them.
-  const [lo, hi] = FORMAT_LENGTHS[format as StringFormat];
-  if (minLength > lo || (maxLength !== null && maxLength < hi)) {
-    fail(at(path, 'format'), 'format', `length limits cannot be combined with format "${String(format)}"`);
-  }
-  return { kind: 'string', minLength: 0, maxLength: null, format: format as StringFormat };
-}
-
-function checkNumericKeywords(schema: Record<string, unknown>, path: string): void {
-  // Only minimum: 0 is enforceable (by leaving out the minus sign); ranges would need digit-level grammars.
-  if (schema.minimum !== undefined && schema.minimum !== 0)
-    fail(at(path, 'minimum'), 'minimum', 'only `minimum: 0` is supported');
-}
-
-function inferTypes(keywords: string[]): TypeName[] {
-  return [...new Set(keywords.filter((k) => Object.hasOwn(TYPE_KEYWORDS, k)).map((k) => TYPE_KEYWORDS[k]))];
-}
-
-function readTypes(type: unknown, path: string): TypeName[] {
-  const list = Array.isArray(type) ? type : [type];
-  for (const t of list) if (!TYPES.includes(t as TypeName)) fail(path, 'type', `unknown type ${JSON.stringify(t)}`);
-  if (list.length === 0) fail(path, 'type', '`type` must not be empty');
-  // integer is a subset of number: keep the wider one when both are listed.
-  const types = [...new Set(list as TypeName[])];
-  return types.includes('number') ? types.filter((t) => t !== 'integer') : types;
-}
-
-function hasType(value: unknown, type: TypeName): boolean {
-  switch (type) {
-    case 'integer':
-      return Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number';
-    case 'null':
-      return value === null;
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isObject(value);
-    default:
-      return typeof value === type;
-  }
-}
-
-function count(schema: Record<string, unknown>, keyword: string, path: string): number | null {
-  const value = schema[keyword];
-  if (value === undefined) return null;
-  if (!Number.isSafeInteger(value) || (value as number) < 0)
-    fail(at(path, keyword), keyword, `\`${keyword}\` must be a non-negative integer`);
-  return value as number;
-}
-
-function dedupe(nodes: SchemaNode[]): SchemaNode[] {
-  const seen = new Set<string>();
-  return nodes.filter((n) => {
-    // Only literals are compared by value; other nodes are cheap enough to keep.
-    if (n.kind !== 'literal') return true;
-    if (seen.has(n.json)) return false;
-    seen.add(n.json);
-    return true;
-  });
-}
-
-function isJsonValue(value: unknown): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every(isJsonValue);
-  return isObject(value) && Object.values(value).every(isJsonValue);
-}
-
-const at = (path: string, key: string) => (path ? `${path}.${key}` : key);
-
-function fail(path: string, feature: string, message: string): never {
-  throw new UnsupportedSchemaError({ path, feature, message });
 }
