@@ -13,20 +13,17 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type ContentPart, type ImageContentPart } from '@conveyor/openai';
-import type { ChatTurn, GenerationJobData, OutputFormat, ToolChoice, ToolSpec, TurnPart } from '@conveyor/queue';
-import { findUnsupportedSchemaFeature } from '@conveyor/structured';
+import { ErrorCode, type ContentPart } from '@conveyor/openai';
+import type { GenerationJobData } from '@conveyor/queue';
+import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
+import { checkTools, jobTools, outputFormat } from './chat-tools.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
-import {
-  checkImageDataUriBytes,
-  parseImageDataUri,
-  type DecodedImage,
-  type ImageLimits,
-} from './image-data-uri.parser.js';
+import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
 import { RequestProblem } from './request-problem.js';
 import { given } from './sampling-fields.dto.js';
+import { checkSchema } from './schema-checks.js';
 import { ToolChoiceConstraint } from './tool-choice.validator.js';
 import { ResponseFormatDto, ToolDto } from './tools.dto.js';
 
@@ -117,13 +114,13 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
    * silently ignoring what the caller asked for.
    */
   check(deployment: DeploymentTraits, images: ImageLimits): void {
-    this.checkMessages(deployment, images);
+    checkMessages(this.messages, deployment, images);
     this.checkPromptLength(deployment, this.promptChars(), 'messages');
     this.checkGeneration(deployment, this.maxTokens(deployment), given(this.n) ?? 1);
     if (given(this.top_logprobs) !== undefined && this.logprobs !== true) {
       throw new RequestProblem('top_logprobs requires logprobs to be true.', 'top_logprobs');
     }
-    this.checkTools();
+    checkTools(this);
     const format = given(this.response_format);
     if (format?.type === 'json_schema') {
       if (!format.json_schema) {
@@ -143,7 +140,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       );
     }
     // Last: decoding is the costliest check, and a request refused for another reason need not pay it.
-    this.decodeImages(images);
+    decodeImages(this.messages, images, this.#images);
   }
 
   /** The images `check` decoded, each once (a conversation may carry one image in several turns). */
@@ -157,8 +154,8 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       requestId,
       deployment: deployment.id,
       messages: this.messages.map((m) => toTurn(m, this.#images)),
-      ...this.jobTools(),
-      responseFormat: this.outputFormat(),
+      ...jobTools(this),
+      responseFormat: outputFormat(this),
       sampling: this.sampling(deployment.defaults),
       maxTokens: this.maxTokens(deployment),
       stop: this.stopList(),
@@ -178,152 +175,4 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
     }
     return chars;
   }
-
-  private checkMessages(deployment: DeploymentTraits, limits: ImageLimits): void {
-    const callIds = new Set<string>();
-    let firstImage: string | null = null;
-    for (const [i, m] of this.messages.entries()) {
-      if (m.role === 'assistant') for (const call of m.tool_calls ?? []) callIds.add(call.id);
-      if (m.role === 'tool' && !callIds.has(m.tool_call_id as string)) {
-        throw new RequestProblem(
-          `messages[${i}] answers tool call '${m.tool_call_id}', which no earlier assistant message made.`,
-          `messages[${i}].tool_call_id`,
-        );
-      }
-      if (!Array.isArray(m.content)) continue;
-      for (const [j, part] of m.content.entries()) {
-        if (part.type !== 'image_url') continue;
-        const at = `messages[${i}].content[${j}]`;
-        firstImage ??= at;
-        // Never fetched: a URL here would let any caller make this server reach into its network.
-        if (part.image_url.url.slice(0, 5).toLowerCase() !== 'data:') {
-          throw new RequestProblem(
-            'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
-            `${at}.image_url.url`,
-            ErrorCode.invalidImageUrl,
-          );
-        }
-        // Every image's size before what the deployment reads: a payload limit, as the body's, whatever the deployment.
-        checkImageDataUriBytes(part.image_url.url, limits, `${at}.image_url.url`);
-      }
-    }
-    // OpenAI names the part's type for a model without vision, and so does this.
-    if (firstImage && !deployment.vision) {
-      throw new RequestProblem(
-        `Invalid content type: image_url is only supported by deployments with a vision model; '${deployment.id}' reads text only.`,
-        `${firstImage}.type`,
-        ErrorCode.modelNotSupported,
-      );
-    }
-  }
-
-  /** Decodes every image part, in order, after counting them: a request over the count decodes none. */
-  private decodeImages(limits: ImageLimits): void {
-    this.#images.clear();
-    const parts: { part: ImageContentPart; at: string }[] = [];
-    for (const [i, m] of this.messages.entries()) {
-      if (!Array.isArray(m.content)) continue;
-      for (const [j, part] of m.content.entries()) {
-        if (part.type === 'image_url') parts.push({ part, at: `messages[${i}].content[${j}]` });
-      }
-    }
-    if (parts.length > limits.maxCount) {
-      throw new RequestProblem(
-        `The request carries ${parts.length} images; a request may carry at most ${limits.maxCount}.`,
-        parts[limits.maxCount]!.at,
-        ErrorCode.tooManyImages,
-      );
-    }
-    for (const { part, at } of parts) {
-      this.#images.set(part, parseImageDataUri(part.image_url.url, limits, `${at}.image_url.url`));
-    }
-  }
-
-  private checkTools(): void {
-    const tools = this.tools ?? [];
-    const names = new Set<string>();
-    for (const [i, tool] of tools.entries()) {
-      if (names.has(tool.function.name)) {
-        throw new RequestProblem(`Tool name '${tool.function.name}' is used twice.`, `tools[${i}].function.name`);
-      }
-      names.add(tool.function.name);
-      const parameters = given(tool.function.parameters);
-      if (parameters !== undefined) checkSchema(parameters, `tools[${i}].function.parameters`);
-    }
-    const choice = given(this.tool_choice);
-    if (choice === undefined || choice === 'none' || choice === 'auto') return;
-    if (!tools.length) throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs tools.`, 'tool_choice');
-    if (typeof choice === 'object' && !names.has(choice.function.name)) {
-      throw new RequestProblem(
-        `tool_choice names '${choice.function.name}', which is not one of the tools.`,
-        'tool_choice.function.name',
-      );
-    }
-  }
-
-  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
-    const choice = given(this.tool_choice);
-    // With "none", the model is not told about the tools at all, so it cannot start a call.
-    if (!this.tools?.length || choice === 'none') return {};
-    const tools = this.tools.map((t): ToolSpec => ({
-      name: t.function.name,
-      ...(t.function.description ? { description: t.function.description } : {}),
-      ...(t.function.parameters ? { parameters: t.function.parameters } : {}),
-    }));
-    return {
-      tools,
-      toolChoice: typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto'),
-      ...(this.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
-    };
-  }
-
-  private outputFormat(): OutputFormat | undefined {
-    const format = given(this.response_format);
-    if (format?.type === 'json_object') return { type: 'json_object' };
-    if (format?.type === 'json_schema' && format.json_schema) {
-      const schema = given(format.json_schema.schema);
-      return schema === undefined
-        ? { type: 'json_object' }
-        : { type: 'json_schema', name: format.json_schema.name, schema };
-    }
-    return undefined;
-  }
-}
-
-/** Refuses a JSON Schema with a keyword the grammar cannot enforce, naming it by its path. */
-export function checkSchema(schema: unknown, param: string): void {
-  const problem = findUnsupportedSchemaFeature(schema);
-  if (!problem) return;
-  const at = problem.path ? `${param}.${problem.path}` : param;
-  throw new RequestProblem(
-    `${problem.message} (at ${at}). Structured output cannot enforce "${problem.feature}".`,
-    at,
-    ErrorCode.unsupportedSchemaFeature,
-  );
-}
-
-export function toTurn(m: ChatMessageDto, images: ReadonlyMap<ContentPart, DecodedImage>): ChatTurn {
-  const parts = typeof m.content === 'string' ? [] : (m.content ?? []);
-  const content =
-    typeof m.content === 'string'
-      ? m.content
-      : parts
-          .filter((p) => p.type === 'text')
-          .map((p) => p.text)
-          .join('\n');
-  // "developer" is OpenAI's newer name for the system role.
-  const turn: ChatTurn = { role: m.role === 'developer' ? 'system' : m.role, content };
-  if (parts.some((p) => p.type === 'image_url')) {
-    turn.parts = parts.map((p): TurnPart => {
-      if (p.type === 'text') return { type: 'text', text: p.text };
-      const image = images.get(p);
-      if (!image) throw new Error('A request with images is checked (which decodes them) before it becomes a job.');
-      return { type: 'image', image: image.ref };
-    });
-  }
-  if (m.role === 'assistant' && m.tool_calls?.length) {
-    turn.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-  }
-  if (m.role === 'tool') turn.toolCallId = m.tool_call_id as string;
-  return turn;
 }

@@ -13,7 +13,7 @@ import {
 } from 'class-validator';
 import { ErrorCode, type ContentBlockParam, type ImageBlockParam, type TextBlockParam } from '@conveyor/openai';
 import type { ChatTurn, ToolChoice, ToolSpec } from '@conveyor/queue';
-import { checkSchema, MAX_MESSAGES } from './chat-completion-request.dto.js';
+import { MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { checkPromptLength } from './generation-checks.js';
 import {
@@ -27,6 +27,7 @@ import { MessageParamDto, MessagesToolChoiceDto, MessagesToolDto, ThinkingConfig
 import { imageDataUri, messagesChars, messagesToTurns, systemTurns } from './messages-turns.js';
 import { RequestProblem } from './request-problem.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
+import { checkSchema } from './schema-checks.js';
 
 /**
  * What Anthropic's Messages body says about the prompt: the model, system, messages, tools and

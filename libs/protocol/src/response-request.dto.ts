@@ -17,25 +17,14 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ErrorCode, type InputContentPart, type ResponseInputItem } from '@conveyor/openai';
-import type { GenerationJobData, OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
-import { checkSchema } from './chat-completion-request.dto.js';
+import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
-import {
-  checkImageDataUriBytes,
-  parseImageDataUri,
-  type DecodedImage,
-  type ImageLimits,
-} from './image-data-uri.parser.js';
+import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
-import {
-  ResponseInputConstraint,
-  checkCallOutputs,
-  imageParts,
-  inputItems,
-  itemChars,
-  itemsToTurns,
-} from './response-input.js';
+import { decodeImages } from './response-images.js';
+import { ResponseInputConstraint, checkCallOutputs, inputItems, itemChars, itemsToTurns } from './response-input.js';
+import { checkFormat, checkTools, jobTools, outputFormat } from './response-tools.js';
 import {
   ResponseReasoningDto,
   ResponseTextDto,
@@ -217,9 +206,9 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         ErrorCode.contextLengthExceeded,
       );
     }
-    this.checkTools();
-    this.checkFormat();
-    this.decodeImages(deployment, images);
+    checkTools(this);
+    checkFormat(this);
+    decodeImages(this.#history, this.items(), deployment, images, this.#images);
   }
 
   decodedImages(): DecodedImage[] {
@@ -235,8 +224,8 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
         ...itemsToTurns(this.conversation(), this.#images),
       ],
-      ...this.jobTools(),
-      responseFormat: this.outputFormat(),
+      ...jobTools(this),
+      responseFormat: outputFormat(this),
       sampling: {
         ...this.knobs(deployment.defaults),
         seed: given(this.seed),
@@ -246,104 +235,5 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       stop: [],
       enqueuedAt: now,
     };
-  }
-
-  private checkTools(): void {
-    const tools = this.tools ?? [];
-    const names = new Set<string>();
-    for (const [i, tool] of tools.entries()) {
-      if (names.has(tool.name)) throw new RequestProblem(`Tool name '${tool.name}' is used twice.`, `tools[${i}].name`);
-      names.add(tool.name);
-      const parameters = given(tool.parameters);
-      if (parameters !== undefined) checkSchema(parameters, `tools[${i}].parameters`);
-    }
-    const choice = given(this.tool_choice);
-    if (choice === undefined || choice === 'none' || choice === 'auto') return;
-    if (!tools.length) throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs tools.`, 'tool_choice');
-    if (typeof choice === 'object' && !names.has(choice.name))
-      throw new RequestProblem(
-        `tool_choice names '${choice.name}', which is not one of the tools.`,
-        'tool_choice.name',
-      );
-  }
-
-  private checkFormat(): void {
-    const format = given(this.text?.format);
-    if (!format || format.type === 'text') return;
-    if (format.type === 'json_schema') {
-      if (!given(format.name))
-        throw new RequestProblem('text.format of type json_schema needs a name.', 'text.format.name');
-      const schema = given(format.schema);
-      if (schema !== undefined) checkSchema(schema, 'text.format.schema');
-    }
-    if (this.tools?.length && this.tool_choice !== 'none') {
-      throw new RequestProblem(
-        'text.format cannot be combined with tools unless tool_choice is "none".',
-        'text.format',
-        ErrorCode.unsupportedParameter,
-      );
-    }
-  }
-
-  /** Counts, then decodes, every image of the conversation (earlier turns' too: the job refers to them all). */
-  private decodeImages(deployment: DeploymentTraits, limits: ImageLimits): void {
-    this.#images.clear();
-    const parts = [...imageParts(this.#history, 'previous_response_id'), ...imageParts(this.items(), 'input')];
-    if (!parts.length) return;
-    if (!deployment.vision) {
-      throw new RequestProblem(
-        `Invalid content type: input_image is only supported by deployments with a vision model; '${deployment.id}' reads text only.`,
-        `${parts[0]!.at}.type`,
-        ErrorCode.modelNotSupported,
-      );
-    }
-    if (parts.length > limits.maxCount) {
-      throw new RequestProblem(
-        `The conversation carries ${parts.length} images; a request may carry at most ${limits.maxCount}.`,
-        parts[limits.maxCount]!.at,
-        ErrorCode.tooManyImages,
-      );
-    }
-    for (const { part, at } of parts) {
-      const url = given(part.image_url);
-      if (url === undefined) throw RequestProblem.unsupported('input_image by file_id', `${at}.file_id`);
-      // Never fetched: a URL here would let any caller make this server reach into its network.
-      if (url.slice(0, 5).toLowerCase() !== 'data:') {
-        throw new RequestProblem(
-          'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
-          `${at}.image_url`,
-          ErrorCode.invalidImageUrl,
-        );
-      }
-      checkImageDataUriBytes(url, limits, `${at}.image_url`);
-    }
-    for (const { part, at } of parts)
-      this.#images.set(part, parseImageDataUri(part.image_url!, limits, `${at}.image_url`));
-  }
-
-  private jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
-    const choice = given(this.tool_choice);
-    // With "none", the model is not told about the tools at all, so it cannot start a call.
-    if (!this.tools?.length || choice === 'none') return {};
-    const tools = this.tools.map((t): ToolSpec => ({
-      name: t.name,
-      ...(t.description ? { description: t.description } : {}),
-      ...(t.parameters ? { parameters: t.parameters } : {}),
-    }));
-    return {
-      tools,
-      toolChoice: typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
-      ...(this.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
-    };
-  }
-
-  private outputFormat(): OutputFormat | undefined {
-    const format = given(this.text?.format);
-    if (format?.type === 'json_object') return { type: 'json_object' };
-    if (format?.type !== 'json_schema') return undefined;
-    const schema = given(format.schema);
-    return schema === undefined
-      ? { type: 'json_object' }
-      : { type: 'json_schema', name: format.name ?? 'output', schema };
   }
 }

@@ -15,7 +15,8 @@ import {
 } from 'class-validator';
 import { ErrorCode } from '@conveyor/openai';
 import type { TokenizeInput } from '@conveyor/queue';
-import { MAX_MESSAGES, toTurn } from './chat-completion-request.dto.js';
+import { MAX_MESSAGES } from './chat-completion-request.dto.js';
+import { toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { checkGenerates, checkPromptLength } from './generation-checks.js';

@@ -1,0 +1,77 @@
+import { ErrorCode } from '@conveyor/openai';
+import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
+import { RequestProblem } from './request-problem.js';
+import type { ResponseRequestDto } from './response-request.dto.js';
+import { given } from './sampling-fields.dto.js';
+import { checkSchema } from './schema-checks.js';
+
+/** The responses body's fields that name its tools and the reply's format. */
+type ToolFields = Pick<ResponseRequestDto, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'text'>;
+
+/** Refuses a tool name used twice, a parameters schema the grammar cannot enforce, and a tool_choice naming no tool. */
+export function checkTools(request: ToolFields): void {
+  const tools = request.tools ?? [];
+  const names = new Set<string>();
+  for (const [i, tool] of tools.entries()) {
+    if (names.has(tool.name)) throw new RequestProblem(`Tool name '${tool.name}' is used twice.`, `tools[${i}].name`);
+    names.add(tool.name);
+    const parameters = given(tool.parameters);
+    if (parameters !== undefined) checkSchema(parameters, `tools[${i}].parameters`);
+  }
+  const choice = given(request.tool_choice);
+  if (choice === undefined || choice === 'none' || choice === 'auto') return;
+  if (!tools.length) throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs tools.`, 'tool_choice');
+  if (typeof choice === 'object' && !names.has(choice.name))
+    throw new RequestProblem(`tool_choice names '${choice.name}', which is not one of the tools.`, 'tool_choice.name');
+}
+
+/** Refuses a json_schema format without a name or with a schema the grammar cannot enforce, and a format beside callable tools. */
+export function checkFormat(request: ToolFields): void {
+  const format = given(request.text?.format);
+  if (!format || format.type === 'text') return;
+  if (format.type === 'json_schema') {
+    if (!given(format.name))
+      throw new RequestProblem('text.format of type json_schema needs a name.', 'text.format.name');
+    const schema = given(format.schema);
+    if (schema !== undefined) checkSchema(schema, 'text.format.schema');
+  }
+  if (request.tools?.length && request.tool_choice !== 'none') {
+    throw new RequestProblem(
+      'text.format cannot be combined with tools unless tool_choice is "none".',
+      'text.format',
+      ErrorCode.unsupportedParameter,
+    );
+  }
+}
+
+/** The tools the job offers the model, and its choice among them; none when tool_choice is "none". */
+export function jobTools(request: ToolFields): {
+  tools?: ToolSpec[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+} {
+  const choice = given(request.tool_choice);
+  // With "none", the model is not told about the tools at all, so it cannot start a call.
+  if (!request.tools?.length || choice === 'none') return {};
+  const tools = request.tools.map((t): ToolSpec => ({
+    name: t.name,
+    ...(t.description ? { description: t.description } : {}),
+    ...(t.parameters ? { parameters: t.parameters } : {}),
+  }));
+  return {
+    tools,
+    toolChoice: typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
+    ...(request.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
+  };
+}
+
+/** The job's reply format from text.format: none for plain text. */
+export function outputFormat(request: ToolFields): OutputFormat | undefined {
+  const format = given(request.text?.format);
+  if (format?.type === 'json_object') return { type: 'json_object' };
+  if (format?.type !== 'json_schema') return undefined;
+  const schema = given(format.schema);
+  return schema === undefined
+    ? { type: 'json_object' }
+    : { type: 'json_schema', name: format.name ?? 'output', schema };
+}
