@@ -2,43 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { ErrorCode } from '@conveyor/openai';
 import type { ReplyEvent } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import {
-  ClientGone,
-  ReplyDeadlines,
-  ReplyOutcome,
-  readReply,
-  replyError,
-  type DeadlineOptions,
-} from './reply-reader.js';
-import type { OutputEvent } from './reply-run.js';
+import { ClientGone, ReplyDeadlines, ReplyOutcome, readReply } from './reply-reader.js';
 import { ReplySubscription } from './reply-subscription.js';
+import { drain } from '../../../../test/support/drain.js';
 import { rejection } from '../../../../test/support/rejection.js';
-
-const start = (attempt = 1, seq = 0, resumed = false): ReplyEvent => ({
-  type: 'start',
-  attempt,
-  seq,
-  promptTokens: 3,
-  resumed,
-});
-const delta = (text: string, seq: number, attempt = 1): ReplyEvent => ({ type: 'delta', attempt, seq, text });
-const end = (seq: number, attempt = 1): ReplyEvent => ({
-  type: 'end',
-  attempt,
-  seq,
-  finishReason: 'length',
-  usage: { promptTokens: 3, completionTokens: 2 },
-});
-const errorEvent = (status: number, code: string, seq = 1): Extract<ReplyEvent, { type: 'error' }> => ({
-  type: 'error',
-  attempt: 1,
-  seq,
-  status,
-  code,
-  message: `worker says ${code}`,
-});
-
-const shuttingDown = () => new OpenAiHttpError(503, 'service_unavailable', 'bye', null, ErrorCode.serverShuttingDown);
+import { delta, end, errorEvent, shuttingDown, start } from '../../../../test/support/reply-events.js';
 
 // Fake timers throughout: the deadlines are timers, and a test must never wait for one.
 beforeEach(() => {
@@ -46,166 +14,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   jest.useRealTimers();
-});
-
-describe('ReplyDeadlines', () => {
-  const setup = (
-    options: Partial<DeadlineOptions> = {},
-    onQueueTimeout: () => Promise<Error | null> = async () => null,
-  ) => {
-    const failures: unknown[] = [];
-    const source = { fail: (error: unknown) => void failures.push(error) };
-    let queueTimeouts = 0;
-    const deadlines = new ReplyDeadlines(source, {
-      requestTimeoutMs: 10_000,
-      queueTimeoutMs: 1_000,
-      onQueueTimeout: () => {
-        queueTimeouts++;
-        return onQueueTimeout();
-      },
-      ...options,
-    });
-    return { deadlines, failures, queueTimeouts: () => queueTimeouts };
-  };
-
-  it('fails the source with a 504 timeout error at the request deadline', async () => {
-    const { failures } = setup({ queueTimeoutMs: null });
-    await jest.advanceTimersByTimeAsync(9_999);
-    expect(failures).toEqual([]);
-    await jest.advanceTimersByTimeAsync(1);
-    expect(failures).toHaveLength(1);
-    const error = failures[0] as OpenAiHttpError;
-    expect(error).toBeInstanceOf(OpenAiHttpError);
-    expect(error.status).toBe(504);
-    expect(error.type).toBe('server_error');
-    expect(error.code).toBe(ErrorCode.timeout);
-    expect(error.message).toContain('10000 ms');
-  });
-
-  it('asks to withdraw an untaken job at the queue deadline and fails the source with its error', async () => {
-    const withdrawn = new Error('no worker took it');
-    const { failures, queueTimeouts } = setup({}, async () => withdrawn);
-    await jest.advanceTimersByTimeAsync(999);
-    expect(queueTimeouts()).toBe(0);
-    await jest.advanceTimersByTimeAsync(1);
-    expect(queueTimeouts()).toBe(1);
-    expect(failures).toEqual([withdrawn]);
-  });
-
-  it('leaves the source alone when the queue deadline finds a worker took the job after all', async () => {
-    const { failures, queueTimeouts } = setup({}, async () => null);
-    await jest.advanceTimersByTimeAsync(1_000);
-    expect(queueTimeouts()).toBe(1);
-    expect(failures).toEqual([]);
-  });
-
-  it('leaves the source alone when taking the job back fails', async () => {
-    const { failures, queueTimeouts } = setup({}, () => Promise.reject(new Error('Redis is away')));
-    await jest.advanceTimersByTimeAsync(1_000);
-    expect(queueTimeouts()).toBe(1);
-    expect(failures).toEqual([]);
-  });
-
-  it('does not apply the queue deadline once a worker has taken the job', async () => {
-    const { deadlines, failures, queueTimeouts } = setup({}, async () => new Error('withdrawn'));
-    await jest.advanceTimersByTimeAsync(500);
-    deadlines.markTaken();
-    await jest.advanceTimersByTimeAsync(5_000);
-    expect(queueTimeouts()).toBe(0);
-    expect(failures).toEqual([]);
-  });
-
-  it('has no queue deadline for a job already running (a resumed reply)', async () => {
-    const { failures, queueTimeouts } = setup({ queueTimeoutMs: null }, async () => new Error('withdrawn'));
-    await jest.advanceTimersByTimeAsync(9_999);
-    expect(queueTimeouts()).toBe(0);
-    expect(failures).toEqual([]);
-  });
-
-  it('stops both deadlines on clear', async () => {
-    const { deadlines, failures, queueTimeouts } = setup({}, async () => new Error('withdrawn'));
-    deadlines.clear();
-    await jest.advanceTimersByTimeAsync(60_000);
-    expect(queueTimeouts()).toBe(0);
-    expect(failures).toEqual([]);
-  });
-});
-
-describe('ReplyOutcome', () => {
-  it('starts abandoned, which cancels the job', () => {
-    const outcome = new ReplyOutcome();
-    expect(outcome.label).toBe('abandoned');
-    expect(outcome.finished).toBe(false);
-    expect(outcome.cancelsJob).toBe(true);
-  });
-
-  it('is labelled by the finish reason and keeps the usage of a finished reply, which cancels nothing', () => {
-    const outcome = new ReplyOutcome();
-    outcome.ended(end(3) as Extract<ReplyEvent, { type: 'end' }>);
-    expect(outcome.label).toBe('length');
-    expect(outcome.usage).toEqual({ promptTokens: 3, completionTokens: 2 });
-    expect(outcome.finished).toBe(true);
-    expect(outcome.cancelsJob).toBe(false);
-  });
-
-  it("is labelled by the worker's error code when the worker reported an error, which cancels nothing", () => {
-    const outcome = new ReplyOutcome();
-    const event = errorEvent(400, ErrorCode.contextLengthExceeded);
-    outcome.ended(event);
-    // The reader then raises the event as an error: the label stays the worker's.
-    outcome.failed(replyError(event));
-    expect(outcome.label).toBe(ErrorCode.contextLengthExceeded);
-    expect(outcome.cancelsJob).toBe(false);
-  });
-
-  it('is client_gone when the client left, which cancels the job', () => {
-    const outcome = new ReplyOutcome();
-    outcome.failed(new ClientGone());
-    expect(outcome.label).toBe('client_gone');
-    expect(outcome.cancelsJob).toBe(true);
-  });
-
-  it('is labelled by the code of an HTTP error (a deadline), which cancels the job', () => {
-    const outcome = new ReplyOutcome();
-    outcome.failed(OpenAiHttpError.timeout(5));
-    expect(outcome.label).toBe(ErrorCode.timeout);
-    expect(outcome.cancelsJob).toBe(true);
-  });
-
-  it('is error for an HTTP error without a code and for any other failure', () => {
-    const uncoded = new ReplyOutcome();
-    uncoded.failed(new OpenAiHttpError(500, 'server_error', 'no code'));
-    expect(uncoded.label).toBe('error');
-    const other = new ReplyOutcome();
-    other.failed(new Error('boom'));
-    expect(other.label).toBe('error');
-    expect(other.cancelsJob).toBe(true);
-  });
-
-  it('keeps the job running when the server is shutting down, so the client can resume elsewhere', () => {
-    const outcome = new ReplyOutcome();
-    outcome.failed(shuttingDown());
-    expect(outcome.label).toBe(ErrorCode.serverShuttingDown);
-    expect(outcome.finished).toBe(false);
-    expect(outcome.cancelsJob).toBe(false);
-  });
-});
-
-describe('replyError', () => {
-  it('is the HTTP error with the status, its type and the code of the event', () => {
-    const badInput = replyError(errorEvent(400, ErrorCode.contextLengthExceeded));
-    expect(badInput).toMatchObject({
-      status: 400,
-      type: 'invalid_request_error',
-      code: ErrorCode.contextLengthExceeded,
-      message: 'worker says context_length_exceeded',
-      param: null,
-    });
-    expect(replyError(errorEvent(500, ErrorCode.generationFailed))).toMatchObject({
-      status: 500,
-      type: 'server_error',
-    });
-  });
 });
 
 describe('readReply', () => {
@@ -237,12 +45,6 @@ describe('readReply', () => {
       closes: () => closes,
       queueTimeouts: () => queueTimeouts,
     };
-  };
-
-  const drain = async (events: AsyncGenerator<OutputEvent>): Promise<OutputEvent[]> => {
-    const seen: OutputEvent[] = [];
-    for await (const event of events) seen.push(event);
-    return seen;
   };
 
   it('hands on the events in order and returns at the end event, finishing once with a finished outcome', async () => {
@@ -381,35 +183,5 @@ describe('readReply', () => {
     expect(await drain(cut.events)).toEqual([start()]);
     expect(cut.outcomes).toHaveLength(1);
     expect(cut.outcomes[0].cancelsJob).toBe(true);
-  });
-});
-
-describe('replyError', () => {
-  it("answers a worker's error event with its status, code and the field it names", () => {
-    const error = replyError({
-      type: 'error',
-      attempt: 1,
-      seq: 0,
-      status: 400,
-      code: 'invalid_value',
-      message: 'The prompt is empty.',
-      param: 'prompt',
-    });
-    expect(error.status).toBe(400);
-    expect(error.toBody()).toEqual({
-      error: { message: 'The prompt is empty.', type: 'invalid_request_error', param: 'prompt', code: 'invalid_value' },
-    });
-  });
-
-  it('names no field when the worker names none', () => {
-    const error = replyError({
-      type: 'error',
-      attempt: 1,
-      seq: 0,
-      status: 500,
-      code: 'generation_failed',
-      message: 'x',
-    });
-    expect(error.toBody().error).toMatchObject({ type: 'server_error', param: null, code: 'generation_failed' });
   });
 });

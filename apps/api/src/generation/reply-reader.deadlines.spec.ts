@@ -1,0 +1,95 @@
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { ErrorCode } from '@conveyor/openai';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { ReplyDeadlines, type DeadlineOptions } from './reply-reader.js';
+
+// Fake timers throughout: the deadlines are timers, and a test must never wait for one.
+beforeEach(() => {
+  jest.useFakeTimers();
+});
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('ReplyDeadlines', () => {
+  const setup = (
+    options: Partial<DeadlineOptions> = {},
+    onQueueTimeout: () => Promise<Error | null> = async () => null,
+  ) => {
+    const failures: unknown[] = [];
+    const source = { fail: (error: unknown) => void failures.push(error) };
+    let queueTimeouts = 0;
+    const deadlines = new ReplyDeadlines(source, {
+      requestTimeoutMs: 10_000,
+      queueTimeoutMs: 1_000,
+      onQueueTimeout: () => {
+        queueTimeouts++;
+        return onQueueTimeout();
+      },
+      ...options,
+    });
+    return { deadlines, failures, queueTimeouts: () => queueTimeouts };
+  };
+
+  it('fails the source with a 504 timeout error at the request deadline', async () => {
+    const { failures } = setup({ queueTimeoutMs: null });
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(failures).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(failures).toHaveLength(1);
+    const error = failures[0] as OpenAiHttpError;
+    expect(error).toBeInstanceOf(OpenAiHttpError);
+    expect(error.status).toBe(504);
+    expect(error.type).toBe('server_error');
+    expect(error.code).toBe(ErrorCode.timeout);
+    expect(error.message).toContain('10000 ms');
+  });
+
+  it('asks to withdraw an untaken job at the queue deadline and fails the source with its error', async () => {
+    const withdrawn = new Error('no worker took it');
+    const { failures, queueTimeouts } = setup({}, async () => withdrawn);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(queueTimeouts()).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(queueTimeouts()).toBe(1);
+    expect(failures).toEqual([withdrawn]);
+  });
+
+  it('leaves the source alone when the queue deadline finds a worker took the job after all', async () => {
+    const { failures, queueTimeouts } = setup({}, async () => null);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(queueTimeouts()).toBe(1);
+    expect(failures).toEqual([]);
+  });
+
+  it('leaves the source alone when taking the job back fails', async () => {
+    const { failures, queueTimeouts } = setup({}, () => Promise.reject(new Error('Redis is away')));
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(queueTimeouts()).toBe(1);
+    expect(failures).toEqual([]);
+  });
+
+  it('does not apply the queue deadline once a worker has taken the job', async () => {
+    const { deadlines, failures, queueTimeouts } = setup({}, async () => new Error('withdrawn'));
+    await jest.advanceTimersByTimeAsync(500);
+    deadlines.markTaken();
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(queueTimeouts()).toBe(0);
+    expect(failures).toEqual([]);
+  });
+
+  it('has no queue deadline for a job already running (a resumed reply)', async () => {
+    const { failures, queueTimeouts } = setup({ queueTimeoutMs: null }, async () => new Error('withdrawn'));
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(queueTimeouts()).toBe(0);
+    expect(failures).toEqual([]);
+  });
+
+  it('stops both deadlines on clear', async () => {
+    const { deadlines, failures, queueTimeouts } = setup({}, async () => new Error('withdrawn'));
+    deadlines.clear();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(queueTimeouts()).toBe(0);
+    expect(failures).toEqual([]);
+  });
+});

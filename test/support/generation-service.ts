@@ -1,0 +1,123 @@
+/**
+ * A GenerationService over the in-memory stand-ins, as each of its specs builds it afresh: two deployments,
+ * short deadlines and a small queue, and the requests a feature service would make of it.
+ */
+import { expect } from '@jest/globals';
+import type { Histogram } from 'prom-client';
+import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
+import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
+import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
+import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
+import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
+import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
+import { NoRoutes } from './batch-fakes.js';
+import {
+  FakeAdmission,
+  FakeLiveWorkers,
+  FakeReplyRelay,
+  InMemoryImageStore,
+  InMemoryJobQueue,
+} from './generation-fakes.js';
+
+export const REQUEST_TIMEOUT_MS = 60_000;
+export const QUEUE_TIMEOUT_MS = 5_000;
+export const MAX_QUEUE_DEPTH = 3;
+
+function platformConfig(): PlatformConfig {
+  const base = loadConfig({});
+  const deployment = (id: string): DeploymentConfig => ({ ...base.deployments[0], id });
+  return {
+    ...base,
+    api: {
+      ...base.api,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      queueTimeoutMs: QUEUE_TIMEOUT_MS,
+      maxQueueDepth: MAX_QUEUE_DEPTH,
+    },
+    deployments: [deployment('alpha'), deployment('beta')],
+  };
+}
+
+export const OPTIONS: SubmitOptions = { idPrefix: 'chatcmpl-', stream: true, prompt: [], caller: 'anonymous' };
+
+export const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 4, resumed: false };
+export const delta = (text: string, seq: number): ReplyEvent => ({ type: 'delta', attempt: 1, seq, text });
+export const end = (seq: number): ReplyEvent => ({
+  type: 'end',
+  attempt: 1,
+  seq,
+  finishReason: 'stop',
+  usage: { promptTokens: 4, completionTokens: 2 },
+});
+
+export const keyOf = (requestId: string) => requestId;
+export const requestIdOf = (run: ReplyRun) => run.who.id.slice(OPTIONS.idPrefix.length);
+
+/** How many observations a histogram holds for a deployment. */
+export async function observations(histogram: Histogram<'deployment'>, deployment: string): Promise<number> {
+  const { values } = await histogram.get();
+  const count = values.find((v) => v.metricName?.endsWith('_count') && v.labels.deployment === deployment);
+  return count?.value ?? 0;
+}
+
+/**
+ * A fresh service and its stand-ins. `signal` is read at each request, not once: a test may replace its
+ * client between requests.
+ */
+export function generationHarness(signal: () => AbortSignal) {
+  const config = platformConfig();
+  const registry = new DeploymentRegistry(config);
+  const queue = new InMemoryJobQueue();
+  const relay = new FakeReplyRelay();
+  const workers = new FakeLiveWorkers({ alpha: 2, beta: 1 });
+  const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
+  const routing = new JobRouting(registry, new NoRoutes(), metrics);
+  const images = new InMemoryImageStore();
+  const service = new GenerationService(
+    config,
+    registry,
+    queue,
+    relay,
+    workers,
+    metrics,
+    new FakeAdmission(queue),
+    routing,
+    images,
+  );
+  /** Every job the builder was asked for, with the request id and time it was given. */
+  const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
+
+  /** The job builder a feature service passes for a request to `deployment`. */
+  const builderFor =
+    (deployment: DeploymentConfig) =>
+    (requestId: string, now: number): GenerationJobData => {
+      const job: GenerationJobData = {
+        requestId,
+        deployment: deployment.id,
+        messages: [{ role: 'user', content: 'Hi' }],
+        sampling: { temperature: 0 },
+        stop: [],
+        enqueuedAt: now,
+      };
+      built.push({ requestId, now, job });
+      return job;
+    };
+
+  /** What a feature service does with a request: find its deployment, then submit its job. */
+  const request = async (model: string, only?: DeploymentConfig): Promise<ReplyRun> => {
+    const deployment = service.deploymentFor(model, only);
+    return service.submit(deployment, builderFor(deployment), signal(), OPTIONS);
+  };
+
+  /** Asserts that nothing was queued, built or followed for a refused request. */
+  const expectNothingQueued = () => {
+    expect(built).toEqual([]);
+    expect(queue.enqueued).toEqual([]);
+    expect(relay.subscribed).toEqual([]);
+  };
+
+  return { registry, queue, relay, metrics, service, built, images, builderFor, request, expectNothingQueued };
+}
+
+export type GenerationHarness = ReturnType<typeof generationHarness>;
