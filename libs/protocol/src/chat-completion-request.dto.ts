@@ -17,7 +17,7 @@ import { ErrorCode, type ContentPart } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
-import { checkTools, jobTools, outputFormat } from './chat-tools.js';
+import { chatJobTools, checkTools, outputFormat } from './chat-tools.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
 import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
@@ -154,7 +154,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       requestId,
       deployment: deployment.id,
       messages: this.messages.map((m) => toTurn(m, this.#images)),
-      ...jobTools(this),
+      ...chatJobTools(this),
       responseFormat: outputFormat(this),
       sampling: this.sampling(deployment.defaults),
       maxTokens: this.maxTokens(deployment),

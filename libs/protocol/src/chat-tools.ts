@@ -1,5 +1,6 @@
-import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
+import type { OutputFormat } from '@conveyor/queue';
 import type { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
+import { jobTools, type JobTools } from './job-tools.js';
 import { RequestProblem } from './request-problem.js';
 import { given } from './sampling-fields.dto.js';
 import { checkSchema } from './schema-checks.js';
@@ -31,24 +32,13 @@ export function checkTools(request: ToolFields): void {
 }
 
 /** The tools the job offers the model, and its choice among them; none when tool_choice is "none". */
-export function jobTools(request: ToolFields): {
-  tools?: ToolSpec[];
-  toolChoice?: ToolChoice;
-  parallelToolCalls?: boolean;
-} {
+export function chatJobTools(request: ToolFields): JobTools {
   const choice = given(request.tool_choice);
-  // With "none", the model is not told about the tools at all, so it cannot start a call.
-  if (!request.tools?.length || choice === 'none') return {};
-  const tools = request.tools.map((t): ToolSpec => ({
-    name: t.function.name,
-    ...(t.function.description ? { description: t.function.description } : {}),
-    ...(t.function.parameters ? { parameters: t.function.parameters } : {}),
-  }));
-  return {
-    tools,
-    toolChoice: typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto'),
-    ...(request.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
-  };
+  return jobTools(
+    request.tools?.map((t) => t.function),
+    typeof choice === 'object' ? { name: choice.function.name } : (choice ?? 'auto'),
+    request.parallel_tool_calls !== false,
+  );
 }
 
 /** The job's reply format from response_format: none for plain text. */

@@ -12,10 +12,11 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ErrorCode, type ContentBlockParam, type ImageBlockParam, type TextBlockParam } from '@conveyor/openai';
-import type { ChatTurn, ToolChoice, ToolSpec } from '@conveyor/queue';
+import type { ChatTurn, ToolChoice } from '@conveyor/queue';
 import { MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { checkPromptLength } from './generation-checks.js';
+import { jobTools, type JobTools } from './job-tools.js';
 import {
   checkImageDataUriBytes,
   parseImageDataUri,
@@ -113,18 +114,19 @@ export class MessagesPromptDto extends SamplingFieldsDto {
   }
 
   /** The tools and the choice among them, as a job carries them; `none` tells the model of no tools. */
-  jobTools(): { tools?: ToolSpec[]; toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
+  jobTools(): JobTools {
     const choice = given(this.tool_choice);
-    if (!this.tools?.length || choice?.type === 'none') return {};
-    const tools = this.tools.map((t): ToolSpec => ({
-      name: t.name,
-      ...(t.description ? { description: t.description } : {}),
-      parameters: t.input_schema,
-    }));
     const toolChoice: ToolChoice =
-      choice?.type === 'any' ? 'required' : choice?.type === 'tool' ? { name: choice.name as string } : 'auto';
+      choice?.type === 'none'
+        ? 'none'
+        : choice?.type === 'any'
+          ? 'required'
+          : choice?.type === 'tool'
+            ? { name: choice.name as string }
+            : 'auto';
+    const tools = this.tools?.map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema }));
     // Anthropic's way of asking for one call at most.
-    return { tools, toolChoice, ...(choice?.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {}) };
+    return jobTools(tools, toolChoice, choice?.disable_parallel_tool_use !== true);
   }
 
   /** Tool results answer earlier calls; the conversation ends with the user's turn. */

@@ -24,7 +24,7 @@ import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
 import { decodeImages } from './response-images.js';
 import { ResponseInputConstraint, checkCallOutputs, inputItems, itemChars, itemsToTurns } from './response-input.js';
-import { checkFormat, checkTools, jobTools, outputFormat } from './response-tools.js';
+import { checkFormat, checkTools, outputFormat, responseJobTools } from './response-tools.js';
 import {
   ResponseReasoningDto,
   ResponseTextDto,
@@ -224,7 +224,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
         ...itemsToTurns(this.conversation(), this.#images),
       ],
-      ...jobTools(this),
+      ...responseJobTools(this),
       responseFormat: outputFormat(this),
       sampling: {
         ...this.knobs(deployment.defaults),

@@ -1,5 +1,6 @@
 import { ErrorCode } from '@conveyor/openai';
-import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
+import type { OutputFormat } from '@conveyor/queue';
+import { jobTools, type JobTools } from './job-tools.js';
 import { RequestProblem } from './request-problem.js';
 import type { ResponseRequestDto } from './response-request.dto.js';
 import { given } from './sampling-fields.dto.js';
@@ -45,24 +46,13 @@ export function checkFormat(request: ToolFields): void {
 }
 
 /** The tools the job offers the model, and its choice among them; none when tool_choice is "none". */
-export function jobTools(request: ToolFields): {
-  tools?: ToolSpec[];
-  toolChoice?: ToolChoice;
-  parallelToolCalls?: boolean;
-} {
+export function responseJobTools(request: ToolFields): JobTools {
   const choice = given(request.tool_choice);
-  // With "none", the model is not told about the tools at all, so it cannot start a call.
-  if (!request.tools?.length || choice === 'none') return {};
-  const tools = request.tools.map((t): ToolSpec => ({
-    name: t.name,
-    ...(t.description ? { description: t.description } : {}),
-    ...(t.parameters ? { parameters: t.parameters } : {}),
-  }));
-  return {
-    tools,
-    toolChoice: typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
-    ...(request.parallel_tool_calls === false ? { parallelToolCalls: false } : {}),
-  };
+  return jobTools(
+    request.tools,
+    typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
+    request.parallel_tool_calls !== false,
+  );
 }
 
 /** The job's reply format from text.format: none for plain text. */
