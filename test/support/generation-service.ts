@@ -2,7 +2,8 @@
  * A GenerationService over the in-memory stand-ins, as each of its specs builds it afresh: two deployments,
  * short deadlines and a small queue, and the requests a feature service would make of it.
  */
-import { expect } from '@jest/globals';
+import { afterEach, beforeAll, beforeEach, expect, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
@@ -121,3 +122,33 @@ export function generationHarness(signal: () => AbortSignal) {
 }
 
 export type GenerationHarness = ReturnType<typeof generationHarness>;
+
+/** The harness of the running test, and the client its requests come from. */
+export type GenerationTest = GenerationHarness & { client: AbortController };
+
+/**
+ * Builds a fresh harness before each test, under fake timers (the deadlines are timers, so no test
+ * waits for one), and returns the object that holds it. `client` is read at each request: a test may
+ * replace it between requests.
+ */
+export function useGenerationHarness(): GenerationTest {
+  const t = {} as GenerationTest;
+
+  beforeAll(() => {
+    // The service logs every request; the tests read its effects, not its log lines.
+    Logger.overrideLogger(false);
+  });
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    t.client = new AbortController();
+    const harness = generationHarness(() => t.client.signal);
+    Object.assign(t, harness);
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  return t;
+}

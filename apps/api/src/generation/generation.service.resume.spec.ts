@@ -1,5 +1,4 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
@@ -9,36 +8,15 @@ import {
   QUEUE_TIMEOUT_MS,
   delta,
   end,
-  generationHarness,
   keyOf,
   observations,
   start,
-  type GenerationHarness,
+  useGenerationHarness,
 } from '../../../../test/support/generation-service.js';
 import { rejection } from '../../../../test/support/rejection.js';
 
-beforeAll(() => {
-  // The service logs every request; the tests read its effects, not its log lines.
-  Logger.overrideLogger(false);
-});
-
 describe('GenerationService', () => {
-  let queue: GenerationHarness['queue'];
-  let relay: GenerationHarness['relay'];
-  let metrics: GenerationHarness['metrics'];
-  let service: GenerationHarness['service'];
-  let client: AbortController;
-
-  beforeEach(() => {
-    // The deadlines are timers: fake ones, so no test waits for one.
-    jest.useFakeTimers();
-    client = new AbortController();
-    ({ queue, relay, metrics, service } = generationHarness(() => client.signal));
-  });
-
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  const t = useGenerationHarness();
 
   describe('resume', () => {
     const waitingJob = (requestId: string): GenerationJobData => ({
@@ -55,7 +33,9 @@ describe('GenerationService', () => {
 
     it('refuses an id that is not one of its replies with 400', async () => {
       for (const id of ['chatcmpl-not-a-request', `cmpl-${REQUEST_ID}`, REQUEST_ID, 'chatcmpl-']) {
-        const error = (await rejection(service.resume(id, 'chatcmpl-', 'anonymous', client.signal))) as OpenAiHttpError;
+        const error = (await rejection(
+          t.service.resume(id, 'chatcmpl-', 'anonymous', t.client.signal),
+        )) as OpenAiHttpError;
         expect(error).toBeInstanceOf(OpenAiHttpError);
         expect(error).toMatchObject({
           status: 400,
@@ -64,54 +44,54 @@ describe('GenerationService', () => {
           code: ErrorCode.invalidCompletionId,
         });
       }
-      expect(relay.subscribed).toEqual([]);
+      expect(t.relay.subscribed).toEqual([]);
     });
 
     it('refuses an id the queue does not know with 404', async () => {
       const error = (await rejection(
-        service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', client.signal),
+        t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal),
       )) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 404, type: 'not_found_error', code: ErrorCode.completionNotFound });
       expect(error.message).toContain(`chatcmpl-${REQUEST_ID}`);
-      expect(relay.subscribed).toEqual([]);
+      expect(t.relay.subscribed).toEqual([]);
     });
 
     it("answers another caller's reply exactly as an unknown one: 404", async () => {
-      queue.remember(waitingJob(REQUEST_ID));
+      t.queue.remember(waitingJob(REQUEST_ID));
       const error = (await rejection(
-        service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'team-b', client.signal),
+        t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'team-b', t.client.signal),
       )) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 404, code: ErrorCode.completionNotFound });
-      expect(relay.subscribed).toEqual([]);
+      expect(t.relay.subscribed).toEqual([]);
     });
 
     it('follows a known reply under its original identity, and the queue deadline never ends it', async () => {
       // Queued through another replica and still waiting: just what a queue deadline would withdraw.
-      await queue.enqueue(waitingJob(REQUEST_ID));
-      const run = await service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', client.signal);
+      await t.queue.enqueue(waitingJob(REQUEST_ID));
+      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal);
       expect(run.who).toEqual({ id: `chatcmpl-${REQUEST_ID}`, model: 'beta', created: 1_700_000_000 });
       // Read from the replica its job named, since the job was queued.
-      expect(relay.followed).toEqual([{ requestId: REQUEST_ID, replica: 'replica-2', since: 1_700_000_000_500 }]);
+      expect(t.relay.followed).toEqual([{ requestId: REQUEST_ID, replica: 'replica-2', since: 1_700_000_000_500 }]);
       const next = run.events.next();
       await jest.advanceTimersByTimeAsync(QUEUE_TIMEOUT_MS * 10);
-      expect(queue.withdrawn).toEqual([]);
-      expect(queue.isWaiting(REQUEST_ID)).toBe(true);
-      expect(queue.cancelled).toEqual([]);
-      relay.write(keyOf(REQUEST_ID), [start, delta('Hi', 1), end(2)]);
+      expect(t.queue.withdrawn).toEqual([]);
+      expect(t.queue.isWaiting(REQUEST_ID)).toBe(true);
+      expect(t.queue.cancelled).toEqual([]);
+      t.relay.write(keyOf(REQUEST_ID), [start, delta('Hi', 1), end(2)]);
       expect(await next).toEqual({ value: start, done: false });
       expect(await drain(run.events)).toEqual([delta('Hi', 1), end(2)]);
-      expect(queue.cancelled).toEqual([]);
+      expect(t.queue.cancelled).toEqual([]);
       // The replica that queued the request timed it; a resumed reply is not timed twice.
-      expect(await observations(metrics.queueWait, 'beta')).toBe(0);
+      expect(await observations(t.metrics.queueWait, 'beta')).toBe(0);
     });
 
     it('cancels the job when a resuming client leaves', async () => {
-      queue.remember(waitingJob(REQUEST_ID));
-      const run = await service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', client.signal);
+      t.queue.remember(waitingJob(REQUEST_ID));
+      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal);
       const pending = rejection(run.events.next());
-      client.abort();
+      t.client.abort();
       expect(await pending).toBeInstanceOf(ClientGone);
-      expect(queue.cancelled).toEqual([{ deployment: 'beta', requestId: REQUEST_ID }]);
+      expect(t.queue.cancelled).toEqual([{ deployment: 'beta', requestId: REQUEST_ID }]);
     });
   });
 });
