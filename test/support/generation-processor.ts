@@ -3,6 +3,8 @@
  * batch results, cancellation, prefix routes, image releases), the jobs BullMQ would hand it, and a
  * processor wired to them, so each of its cases reads what the processor published, pushed and returned.
  */
+import { beforeAll, beforeEach } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import {
   type GenerationEngine,
   type GenerateCallbacks,
@@ -200,4 +202,22 @@ export function processorWithStandIns() {
     releaser,
   );
   return { engine, publishers, cancellation, batchResults, routes, releaser, processor };
+}
+
+export type ProcessorTest = ReturnType<typeof processorWithStandIns>;
+
+/** Wires a fresh processor and stand-ins before each test, and returns the object that holds them. */
+export function useProcessorWithStandIns(): ProcessorTest {
+  const t = {} as ProcessorTest;
+
+  beforeAll(() => {
+    // The processor logs every job; the tests read what it published and returned.
+    Logger.overrideLogger(false);
+  });
+
+  beforeEach(() => {
+    Object.assign(t, processorWithStandIns());
+  });
+
+  return t;
 }

@@ -1,37 +1,20 @@
-import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Logger } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
 import { EngineInputError } from '@conveyor/engine';
 import type { GenerationJobData, ImageRef } from '@conveyor/queue';
 import { STOP } from '../cancel/cancellation-tracker.port.js';
-import type { GenerationProcessor } from './generation.processor.js';
 import {
   BATCH,
   REQUEST_ID,
   chatJob,
-  type FakeCancellation,
   jobOf,
-  processorWithStandIns,
-  type RecordingReleaser,
   saying,
-  type ScriptedEngine,
   untilStopped,
+  useProcessorWithStandIns,
 } from '../../../../test/support/generation-processor.js';
 import { rejection } from '../../../../test/support/rejection.js';
 
-beforeAll(() => {
-  // The processor logs every job; the tests read what it published and returned.
-  Logger.overrideLogger(false);
-});
-
 describe('GenerationProcessor', () => {
-  let engine: ScriptedEngine;
-  let cancellation: FakeCancellation;
-  let releaser: RecordingReleaser;
-  let processor: GenerationProcessor;
-
-  beforeEach(() => {
-    ({ engine, cancellation, releaser, processor } = processorWithStandIns());
-  });
+  const t = useProcessorWithStandIns();
 
   describe('images', () => {
     const ref = (sha: string): ImageRef => ({
@@ -60,61 +43,61 @@ describe('GenerationProcessor', () => {
     const released = [{ jobId: REQUEST_ID, sha256s: ['a'.repeat(64), 'b'.repeat(64)] }];
 
     it('releases them once the reply is published, each image once', async () => {
-      engine.generation = saying('Hi');
-      await processor.handle(jobOf(withImages()).job, 'token-1', undefined);
-      expect(releaser.released).toEqual(released);
+      t.engine.generation = saying('Hi');
+      await t.processor.handle(jobOf(withImages()).job, 'token-1', undefined);
+      expect(t.releaser.released).toEqual(released);
     });
 
     it('releases them when the job fails for good: input no retry fixes, a cancel, the last attempt', async () => {
-      engine.generation = async () => {
+      t.engine.generation = async () => {
         throw new EngineInputError('too long', 'context_length_exceeded', 'messages');
       };
-      await rejection(processor.handle(jobOf(withImages()).job, 'token-1', undefined));
-      expect(releaser.released).toEqual(released);
+      await rejection(t.processor.handle(jobOf(withImages()).job, 'token-1', undefined));
+      expect(t.releaser.released).toEqual(released);
 
-      cancellation.cancelledEarly.add(REQUEST_ID);
-      engine.generation = untilStopped('par').generation;
-      await rejection(processor.handle(jobOf(withImages()).job, 'token-2', undefined));
-      expect(releaser.released).toEqual([...released, ...released]);
-      cancellation.cancelledEarly.clear();
+      t.cancellation.cancelledEarly.add(REQUEST_ID);
+      t.engine.generation = untilStopped('par').generation;
+      await rejection(t.processor.handle(jobOf(withImages()).job, 'token-2', undefined));
+      expect(t.releaser.released).toEqual([...released, ...released]);
+      t.cancellation.cancelledEarly.clear();
 
-      engine.generation = async () => {
+      t.engine.generation = async () => {
         throw new Error('the context is gone');
       };
-      await rejection(processor.handle(jobOf(withImages(), { attemptsStarted: 2 }).job, 'token-3', undefined));
-      expect(releaser.released).toHaveLength(3);
+      await rejection(t.processor.handle(jobOf(withImages(), { attemptsStarted: 2 }).job, 'token-3', undefined));
+      expect(t.releaser.released).toHaveLength(3);
     });
 
     it('keeps them for a job that runs again: an attempt left, handed back at shutdown, or taken over', async () => {
-      engine.generation = async () => {
+      t.engine.generation = async () => {
         throw new Error('the context is gone');
       };
-      await rejection(processor.handle(jobOf(withImages(), { attemptsStarted: 1 }).job, 'token-1', undefined));
+      await rejection(t.processor.handle(jobOf(withImages(), { attemptsStarted: 1 }).job, 'token-1', undefined));
 
       for (const reason of [STOP.shutdown, STOP.lostLock]) {
         const { generation, started } = untilStopped('par');
-        engine.generation = generation;
+        t.engine.generation = generation;
         const handled = rejection(
-          processor.handle(jobOf(withImages(), { attemptsStarted: 2 }).job, 'token-2', undefined),
+          t.processor.handle(jobOf(withImages(), { attemptsStarted: 2 }).job, 'token-2', undefined),
         );
         await started;
-        cancellation.stop(reason);
+        t.cancellation.stop(reason);
         await handled;
       }
-      expect(releaser.released).toEqual([]);
+      expect(t.releaser.released).toEqual([]);
     });
 
     it('releases those of a batch line under its job id, as the batch stored them', async () => {
-      engine.generation = saying('Hi');
+      t.engine.generation = saying('Hi');
       const lineJobId = `${BATCH.batchId}-${BATCH.line}`;
-      await processor.handle(jobOf(withImages({ batch: BATCH, requestId: lineJobId })).job, 'token-1', undefined);
-      expect(releaser.released).toEqual([{ jobId: lineJobId, sha256s: released[0]!.sha256s }]);
+      await t.processor.handle(jobOf(withImages({ batch: BATCH, requestId: lineJobId })).job, 'token-1', undefined);
+      expect(t.releaser.released).toEqual([{ jobId: lineJobId, sha256s: released[0]!.sha256s }]);
     });
 
     it('releases nothing for a job without images', async () => {
-      engine.generation = saying('Hi');
-      await processor.handle(jobOf(chatJob()).job, 'token-1', undefined);
-      expect(releaser.released).toEqual([]);
+      t.engine.generation = saying('Hi');
+      await t.processor.handle(jobOf(chatJob()).job, 'token-1', undefined);
+      expect(t.releaser.released).toEqual([]);
     });
   });
 });
