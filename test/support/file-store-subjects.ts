@@ -70,6 +70,9 @@ export async function* once(value: string): AsyncIterable<string> {
   yield value;
 }
 
+/** An owner of its own, whose list holds only what the case saves for it. */
+export const newOwner = () => `owner-${randomBytes(4).toString('hex')}`;
+
 const listed = (dir: string): string[] =>
   existsSync(dir)
     ? readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -138,4 +141,15 @@ export function fileStoreSubjects(): [name: string, make: () => Subject][] {
     ['LocalFileStore', () => localSubject(scratch)],
     ['S3FileStore', () => s3Subject(s3, clients)],
   ];
+}
+
+/** The subject `make` builds, made once before the cases of the block that calls this, once the server is up. */
+export function useSubject(make: () => Subject): Subject {
+  const subject = {} as Subject;
+
+  beforeAll(() => {
+    Object.assign(subject, make());
+  });
+
+  return subject;
 }

@@ -1,23 +1,16 @@
 // Identities and ids in the FileStore contract, run against the local and the S3 store alike: one
 // identity per set of files, and ids the store could not have issued refused before any I/O.
-import { beforeAll, describe, expect, it } from '@jest/globals';
-import { fileStoreSubjects, once, text, type Subject } from '../../../test/support/file-store-subjects.js';
+import { describe, expect, it } from '@jest/globals';
+import { fileStoreSubjects, once, text, useSubject } from '../../../test/support/file-store-subjects.js';
 import { InvalidFileIdError } from './file-store.errors.js';
-import type { FileStore } from './file-store.js';
 
 describe.each(fileStoreSubjects())('FileStore contract: %s', (_name, make) => {
-  let subject: Subject;
-  let store: FileStore;
-
-  beforeAll(() => {
-    subject = make();
-    store = subject.store;
-  });
+  const subject = useSubject(make);
 
   it('has one identity for every instance on the same files, and another for other files', async () => {
-    const identity = await store.identity();
+    const identity = await subject.store.identity();
     expect(identity).toMatch(/^\S{8,}$/);
-    expect(await store.identity()).toBe(identity);
+    expect(await subject.store.identity()).toBe(identity);
     expect(await subject.sameStore().identity()).toBe(identity);
     const [a, b] = [subject.otherStore(), subject.otherStore()];
     // Two processes opening a new store at once agree on its identity.
@@ -28,7 +21,7 @@ describe.each(fileStoreSubjects())('FileStore contract: %s', (_name, make) => {
 
   it('refuses ids it could not have issued, and bad part numbers, before any I/O', async () => {
     // A file the store would find if it built a path or key from '../<id>'.
-    const decoy = await store.save({ filename: 'd', purpose: 'batch', owner: 'alice' }, once('decoy'), 100);
+    const decoy = await subject.store.save({ filename: 'd', purpose: 'batch', owner: 'alice' }, once('decoy'), 100);
     subject.sent();
     for (const id of [
       `../${decoy.id}`,
@@ -37,17 +30,17 @@ describe.each(fileStoreSubjects())('FileStore contract: %s', (_name, make) => {
       '',
       'file-AAAAAAAAAAAAAAAAAAAAAAAA/..',
     ]) {
-      await expect(store.get(id)).rejects.toThrow(InvalidFileIdError);
-      await expect(store.getOwned(id, 'alice')).rejects.toThrow(InvalidFileIdError);
-      await expect(store.read(id)).rejects.toThrow(InvalidFileIdError);
-      await expect(store.read(id, { start: 0, end: 1 })).rejects.toThrow(InvalidFileIdError);
-      await expect(store.writePart(id, 0, 'x')).rejects.toThrow(InvalidFileIdError);
-      await expect(store.delete(id)).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.get(id)).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.getOwned(id, 'alice')).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.read(id)).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.read(id, { start: 0, end: 1 })).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.writePart(id, 0, 'x')).rejects.toThrow(InvalidFileIdError);
+      await expect(subject.store.delete(id)).rejects.toThrow(InvalidFileIdError);
     }
     for (const index of [-1, 1.5, Number.NaN]) {
-      await expect(store.writePart(decoy.id, index, 'x')).rejects.toThrow(RangeError);
+      await expect(subject.store.writePart(decoy.id, index, 'x')).rejects.toThrow(RangeError);
     }
     expect(subject.sent() ?? []).toEqual([]);
-    expect(await text(await store.read(decoy.id))).toBe('decoy');
+    expect(await text(await subject.store.read(decoy.id))).toBe('decoy');
   });
 });
