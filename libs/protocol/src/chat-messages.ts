@@ -3,7 +3,8 @@ import type { ChatTurn, TurnPart } from '@conveyor/queue';
 import type { ChatMessageDto } from './chat-message.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import {
-  checkImageDataUriBytes,
+  checkImageCount,
+  checkInlineImage,
   parseImageDataUri,
   type DecodedImage,
   type ImageLimits,
@@ -31,16 +32,8 @@ export function checkMessages(
       if (part.type !== 'image_url') continue;
       const at = `messages[${i}].content[${j}]`;
       firstImage ??= at;
-      // Never fetched: a URL here would let any caller make this server reach into its network.
-      if (part.image_url.url.slice(0, 5).toLowerCase() !== 'data:') {
-        throw new RequestProblem(
-          'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
-          `${at}.image_url.url`,
-          ErrorCode.invalidImageUrl,
-        );
-      }
       // Every image's size before what the deployment reads: a payload limit, as the body's, whatever the deployment.
-      checkImageDataUriBytes(part.image_url.url, limits, `${at}.image_url.url`);
+      checkInlineImage(part.image_url.url, limits, `${at}.image_url.url`);
     }
   }
   // OpenAI names the part's type for a model without vision, and so does this.
@@ -67,13 +60,7 @@ export function decodeImages(
       if (part.type === 'image_url') parts.push({ part, at: `messages[${i}].content[${j}]` });
     }
   }
-  if (parts.length > limits.maxCount) {
-    throw new RequestProblem(
-      `The request carries ${parts.length} images; a request may carry at most ${limits.maxCount}.`,
-      parts[limits.maxCount]!.at,
-      ErrorCode.tooManyImages,
-    );
-  }
+  checkImageCount(parts, limits, 'request');
   for (const { part, at } of parts) {
     images.set(part, parseImageDataUri(part.image_url.url, limits, `${at}.image_url.url`));
   }

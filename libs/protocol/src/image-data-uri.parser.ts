@@ -82,6 +82,35 @@ export function checkImageDataUriBytes(url: string, limits: ImageLimits, param: 
 }
 
 /**
+ * Refuses an image given by URL (never fetched: a URL would let any caller make this server reach into
+ * its network), then checks a data: URI's size as `checkImageDataUriBytes` does.
+ */
+export function checkInlineImage(url: string, limits: ImageLimits, param: string): void {
+  if (url.slice(0, 5).toLowerCase() !== 'data:') {
+    throw new RequestProblem(
+      'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
+      param,
+      ErrorCode.invalidImageUrl,
+    );
+  }
+  checkImageDataUriBytes(url, limits, param);
+}
+
+/** Refuses more images than a request may carry, naming the first one past the limit. */
+export function checkImageCount(
+  images: readonly { at: string }[],
+  limits: ImageLimits,
+  carrier: 'request' | 'conversation',
+): void {
+  if (images.length <= limits.maxCount) return;
+  throw new RequestProblem(
+    `The ${carrier} carries ${images.length} images; a request may carry at most ${limits.maxCount}.`,
+    images[limits.maxCount]!.at,
+    ErrorCode.tooManyImages,
+  );
+}
+
+/**
  * Reads an image from a `data:` URI (`data:image/png;base64,...`) and checks it against `limits`, or
  * throws a RequestProblem naming `param`. Its size is decided from the base64 text's length before
  * anything is decoded, so an oversized image costs no allocation; then its header is read, and the

@@ -18,6 +18,7 @@ import type { DeploymentTraits } from './deployment-traits.js';
 import { checkPromptLength } from './generation-checks.js';
 import { jobTools, type JobTools } from './job-tools.js';
 import {
+  checkImageCount,
   checkImageDataUriBytes,
   parseImageDataUri,
   type DecodedImage,
@@ -193,13 +194,7 @@ export class MessagesPromptDto extends SamplingFieldsDto {
         ErrorCode.modelNotSupported,
       );
     }
-    if (blocks.length > limits.maxCount) {
-      throw new RequestProblem(
-        `The request carries ${blocks.length} images; a request may carry at most ${limits.maxCount}.`,
-        blocks[limits.maxCount]!.at,
-        ErrorCode.tooManyImages,
-      );
-    }
+    checkImageCount(blocks, limits, 'request');
     for (const { block, at } of blocks) this.#images.set(block, parseImageDataUri(imageDataUri(block), limits, at));
   }
 }

@@ -1,7 +1,8 @@
 import { ErrorCode, type InputContentPart, type ResponseInputItem } from '@conveyor/openai';
 import type { DeploymentTraits } from './deployment-traits.js';
 import {
-  checkImageDataUriBytes,
+  checkImageCount,
+  checkInlineImage,
   parseImageDataUri,
   type DecodedImage,
   type ImageLimits,
@@ -28,25 +29,11 @@ export function decodeImages(
       ErrorCode.modelNotSupported,
     );
   }
-  if (parts.length > limits.maxCount) {
-    throw new RequestProblem(
-      `The conversation carries ${parts.length} images; a request may carry at most ${limits.maxCount}.`,
-      parts[limits.maxCount]!.at,
-      ErrorCode.tooManyImages,
-    );
-  }
+  checkImageCount(parts, limits, 'conversation');
   for (const { part, at } of parts) {
     const url = given(part.image_url);
     if (url === undefined) throw RequestProblem.unsupported('input_image by file_id', `${at}.file_id`);
-    // Never fetched: a URL here would let any caller make this server reach into its network.
-    if (url.slice(0, 5).toLowerCase() !== 'data:') {
-      throw new RequestProblem(
-        'Only data: URIs are accepted for images (data:image/jpeg;base64,...); URLs are never fetched.',
-        `${at}.image_url`,
-        ErrorCode.invalidImageUrl,
-      );
-    }
-    checkImageDataUriBytes(url, limits, `${at}.image_url`);
+    checkInlineImage(url, limits, `${at}.image_url`);
   }
   for (const { part, at } of parts) images.set(part, parseImageDataUri(part.image_url!, limits, `${at}.image_url`));
 }
