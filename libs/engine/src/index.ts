@@ -23,7 +23,8 @@ export { OpenAiUpstreamEngine, type OpenAiUpstreamEngineOptions } from './openai
 export { UpstreamError } from './openai-upstream/upstream-error.js';
 export type { UpstreamDialect } from './openai-upstream/upstream-request-body.js';
 export { SimulatedEngine, type SimulatedEngineOptions } from './simulated/simulated.engine.js';
-export { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server/llama-server.engine.js';
+export { LlamaServerEngine } from './llama-server/llama-server.engine.js';
+export type { LlamaServerEngineOptions } from './llama-server/llama-server.options.js';
 export { findLlamaServer, cachedLlamaServerPath, LlamaServerMissingError } from './llama-server/llama-server-binary.js';
 export {
   describeContext,

@@ -1,5 +1,5 @@
 import type { DeploymentOf, EngineHost } from '../core/engine-factory.js';
-import type { LlamaServerEngineOptions } from './llama-server.engine.js';
+import type { LlamaServerEngineOptions } from './llama-server.options.js';
 
 /** What was found for a llama-server deployment before it starts: the binary and its model files. */
 export interface LlamaServerFiles {

@@ -9,7 +9,7 @@ import { llamaServerCacheDir } from '../../../../scripts/llama-server-build.mjs'
 import { EngineInputError, type GenerateRequest, type OutputPiece } from '../core/generation-engine.js';
 import { ImageSource } from '../core/image-source.port.js';
 import { cachedLlamaServerPath, findLlamaServer } from './llama-server-binary.js';
-import { LlamaServerEngine, type LlamaServerEngineOptions } from './llama-server.engine.js';
+import { LlamaServerEngine } from './llama-server.engine.js';
 import { UpstreamError } from '../openai-upstream/upstream-error.js';
 import { alive } from '../../../../test/support/alive.js';
 
@@ -87,7 +87,7 @@ const logger = { log: () => undefined, warn: () => undefined };
 describeWithServer('LlamaServerEngine with the generated vision model', () => {
   let engine: LlamaServerEngine;
   const images = new MemoryImages();
-  let options: LlamaServerEngineOptions;
+  let options: Parameters<typeof LlamaServerEngine.start>[0];
 
   beforeAll(async () => {
     const dir = resolve(import.meta.dirname, '../../../../models');

@@ -15,9 +15,6 @@ import type { LlamaServerEngineOptions } from './llama-server.options.js';
 import { chatTemplate, renderGenerationPrompt } from './llama-server.template.js';
 import { lostMediaChunk } from './lost-media-chunk.js';
 
-// The engine's options live beside the command line they make; callers import them with the engine.
-export type { LlamaServerEngineOptions };
-
 /** A server that ran this long before it died restarts after the shortest wait again. */
 const STABLE_AFTER_MS = 60_000;
 
