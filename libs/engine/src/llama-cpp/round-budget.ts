@@ -1,41 +1,78 @@
-/** The smallest prompt chunk a streaming round takes, and the step its budget is rounded down to. */
+/** The smallest prompt chunk a short round takes, and the step its budget is rounded down to. */
 export const BUDGET_STEP = 32;
 
 /** How long a round may take while replies stream: each running reply waits about this long for its next token. */
 export const STREAMING_ROUND_MS = 100;
 
 /**
- * How many tokens one round may decode, as vLLM's `max_num_batched_tokens` bounds a step. When no reply
- * streams, the whole batch the context takes, so a prompt goes in in large chunks (fastest per token).
- * While replies stream, as many as decode in `STREAMING_ROUND_MS` at the speed the last rounds showed, so a
- * prompt arriving holds each stream up about that long per round, on any machine and under any load:
- * one fixed chunk size is too long on a slow CPU and needlessly short on a GPU.
+ * How long any round may take: a request that arrives while a prompt is taken in alone waits for the round
+ * under way before its own prompt joins, so this bounds a short request's wait behind a long prompt.
+ */
+export const ROUND_MS = 250;
+
+/** The figures a budget is made from. */
+export interface RoundBudgetOptions {
+  /** The longest round while replies stream (default STREAMING_ROUND_MS). */
+  streamingMs?: number;
+  /** The longest round otherwise (default ROUND_MS). */
+  roundMs?: number;
+}
+
+/**
+ * How many tokens one round may decode, as vLLM's `max_num_batched_tokens` bounds a step, from how long
+ * rounds take on this machine. A decode costs a fixed part (the graph, a pass over the weights, the
+ * sampling), paid once per round however few tokens it holds, and a part per token. Both are learnt from
+ * the rounds themselves: rounds of a few tokens (the streams' next tokens) show the fixed part, rounds
+ * with a prompt chunk the part per token beyond it. Dividing a whole round's time by its tokens instead
+ * makes a short round look dear per token, shrinks the next one, and starves prefill.
+ *
+ * While replies stream, a round holds what decodes in `streamingMs`, so a prompt arriving holds each stream
+ * up about that long per round; otherwise what decodes in `roundMs`, so a request arriving behind a long
+ * prompt starts within a round of that length. Never more than the context's batch, so on a fast machine
+ * (a GPU) every round is the whole batch. One fixed chunk size is too long on a slow CPU and needlessly
+ * short on a GPU.
  */
 export class RoundBudget {
-  /** Milliseconds per token of the rounds that carried a prompt chunk; null until one has. */
+  /** Milliseconds of a round however many tokens it holds; null until a round of a few tokens was seen. */
+  private fixedMs: number | null = null;
+  /** Milliseconds per token beyond the fixed part, from the rounds that carried a prompt chunk; null until one has. */
   private msPerToken: number | null = null;
+  private readonly streamingMs: number;
+  private readonly roundMs: number;
 
   constructor(
     /** The context's batch: no round is larger. */
     private readonly most: number,
-    private readonly streamingMs = STREAMING_ROUND_MS,
-  ) {}
+    options: RoundBudgetOptions = {},
+  ) {
+    this.streamingMs = options.streamingMs ?? STREAMING_ROUND_MS;
+    this.roundMs = options.roundMs ?? ROUND_MS;
+  }
 
-  /** The budget of the next round. */
+  /** The budget of the next round: a short one while replies stream. */
   tokens(streaming: boolean): number {
-    if (!streaming) return this.most;
-    // Before any chunk was measured: a small chunk, so the first round with a stream running stays short.
-    const fit = this.msPerToken === null ? 4 * BUDGET_STEP : this.streamingMs / this.msPerToken;
+    const ms = streaming ? this.streamingMs : this.roundMs;
+    // Before any chunk was measured: a small chunk while streaming, so the first such round stays short,
+    // and the whole batch otherwise, which measures the speed at once.
+    if (this.msPerToken === null) return streaming ? Math.min(this.most, 4 * BUDGET_STEP) : this.most;
+    const fit = Math.max(0, ms - (this.fixedMs ?? 0)) / this.msPerToken;
     return Math.min(this.most, Math.max(BUDGET_STEP, Math.floor(fit / BUDGET_STEP) * BUDGET_STEP));
   }
 
   /**
-   * A round of `tokens` took `ms` to decode. Only rounds with a chunk in them count: a decode of a few
-   * tokens costs about as much as reading the weights once, and says nothing of what a chunk costs per token.
+   * A round of `tokens` took `ms` to decode. A round of fewer than a step's tokens measures the fixed part;
+   * a larger one the part per token, net of the fixed part known so far.
    */
   measured(tokens: number, ms: number): void {
-    if (tokens < BUDGET_STEP || !(ms > 0)) return;
-    const perToken = ms / tokens;
+    if (!(ms > 0) || tokens <= 0) return;
+    if (tokens < BUDGET_STEP) {
+      this.fixedMs = this.fixedMs === null ? ms : 0.8 * this.fixedMs + 0.2 * ms;
+      return;
+    }
+    // The fixed part is at most most of a round: a round measured before any decode of a few tokens, or on
+    // a machine that slowed down meanwhile, still leaves a part per token.
+    const fixed = Math.min(this.fixedMs ?? 0, 0.5 * ms);
+    const perToken = (ms - fixed) / tokens;
     this.msPerToken = this.msPerToken === null ? perToken : 0.6 * this.msPerToken + 0.4 * perToken;
   }
 }
