@@ -152,25 +152,43 @@ describe('RoundLoop', () => {
 
   it('with fixed chunks, puts no more than the batch in a round: a reply that does not fit waits for the next', async () => {
     const { native, loop: l } = loop();
-    const replies = [new CountingReply(0, 600, 2), new CountingReply(1, 600, 2), new CountingReply(2, 3, 2)];
+    const replies = [new CountingReply(0, 600, 2), new CountingReply(1, 600, 2), new CountingReply(2, 1200, 2)];
     for (const reply of replies) l.add(reply);
     await Promise.all(replies.map((r) => r.done));
+    // The prompts with the fewest tokens left go first; the third waits until they are in.
     expect(native.batches[0]).toEqual(['0:0+256', '1:0+256']);
     expect(native.batches[1]).toEqual(['0:256+256', '1:256+256']);
-    expect(native.batches[2]).toEqual(['0:512+88*', '1:512+88*', '2:0+3*']);
+    expect(native.batches[2]).toEqual(['0:512+88*', '1:512+88*', '2:0+256']);
     for (const batch of native.batches) expect(size(batch)).toBeLessThanOrEqual(2 * PREFILL_CHUNK);
   });
 
-  it("holds the context's lock while a prompt has chunks left, and lets go between decoding rounds", async () => {
+  it('a short prompt arriving while a long one goes in joins the next round ahead of it, and samples there', async () => {
+    const { budget } = fixedBudget(64);
+    const { native, loop: l } = loop({ budget });
+    const long = new CountingReply(0, 3000, 2);
+    l.add(long);
+    await new Promise((resume) => setTimeout(resume, 3));
+    const short = new CountingReply(1, 6, 2);
+    l.add(short);
+    await Promise.all([long.done, short.done]);
+    const first = native.batches.findIndex((b) => b.some((share) => share.startsWith('1:')));
+    // It came in while the long prompt had most of its tokens left, and was sampled in its first round, a
+    // short one: the long prompt's chunk is what its six tokens leave of the streaming budget.
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(5);
+    expect(native.batches[first]).toEqual([`0:${512 * first}+58`, '1:0+6*']);
+    expect(native.batches[first + 1]).toEqual([`0:${512 * first + 58}+63`, '1:6+1*']);
+  });
+
+  it("holds the context's lock for one round at a time, so a prompt-cache copy waits a round at most", async () => {
     const { native, context, loop: l } = loop({ fixedChunks: true });
-    const reply = new CountingReply(0, 700, 20);
+    const reply = new CountingReply(0, 2000, 20);
     l.add(reply);
     await new Promise((resume) => setImmediate(resume));
-    // Waits as a prompt-cache copy does: it gets the lock once the prompt's chunks are all decoded.
+    // Waits as a prompt-cache copy does: it gets the lock between two rounds, while the prompt has chunks left.
     const seen = await withLock([context, 'context'], async () => native.batches.length);
-    expect(seen).toBe(3);
+    expect(seen).toBeLessThanOrEqual(1);
     const later = await withLock([context, 'context'], async () => native.batches.length);
-    // Between decoding rounds it waits a round at most.
     expect(later - seen).toBeLessThanOrEqual(1);
     await reply.done;
   });
@@ -199,23 +217,29 @@ describe('RoundLoop', () => {
     expect(measured.slice(0, 2)).toEqual([512, 188]);
   });
 
-  it('a failed decode fails the replies in its batch only; a failed sample, its reply only', async () => {
+  it('a failed decode fails the replies in its batch only', async () => {
     const { native, loop: l } = loop();
     const a = new CountingReply(0, 600, 4);
     const b = new CountingReply(1, 600, 4);
-    const c = new CountingReply(2, 5, 4);
+    const c = new CountingReply(2, 1200, 4);
     native.failing.add(1);
-    native.failingSamples.add(3);
-    const d = new CountingReply(3, 2, 4);
-    for (const reply of [a, b, c, d]) l.add(reply);
-    await Promise.all([a, b, c, d].map((r) => r.done));
-    // The second batch held a and b's chunks (c and d did not fit): they fail, c goes on; d's sample fails.
+    for (const reply of [a, b, c]) l.add(reply);
+    await Promise.all([a, b, c].map((r) => r.done));
+    // The second batch held a and b's chunks (c did not fit): they fail, c goes on.
     expect(native.batches[1]).toEqual(['0:256+256', '1:256+256']);
-    expect([a, b, d].map((r) => (r.error as Error | null)?.message)).toEqual([
-      'decode 1 failed',
-      'decode 1 failed',
-      'sample of 3 failed',
-    ]);
+    expect([a, b].map((r) => (r.error as Error | null)?.message)).toEqual(['decode 1 failed', 'decode 1 failed']);
+    expect(c.error).toBeNull();
+    expect(c.generated).toBe(4);
+  });
+
+  it('a failed sample fails its reply only', async () => {
+    const { native, loop: l } = loop();
+    native.failingSamples.add(3);
+    const c = new CountingReply(2, 5, 4);
+    const d = new CountingReply(3, 2, 4);
+    for (const reply of [c, d]) l.add(reply);
+    await Promise.all([c, d].map((r) => r.done));
+    expect((d.error as Error | null)?.message).toBe('sample of 3 failed');
     expect(c.error).toBeNull();
     expect(c.generated).toBe(4);
   });

@@ -109,14 +109,18 @@ export class RoundLoop {
   }
 
   /**
-   * The most tokens one round decodes: the context's batch when no reply streams (or chunks are fixed),
-   * else what decodes in a short round (RoundBudget). The one place a round's token budget is set; never
-   * larger than the context's batch, which it takes no bigger.
+   * The most tokens one round decodes: the context's batch when chunks are fixed; else the RoundBudget's, a
+   * short round while a reply streams or a prompt would get its first token in one (a request that arrived
+   * behind a long prompt), a longer one otherwise. The one place a round's token budget is set; never larger
+   * than the context's batch, which it takes no bigger.
    */
   private roundBudget(): number {
     if (this.fixedChunks) return this.context.batchSize;
-    const streaming = this.replies.some((reply) => this.streaming.has(reply));
-    return Math.min(this.context.batchSize, this.budget.tokens(streaming));
+    const short = Math.min(this.context.batchSize, this.budget.tokens(true));
+    const waited = this.replies.some(
+      (reply) => this.streaming.has(reply) || (!reply.ended && reply.input.length - reply.fed <= short),
+    );
+    return waited ? short : Math.min(this.context.batchSize, this.budget.tokens(false));
   }
 
   private async run(): Promise<void> {
@@ -125,14 +129,18 @@ export class RoundLoop {
         // A turn first: replies started in the same turn share a round.
         await nextTurn();
         // node-llama-cpp's own lock of the context, so freeing or copying a sequence's cells never races a
-        // decode. Kept from round to round while a prompt has chunks left (the prompt cache's copies and
-        // new requests wait for it), let go when every reply in the last round was sampled.
-        await withLock([this.context, 'context'], async () => {
-          while (await this.round()) await nextTurn();
-        }).catch((err: unknown) => {
-          for (const reply of this.replies) reply.fail(err);
-          this.replies = [];
-        });
+        // decode. Taken for one round at a time: a request arriving while a long prompt goes in frees or
+        // copies its sequence's cells between two rounds and joins the next, rather than waiting for the
+        // whole prompt.
+        let more = true;
+        while (more) {
+          more = await withLock([this.context, 'context'], () => this.round()).catch((err: unknown) => {
+            for (const reply of this.replies) reply.fail(err);
+            this.replies = [];
+            return false;
+          });
+          if (more) await nextTurn();
+        }
       }
     } finally {
       this.looping = false;
@@ -178,15 +186,18 @@ export class RoundLoop {
 
   /**
    * Each reply's next tokens in sequence order, as many as the budget allows. The streaming replies' tokens
-   * are counted first, so a prompt's chunk takes what they leave and never their place in the round.
+   * are counted first, so a prompt's chunk takes what they leave and never their place in the round; then
+   * the prompts, the fewest tokens left first, so a short request is never held behind a long prompt.
    */
   private gather(budget: number): { shares: Share[]; size: number; leftOut: boolean } {
     const counts = new Map<LoopReply, number>();
     let room = budget;
     let leftOut = false;
-    for (const streams of [true, false]) {
-      for (const reply of this.replies) {
-        if (this.streaming.has(reply) !== streams) continue;
+    const prompts = this.replies
+      .filter((reply) => !this.streaming.has(reply))
+      .sort((a, b) => a.input.length - a.fed - (b.input.length - b.fed));
+    for (const group of [this.replies.filter((reply) => this.streaming.has(reply)), prompts]) {
+      for (const reply of group) {
         if (room === 0) {
           leftOut = true;
           break;
