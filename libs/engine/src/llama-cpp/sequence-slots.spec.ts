@@ -104,3 +104,39 @@ describe('SequenceSlots sharing a beginning being computed', () => {
     expect(await other!.ready()).toBe(0);
   });
 });
+
+describe('SequenceSlots keeping a conversation', () => {
+  /** A conversation of `history` tokens kept in a slot, as a finished reply leaves it. */
+  async function kept(s: SequenceSlots, history: Token[]) {
+    const [lease] = await s.acquire([history]);
+    await lease!.ready();
+    lease!.release({ tokens: history, prompt: history.length });
+    return lease!.sequenceId;
+  }
+
+  it('a short request on the same instructions copies their beginning into another slot, leaving the conversation whole', async () => {
+    const { native, slots: s } = slots(3, 'full');
+    const instructions = tokens(600);
+    const conversation = await kept(s, [...instructions, ...tokens(2000, 10_000)]);
+    const [side] = await s.acquire([[...instructions, 7001 as Token, 7002 as Token]]);
+    expect(side!.sequenceId).not.toBe(conversation);
+    expect(await side!.ready()).toBe(600);
+    expect(native.calls).toContain(`copy ${conversation}->${side!.sequenceId}`);
+    expect(native.calls.some((c) => c.startsWith(`remove ${conversation} `))).toBe(false);
+    side!.release({ tokens: [...instructions, 7001 as Token, 7002 as Token, 7003 as Token], prompt: 602 });
+    expect(s.cachedTokens()[conversation]).toBe(2600);
+  });
+
+  it("a conversation's next turn takes back its own slot and evaluates only its new tokens", async () => {
+    const { slots: s } = slots(3, 'full');
+    const history = tokens(1500);
+    const conversation = await kept(s, history);
+    // A side request meanwhile, on other instructions: it takes another slot.
+    const [side] = await s.acquire([tokens(40, 50_000)]);
+    expect(side!.sequenceId).not.toBe(conversation);
+    side!.release({ tokens: tokens(48, 50_000), prompt: 40 });
+    const [next] = await s.acquire([[...history, ...tokens(30, 90_000)]]);
+    expect(next!.sequenceId).toBe(conversation);
+    expect(await next!.ready()).toBe(1500);
+  });
+});

@@ -138,7 +138,7 @@ export class SequenceSlots {
       await new Promise<void>((resume) => this.waiters.push(resume));
     }
     const chosen = prompts.map((prompt) => {
-      const slot = this.best(prompt);
+      const slot = this.target(prompt);
       slot.busy = true;
       slot.lastUsed = ++this.clock;
       slot.taken++;
@@ -173,16 +173,25 @@ export class SequenceSlots {
   }
 
   /**
-   * The busy slot computing the longest beginning of `prompt`, if that is at least a chunk more than
-   * `reused`: worth waiting for rather than computing again. In `exact` mode, in whole chunks.
+   * The other slot holding, or computing right now, the longest beginning of `prompt`, if that is at least a
+   * chunk more than `reused`: worth waiting for and copying rather than computing again. In `exact` mode, in
+   * whole chunks. A free slot's cells count too: a request whose prompt begins as a kept conversation but
+   * goes on otherwise (a short side request on the same instructions) copies that beginning into a slot of
+   * its own instead of cutting the conversation's cells.
    */
   private sharer(prompt: readonly Token[], reused: number, self: Slot): Share | null {
     if (this.mode === 'off') return null;
     let best: Share | null = null;
     for (const from of this.slots) {
-      if (!from.busy || from === self || !from.prompt) continue;
-      let upTo = Math.min(commonPrefix(from.prompt, prompt), prompt.length - 1);
-      if (this.mode === 'exact') upTo -= upTo % PREFILL_CHUNK;
+      if (from === self) continue;
+      let upTo: number;
+      if (from.busy) {
+        if (!from.prompt) continue;
+        upTo = Math.min(commonPrefix(from.prompt, prompt), prompt.length - 1);
+        if (this.mode === 'exact') upTo -= upTo % PREFILL_CHUNK;
+      } else {
+        upTo = reusable(from.cached, from.prefilled, prompt, this.mode);
+      }
       if (upTo >= reused + PREFILL_CHUNK && upTo > (best?.upTo ?? 0)) best = { from, taken: from.taken, upTo };
     }
     return best;
@@ -216,16 +225,22 @@ export class SequenceSlots {
     for (const resume of this.watchers.splice(0)) resume();
   }
 
-  /** The free slot whose cells hold the longest reusable prefix of `prompt`; among equals, the least recently used. */
-  private best(prompt: readonly Token[]): Slot {
+  /**
+   * The free slot a prompt takes: the one where what it reuses of the cells most outweighs what it cuts off
+   * them (the tokens past what they share with the prompt); among equals the least recently used. So a
+   * conversation's next turn takes back its own cells, and a short request on the same instructions takes
+   * an empty or short slot, copying that beginning (sharer), rather than cutting a long conversation's.
+   */
+  private target(prompt: readonly Token[]): Slot {
     let best: Slot | null = null;
-    let bestPrefix = -1;
+    let bestScore = -Infinity;
     for (const slot of this.slots) {
       if (slot.busy) continue;
-      const prefix = reusable(slot.cached, slot.prefilled, prompt, this.mode);
-      if (prefix > bestPrefix || (prefix === bestPrefix && slot.lastUsed < (best?.lastUsed ?? Infinity))) {
+      const cut = slot.cached.length - commonPrefix(slot.cached, prompt);
+      const score = reusable(slot.cached, slot.prefilled, prompt, this.mode) - cut;
+      if (score > bestScore || (score === bestScore && slot.lastUsed < best!.lastUsed)) {
         best = slot;
-        bestPrefix = prefix;
+        bestScore = score;
       }
     }
     return best as Slot;
