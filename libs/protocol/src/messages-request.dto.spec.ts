@@ -33,7 +33,7 @@ const refusal = (dto: MessagesRequestDto, traits: Partial<DeploymentTraits> = {}
 describe('MessagesRequestDto validation', () => {
   it.each<[string, Record<string, unknown>, string | null]>([
     ['no max_tokens', { max_tokens: undefined }, 'max_tokens'],
-    ['a system role in messages', { messages: [{ role: 'system', content: 'x' }] }, 'messages[0].role'],
+    ['a tool role in messages', { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
     ['an unknown block', { messages: [{ role: 'user', content: [{ type: 'document' }] }] }, 'messages[0].content'],
     [
       'a tool_use from the user',
