@@ -55,6 +55,25 @@ describe('toMessage', () => {
     expect(message.content).toEqual([{ type: 'text', text: '' }]);
   });
 
+  it('names a reply cut where prompt and output fill the context model_context_window_exceeded, sync and streamed', () => {
+    const cut = (promptTokens: number, contextSize?: number) =>
+      toMessage(
+        who,
+        { choices: [{ index: 0, text: 'x', finishReason: 'length' }], usage: { promptTokens, completionTokens: 5 } },
+        false,
+        contextSize,
+      ).stop_reason;
+    expect(cut(59, 64)).toBe('model_context_window_exceeded');
+    expect(cut(58, 64)).toBe('max_tokens');
+    expect(cut(59)).toBe('max_tokens');
+    const streamed = new MessageEventFormatter(who, false, 17)
+      .final(end('length'))
+      .find((e) => e.type === 'message_delta');
+    expect(streamed).toMatchObject({ delta: { stop_reason: 'model_context_window_exceeded', stop_sequence: null } });
+    const ended = toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'stop' }], usage }, false, 17);
+    expect(ended.stop_reason).toBe('end_turn');
+  });
+
   it('names the stop sequence that ended the reply, and says end_turn for an end the engine did not name', () => {
     const stopped = toMessage(
       who,

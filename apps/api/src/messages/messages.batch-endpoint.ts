@@ -8,8 +8,12 @@ import { MESSAGE_ID_PREFIX } from './messages.service.js';
  * The requests of Anthropic's Message Batches: the synchronous route's checks (its image limits
  * included), job and message. A result is a whole message, so a request cannot ask to stream; whether
  * the message holds the reply's thought goes with the line, as the request's `thinking` says.
+ * `contextSize`: each deployment's, which tells a reply that filled the context.
  */
-export const messagesBatchEndpoint = (images: ImageLimits): BatchEndpoint => ({
+export const messagesBatchEndpoint = (
+  images: ImageLimits,
+  contextSize: (deployment: string) => number | undefined = () => undefined,
+): BatchEndpoint => ({
   idPrefix: MESSAGE_ID_PREFIX,
   parse(body) {
     const dto = parseRequest(MessagesRequestDto, body);
@@ -24,5 +28,5 @@ export const messagesBatchEndpoint = (images: ImageLimits): BatchEndpoint => ({
       view: () => (dto.thinkingEnabled ? { thinking: true } : {}),
     };
   },
-  toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true),
+  toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true, contextSize(who.model)),
 });
