@@ -98,10 +98,7 @@ const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
   '/v1/embeddings': embeddingsBatchEndpoint,
   '/v1/responses': responsesBatchEndpoint(config.api.images),
   // Anthropic's Message Batches (/v1/messages/batches) run their requests as lines of this route.
-  '/v1/messages': messagesBatchEndpoint(
-    config.api.images,
-    (id) => config.deployments.find((d) => d.id === id)?.contextSize,
-  ),
+  '/v1/messages': messagesBatchEndpoint(config.api.images),
 });
 
 /**

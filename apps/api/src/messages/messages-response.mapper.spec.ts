@@ -55,22 +55,18 @@ describe('toMessage', () => {
     expect(message.content).toEqual([{ type: 'text', text: '' }]);
   });
 
-  it('names a reply cut where prompt and output fill the context model_context_window_exceeded, sync and streamed', () => {
-    const cut = (promptTokens: number, contextSize?: number) =>
-      toMessage(
-        who,
-        { choices: [{ index: 0, text: 'x', finishReason: 'length' }], usage: { promptTokens, completionTokens: 5 } },
-        false,
-        contextSize,
-      ).stop_reason;
-    expect(cut(59, 64)).toBe('model_context_window_exceeded');
-    expect(cut(58, 64)).toBe('max_tokens');
-    expect(cut(59)).toBe('max_tokens');
-    const streamed = new MessageEventFormatter(who, false, 17)
+  it('names a reply cut short before max_tokens model_context_window_exceeded, sync and streamed', () => {
+    const cut = (maxTokens?: number) =>
+      toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'length' }], usage }, false, maxTokens)
+        .stop_reason;
+    expect(cut(32000)).toBe('model_context_window_exceeded');
+    expect(cut(5)).toBe('max_tokens');
+    expect(cut()).toBe('max_tokens');
+    const streamed = new MessageEventFormatter(who, false, 32000)
       .final(end('length'))
       .find((e) => e.type === 'message_delta');
     expect(streamed).toMatchObject({ delta: { stop_reason: 'model_context_window_exceeded', stop_sequence: null } });
-    const ended = toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'stop' }], usage }, false, 17);
+    const ended = toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'stop' }], usage }, false, 32000);
     expect(ended.stop_reason).toBe('end_turn');
   });
 

@@ -40,12 +40,7 @@ export class MessagesService {
     only?: DeploymentConfig,
   ): Promise<Message> {
     const run = await this.start(dto, caller, signal, only);
-    return toMessage(run.who, await collectReply(run), dto.thinkingEnabled, this.contextSize(run));
-  }
-
-  /** The context size of the deployment that generates `run`: a reply that fills it ran out of context. */
-  contextSize(run: ReplyRun): number | undefined {
-    return this.config.deployments.find((d) => d.id === run.who.model)?.contextSize;
+    return toMessage(run.who, await collectReply(run), dto.thinkingEnabled, dto.max_tokens);
   }
 
   resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
