@@ -181,6 +181,36 @@ describe("Anthropic's Messages API", () => {
     expect(count.input_tokens).toBe(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0));
   });
 
+  it('counts what Claude Code sends as its reply reports it: system turns, thinking, replayed thinking, output_config', async () => {
+    const body = {
+      model: MODEL,
+      system: 'Count me.',
+      thinking: { type: 'adaptive' },
+      messages: [
+        { role: 'user', content: 'One.' },
+        { role: 'system', content: 'Then this.' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Hm.', signature: 'c2ln' },
+            { type: 'text', text: 'Two.' },
+          ],
+        },
+        { role: 'user', content: 'Three?' },
+      ],
+    };
+    const counted = await post('/v1/messages/count_tokens?beta=true', body);
+    expect(counted.status).toBe(200);
+    const { input_tokens: count } = (await counted.json()) as { input_tokens: number };
+    for (const extra of [{}, { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }]) {
+      const res = await post('/v1/messages?beta=true', { ...body, ...extra, max_tokens: 32000 });
+      expect(res.status).toBe(200);
+      const { usage } = (await res.json()) as Anthropic.Message;
+      // Anthropic's usage: input_tokens are the prompt tokens computed, cache_read_input_tokens those reused.
+      expect(usage.input_tokens + (usage.cache_read_input_tokens ?? 0)).toBe(count);
+    }
+  });
+
   describe('what Claude Code and the current SDK send', () => {
     const claudeCode = {
       'x-api-key': KEY,
