@@ -23,7 +23,7 @@ import { FUNCTION_NAME } from './tools.dto.js';
 /** The parts of Anthropic's Messages body that are objects of their own. */
 
 export class MessageParamDto {
-  /** `system`: a system turn, text only; it joins the system prompt (see `systemTurns`). */
+  /** `system`: a system turn (text only), joined to the system prompt after the `system` field, in order. */
   @IsIn(['user', 'assistant', 'system'], { message: 'role must be "user", "assistant" or "system"' })
   role: MessagesRole;
 
