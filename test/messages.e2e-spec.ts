@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { Ajv2020 as Ajv } from 'ajv/dist/2020.js';
 import { Queue } from 'bullmq';
 import { hashKey } from '@conveyor/config';
 import type { MessagesErrorBody, TokenizeResponse } from '@conveyor/openai';
@@ -9,6 +10,8 @@ import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 const KEY = 'sk-messages-0123456789';
 const MODEL = 'conveyor-tiny';
+/** A context a reply fills quickly: max_tokens past it runs to its end. */
+const SMALL = 'conveyor-small';
 /** Served by no worker: a request to it waits in the queue, so a second one finds the queue full. */
 const IDLE = 'conveyor-idle';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -34,6 +37,7 @@ const config = writeDeploymentsFile({
       auth: 'private',
     },
     { id: IDLE, model: 'tiny', contextSize: 512, parallel: 1, threads: 1 },
+    { id: SMALL, model: 'tiny', contextSize: 128, parallel: 1, threads: 1 },
   ],
   apiKeys: [{ name: 'main', sha256: hashKey(KEY) }],
 });
@@ -81,7 +85,7 @@ describe("Anthropic's Messages API", () => {
       workers: 0,
       env: { CONVEYOR_CONFIG: config, MAX_QUEUE_DEPTH: '1', QUEUE_TIMEOUT_MS: '20000' },
     });
-    await platform.startWorker({}, ['--deployments', MODEL]);
+    await platform.startWorker({}, ['--deployments', `${MODEL},${SMALL}`]);
     client = new Anthropic({ baseURL: platform.baseUrl, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
   }, 120_000);
 
@@ -177,6 +181,143 @@ describe("Anthropic's Messages API", () => {
     expect(count.input_tokens).toBe(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0));
   });
 
+  it('counts what Claude Code sends as its reply reports it: system turns, thinking, replayed thinking, output_config', async () => {
+    const body = {
+      model: MODEL,
+      system: 'Count me.',
+      thinking: { type: 'adaptive' },
+      messages: [
+        { role: 'user', content: 'One.' },
+        { role: 'system', content: 'Then this.' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Hm.', signature: 'c2ln' },
+            { type: 'text', text: 'Two.' },
+          ],
+        },
+        { role: 'user', content: 'Three?' },
+      ],
+    };
+    const counted = await post('/v1/messages/count_tokens?beta=true', body);
+    expect(counted.status).toBe(200);
+    const { input_tokens: count } = (await counted.json()) as { input_tokens: number };
+    for (const extra of [{}, { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }]) {
+      const res = await post('/v1/messages?beta=true', { ...body, ...extra, max_tokens: 32000 });
+      expect(res.status).toBe(200);
+      const { usage } = (await res.json()) as Anthropic.Message;
+      // Anthropic's usage: input_tokens are the prompt tokens computed, cache_read_input_tokens those reused.
+      expect(usage.input_tokens + (usage.cache_read_input_tokens ?? 0)).toBe(count);
+    }
+  });
+
+  describe('what Claude Code and the current SDK send', () => {
+    const claudeCode = {
+      'x-api-key': KEY,
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta':
+        'claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,a-beta-from-the-future-2099-01-01',
+    };
+
+    it('takes a system turn inside messages, folded into the system prompt in order', async () => {
+      const inside = {
+        model: MODEL,
+        messages: [
+          { role: 'user', content: 'Hello.' },
+          { role: 'system', content: [{ type: 'text', text: 'Answer in one word.' }] },
+        ],
+      };
+      const res = await post('/v1/messages?beta=true', { ...inside, max_tokens: 4 }, claudeCode);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ type: 'message', role: 'assistant' });
+      // The same prompt as the system field makes: the turn joins it, after the field's own text.
+      const folded = { model: MODEL, system: 'Be kind.\n\nAnswer in one word.', messages: [inside.messages[0]!] };
+      const withField = { ...inside, system: 'Be kind.' };
+      const count = async (body: unknown) =>
+        (
+          (await (await post('/v1/messages/count_tokens?beta=true', body, claudeCode)).json()) as {
+            input_tokens: number;
+          }
+        ).input_tokens;
+      expect(await count(withField)).toBe(await count(folded));
+    });
+
+    it('takes thinking adaptive and enabled, replayed thinking blocks, context_management, output_config and max_tokens 32000', async () => {
+      for (const thinking of [{ type: 'adaptive' }, { type: 'enabled', budget_tokens: 1024 }]) {
+        const res = await post(
+          '/v1/messages?beta=true',
+          {
+            model: SMALL,
+            max_tokens: 32000,
+            temperature: 1,
+            thinking,
+            context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+            output_config: { effort: 'medium' },
+            system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+            messages: [
+              { role: 'user', content: 'Hi' },
+              {
+                role: 'assistant',
+                content: [
+                  { type: 'thinking', thinking: 'A greeting.', signature: 'RXVnZW5l' },
+                  { type: 'redacted_thinking', data: 'b3BhcXVl' },
+                  { type: 'text', text: 'Hello.' },
+                ],
+              },
+              { role: 'user', content: [{ type: 'text', text: 'Again', cache_control: { type: 'ephemeral' } }] },
+            ],
+            metadata: { user_id: 'user_abc_account_def_session_ghi' },
+            stream: true,
+          },
+          claudeCode,
+        );
+        expect(res.status).toBe(200);
+        const events = parseEvents(await res.text());
+        expect(events[0]?.event).toBe('message_start');
+        expect(events.at(-1)?.event).toBe('message_stop');
+      }
+    });
+
+    it('runs max_tokens 32000 to the end of a small context, ending with model_context_window_exceeded', async () => {
+      const body = {
+        model: SMALL,
+        max_tokens: 32000,
+        temperature: 0,
+        messages: [{ role: 'user' as const, content: 'Write a long story about a lighthouse keeper.' }],
+      };
+      const message = await client.messages.create(body);
+      const { input_tokens, cache_read_input_tokens, output_tokens } = message.usage;
+      expect(message.stop_reason).toBe('model_context_window_exceeded');
+      // The context as the engine made it: llama.cpp rounds 128 up to 256.
+      expect(input_tokens + (cache_read_input_tokens ?? 0) + output_tokens).toBe(256);
+      const streamed = await client.messages.stream(body).finalMessage();
+      expect(streamed.stop_reason).toBe('model_context_window_exceeded');
+      // A reply cut at a budget the context could hold is still max_tokens.
+      expect((await client.messages.create({ ...body, max_tokens: 3 })).stop_reason).toBe('max_tokens');
+    });
+
+    it('holds the reply to output_config.format: JSON that parses and matches the schema', async () => {
+      const schema = {
+        type: 'object',
+        properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer' } },
+        required: ['city', 'days'],
+        additionalProperties: false,
+      };
+      const res = await post('/v1/messages', {
+        model: MODEL,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'Plan a trip as JSON.' }],
+        output_config: { effort: 'low', format: { type: 'json_schema', schema } },
+      });
+      expect(res.status).toBe(200);
+      const message = (await res.json()) as Anthropic.Message;
+      const block = message.content[0];
+      expect(block?.type).toBe('text');
+      const value: unknown = JSON.parse((block as Anthropic.TextBlock).text);
+      expect(new Ajv({ strict: false }).validate(schema, value)).toBe(true);
+    });
+  });
+
   it('calls a tool, and takes its tool_result back in a round trip', async () => {
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
     const call = await client.messages.create({
@@ -261,7 +402,7 @@ describe("Anthropic's Messages API", () => {
       ['no messages', { model: IDLE, max_tokens: 1, messages: [] }, 400, 'invalid_request_error'],
       [
         'a bad role',
-        { model: IDLE, max_tokens: 1, messages: [{ role: 'system', content: 'x' }] },
+        { model: IDLE, max_tokens: 1, messages: [{ role: 'tool', content: 'x' }] },
         400,
         'invalid_request_error',
       ],
@@ -271,6 +412,29 @@ describe("Anthropic's Messages API", () => {
           model: IDLE,
           max_tokens: 1,
           messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope' }] }],
+        },
+        400,
+        'invalid_request_error',
+      ],
+      [
+        'only system turns',
+        { model: IDLE, max_tokens: 1, messages: [{ role: 'system', content: 'x' }] },
+        400,
+        'invalid_request_error',
+      ],
+      [
+        'a prompt alone too long for the context, however max_tokens is clamped',
+        { model: IDLE, max_tokens: 32000, messages: [{ role: 'user', content: 'x'.repeat(512 * 33) }] },
+        400,
+        'invalid_request_error',
+      ],
+      [
+        'an output_config.format that is not a JSON Schema format',
+        {
+          model: IDLE,
+          max_tokens: 8,
+          messages: [{ role: 'user', content: 'x' }],
+          output_config: { format: { type: 'xml' } },
         },
         400,
         'invalid_request_error',

@@ -3,7 +3,8 @@
  * Kept beside OpenAI's types: both are formats the API answers in, and neither imports anything.
  */
 
-export type MessagesRole = 'user' | 'assistant';
+/** `system`: a system turn inside the conversation, as Anthropic's current clients may send (text only). */
+export type MessagesRole = 'user' | 'assistant' | 'system';
 
 export interface TextBlockParam {
   type: 'text';
@@ -97,7 +98,13 @@ export interface ThinkingBlock {
 
 export type ContentBlock = TextBlock | ToolUseBlock | ThinkingBlock;
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  /** The reply ran to the end of the model's context, before max_tokens. */
+  | 'model_context_window_exceeded';
 
 /**
  * `input_tokens`: prompt tokens computed for this request; `cache_read_input_tokens`: those a

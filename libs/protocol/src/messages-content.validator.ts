@@ -57,10 +57,14 @@ function toolResultProblem(block: Record<string, unknown>, at: string): string |
   return null;
 }
 
-/** The blocks each role may send: a user sends text, images and tool results; an assistant text, calls and thinking. */
-const BLOCKS: Readonly<Record<'user' | 'assistant', readonly string[]>> = {
+/**
+ * The blocks each role may send: a user sends text, images and tool results; an assistant text, calls
+ * and thinking; a system turn text.
+ */
+const BLOCKS: Readonly<Record<'user' | 'assistant' | 'system', readonly string[]>> = {
   user: ['text', 'image', 'tool_result'],
   assistant: ['text', 'tool_use', 'thinking', 'redacted_thinking'],
+  system: ['text'],
 };
 
 /** Why a message's content is malformed for its role, or null when it is well-formed. `at`: the content's path. */
@@ -68,12 +72,13 @@ export function describeMessagesContentProblem(content: unknown, role: unknown, 
   if (typeof content === 'string') return text(content, at);
   if (!Array.isArray(content)) return `${at} must be a string or an array of content blocks`;
   if (content.length === 0) return `${at} must not be an empty array`;
-  const allowed = role === 'assistant' ? BLOCKS.assistant : BLOCKS.user;
+  const who = role === 'assistant' || role === 'system' ? role : 'user';
+  const allowed = BLOCKS[who];
   for (const [i, block] of content.entries()) {
     const where = `${at}[${i}]`;
     if (!isObject(block)) return `${where} must be an object`;
     if (!allowed.includes(block.type as string)) {
-      return `${where} has type ${JSON.stringify(block.type)}; a ${role === 'assistant' ? 'assistant' : 'user'} message takes ${allowed.join(', ')}`;
+      return `${where} has type ${JSON.stringify(block.type)}; ${who === 'assistant' ? 'an' : 'a'} ${who} message takes ${allowed.join(', ')}`;
     }
     const problem =
       block.type === 'text'

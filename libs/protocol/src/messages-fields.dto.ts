@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   IsBoolean,
   IsIn,
@@ -12,6 +13,7 @@ import {
   Min,
   ValidateIf,
   Validate,
+  ValidateNested,
 } from 'class-validator';
 import type { ContentBlockParam, MessagesRole } from '@conveyor/openai';
 import { MAX_TOKENS_LIMIT } from './limits.js';
@@ -21,13 +23,14 @@ import { FUNCTION_NAME } from './tools.dto.js';
 /** The parts of Anthropic's Messages body that are objects of their own. */
 
 export class MessageParamDto {
-  @IsIn(['user', 'assistant'], { message: 'role must be "user" or "assistant"' })
+  /** `system`: a system turn (text only), joined to the system prompt after the `system` field, in order. */
+  @IsIn(['user', 'assistant', 'system'], { message: 'role must be "user", "assistant" or "system"' })
   role: MessagesRole;
 
   @Validate(MessagesContentConstraint)
   @ApiProperty({
     description:
-      'Text, or content blocks: `text`, `image` (base64 source), `tool_use` and `thinking` (assistant), `tool_result` (user).',
+      'Text, or content blocks: `text`, `image` (base64 source), `tool_use` and `thinking` (assistant), `tool_result` (user); a system turn takes text only.',
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type'] } }],
   })
   content: string | ContentBlockParam[];
@@ -92,4 +95,28 @@ export class MessagesMetadataDto {
   @IsString()
   @MaxLength(256)
   user_id?: string | null;
+}
+
+/** Structured output: the reply is JSON that matches `schema`, held to it by grammar as chat's `response_format` is. */
+export class MessagesOutputFormatDto {
+  @IsIn(['json_schema'], { message: 'type must be "json_schema"' })
+  type: 'json_schema';
+
+  /** A JSON Schema; which keywords are supported is checked with the deployment, as for chat's response_format. */
+  @IsObject()
+  schema: Record<string, unknown>;
+}
+
+export class MessagesOutputConfigDto {
+  /** How hard the model should try: accepted and not used (a local model's effort is its template's). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  effort?: string | null;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => MessagesOutputFormatDto)
+  format?: MessagesOutputFormatDto | null;
 }

@@ -111,7 +111,7 @@ export class MessagesPromptDto extends SamplingFieldsDto {
 
   /** The system prompt and the messages as the queue's chat turns. */
   turns(): ChatTurn[] {
-    return [...systemTurns(this.system), ...messagesToTurns(this.messages, this.#images)];
+    return [...systemTurns(this.system, this.messages), ...messagesToTurns(this.messages, this.#images)];
   }
 
   /** The tools and the choice among them, as a job carries them; `none` tells the model of no tools. */
@@ -130,7 +130,7 @@ export class MessagesPromptDto extends SamplingFieldsDto {
     return jobTools(tools, toolChoice, choice?.disable_parallel_tool_use !== true);
   }
 
-  /** Tool results answer earlier calls; the conversation ends with the user's turn. */
+  /** Tool results answer earlier calls; the conversation (system turns aside) ends with the user's turn. */
   private checkConversation(): void {
     const callIds = new Set<string>();
     for (const [i, m] of this.messages.entries()) {
@@ -145,7 +145,10 @@ export class MessagesPromptDto extends SamplingFieldsDto {
         }
       }
     }
-    const last = this.messages.length - 1;
+    const last = this.messages.findLastIndex((m) => m.role !== 'system');
+    if (last < 0) {
+      throw new RequestProblem('messages holds only system turns; the conversation needs a user message.', 'messages');
+    }
     if (this.messages[last]?.role === 'assistant') {
       throw new RequestProblem(
         "The last message is the assistant's: continuing a prefilled reply is not supported here; end with a user message.",

@@ -14,21 +14,25 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import type { GenerationJobData } from '@conveyor/queue';
+import { ErrorCode } from '@conveyor/openai';
+import type { GenerationJobData, OutputFormat } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { given } from './sampling-fields.dto.js';
 import { checkGeneration } from './generation-checks.js';
 import type { ImageLimits } from './image-data-uri.parser.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
-import { MessagesMetadataDto } from './messages-fields.dto.js';
+import { MessagesMetadataDto, MessagesOutputConfigDto } from './messages-fields.dto.js';
 import { MessagesPromptDto } from './messages-prompt.dto.js';
 import { RequestProblem } from './request-problem.js';
+import { checkSchema } from './schema-checks.js';
 import { MAX_STOP_SEQUENCES } from './string-or-strings.validator.js';
 
 /**
  * Anthropic's Messages body (`POST /v1/messages`): the prompt, and the reply's budget, stop
- * sequences, sampling and streaming. Its checks against the deployment and the job it becomes
- * are those of a chat request; only the shape differs.
+ * sequences, sampling, streaming and output format. Its checks against the deployment and the job it
+ * becomes are those of a chat request but one: `max_tokens` is the most the reply may take, and a
+ * reply with less room left in the context runs to its end (`model_context_window_exceeded`), as on
+ * Anthropic's API, where chat refuses such a request.
  */
 export class MessagesRequestDto extends MessagesPromptDto {
   /** Required, as on Anthropic's API: a reply's budget is always the caller's. */
@@ -56,6 +60,18 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @Type(() => MessagesMetadataDto)
   metadata?: MessagesMetadataDto | null;
 
+  /** `effort` is accepted; `format` holds the reply to a JSON Schema. */
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => MessagesOutputConfigDto)
+  output_config?: MessagesOutputConfigDto | null;
+
+  /** Anthropic's clearing of old tool results and thinking: accepted, not applied (the whole conversation is the prompt). */
+  @IsOptional()
+  @IsObject()
+  context_management?: Record<string, unknown> | null;
+
   /** Not Anthropic's, as with the chat body's: makes sampling repeatable. */
   @IsOptional()
   @IsInt()
@@ -65,7 +81,8 @@ export class MessagesRequestDto extends MessagesPromptDto {
 
   /** Refuses what this deployment cannot honour, naming the field. */
   check(deployment: DeploymentTraits, images: ImageLimits): void {
-    checkGeneration(deployment, this.max_tokens, 1);
+    // No bound on max_tokens here: the worker cuts it to the room the prompt leaves.
+    checkGeneration(deployment, undefined, 1);
     const budget = this.thinking?.type === 'enabled' ? this.thinking.budget_tokens : undefined;
     if (budget !== undefined && budget >= this.max_tokens) {
       throw new RequestProblem(
@@ -73,7 +90,24 @@ export class MessagesRequestDto extends MessagesPromptDto {
         'thinking.budget_tokens',
       );
     }
+    const format = this.outputFormat();
+    if (format) {
+      checkSchema(format.schema, 'output_config.format.schema');
+      if (this.jobTools().tools?.length) {
+        throw new RequestProblem(
+          'output_config.format cannot be combined with tools unless tool_choice is "none".',
+          'output_config.format',
+          ErrorCode.unsupportedParameter,
+        );
+      }
+    }
     this.checkPrompt(deployment, images);
+  }
+
+  /** The reply's JSON Schema, from `output_config.format`; none for plain text. */
+  outputFormat(): Extract<OutputFormat, { type: 'json_schema' }> | undefined {
+    const format = given(given(this.output_config)?.format);
+    return format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined;
   }
 
   /** The queue's job for this request; sampling fields left unset take the deployment's preset. */
@@ -83,8 +117,10 @@ export class MessagesRequestDto extends MessagesPromptDto {
       deployment: deployment.id,
       messages: this.turns(),
       ...this.jobTools(),
+      responseFormat: this.outputFormat(),
       sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed) },
       maxTokens: this.max_tokens,
+      clampToContext: true,
       stop: [...(this.stop_sequences ?? [])],
       enqueuedAt: now,
     };

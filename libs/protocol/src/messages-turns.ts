@@ -19,17 +19,27 @@ const joinText = (blocks: readonly { type: string; text?: string }[]): string =>
 const resultText = (block: ToolResultBlockParam): string =>
   typeof block.content === 'string' ? block.content : joinText(block.content ?? []);
 
-/** The system prompt as one turn, or none. */
-export function systemTurns(system: string | TextBlockParam[] | null | undefined): ChatTurn[] {
-  const text = typeof system === 'string' ? system : joinText(system ?? []);
-  return text ? [{ role: 'system', content: text }] : [];
+/**
+ * The system prompt as one turn, or none: the `system` field, then each system turn of the messages in
+ * their order, a blank line between them. Folded into one turn at the start, because many chat
+ * templates take a system turn only there (and refuse one later in the conversation).
+ */
+export function systemTurns(
+  system: string | TextBlockParam[] | null | undefined,
+  messages: readonly MessageParamDto[] = [],
+): ChatTurn[] {
+  const parts = [
+    typeof system === 'string' ? system : joinText(system ?? []),
+    ...messages.filter((m) => m.role === 'system').map((m) => joinText(blocksOf(m.content))),
+  ].filter(Boolean);
+  return parts.length ? [{ role: 'system', content: parts.join('\n\n') }] : [];
 }
 
 /**
  * Anthropic's messages as the queue's chat turns: a user message's tool results become tool turns
  * (each answering its call by id, before the rest of the message, as Anthropic orders them), its
  * text and images one user turn; an assistant message's text one turn with its tool calls. Earlier
- * thinking is not part of the prompt, as on Anthropic's API.
+ * thinking is not part of the prompt, as on Anthropic's API. System turns are left to `systemTurns`.
  */
 export function messagesToTurns(
   messages: readonly MessageParamDto[],
@@ -37,6 +47,7 @@ export function messagesToTurns(
 ): ChatTurn[] {
   const turns: ChatTurn[] = [];
   for (const m of messages) {
+    if (m.role === 'system') continue;
     const blocks = blocksOf(m.content);
     if (m.role === 'assistant') {
       const turn: ChatTurn = { role: 'assistant', content: joinText(blocks) };

@@ -18,6 +18,8 @@ export interface BatchLineRef {
 export interface LineView {
   /** Messages: the reply's thought, as a `thinking` block (the request's `thinking` was on). */
   thinking?: boolean;
+  /** Messages: the request's max_tokens; a reply cut short before it ran out of context. */
+  maxTokens?: number;
 }
 
 /** What a worker pushes to a batch's results list when a line ends. */

@@ -89,6 +89,11 @@ export interface GenerationJobData {
   responseFormat?: OutputFormat;
   sampling: Sampling;
   maxTokens?: number;
+  /**
+   * True: a maxTokens past what the context has left after the prompt is cut to that room, and the reply
+   * runs to the context's end (Anthropic's Messages). Absent: such a request is refused before any output.
+   */
+  clampToContext?: boolean;
   stop: string[];
   /** Choices per prompt (default 1). */
   n?: number;

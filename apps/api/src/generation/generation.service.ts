@@ -16,7 +16,7 @@ import { JobQueue } from './job-queue.port.js';
 import { JobRouting } from './job-routing.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
-import type { ReplyIdentity, ReplyRun } from './reply-run.js';
+import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
 export interface SubmitOptions {
@@ -110,6 +110,7 @@ export class GenerationService {
     });
     return {
       who,
+      maxTokens: maxTokensOf(job),
       events: this.read(source, signal, deadlines, { deployment: deployment.id, requestId, images }, now, true),
     };
   }
@@ -147,7 +148,11 @@ export class GenerationService {
       onQueueTimeout: () => Promise.resolve(null),
     });
     const followed = { deployment: job.deployment, requestId, images: jobImageHashes(job) };
-    return { who, events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false) };
+    return {
+      who,
+      maxTokens: maxTokensOf(job),
+      events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false),
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { FinishReason, ReplyEvent } from '@conveyor/queue';
+import type { FinishReason, QueuedJobData, ReplyEvent } from '@conveyor/queue';
 
 /** Who a reply is, as every chunk and response body names it. */
 export interface ReplyIdentity {
@@ -17,8 +17,14 @@ export type StartEvent = Extract<ReplyEvent, { type: 'start' }>;
 /** A request whose job is queued (or running): its identity, and its reply's events as they come. */
 export interface ReplyRun {
   who: ReplyIdentity;
+  /** The job's max_tokens, when it has one: a reply that ended shorter was not cut by it. */
+  maxTokens?: number;
   events: AsyncGenerator<OutputEvent, void, undefined>;
 }
 
 /** Every choice's finish reason from an end event. */
 export const finishReasonsOf = (event: EndEvent): FinishReason[] => event.finishReasons ?? [event.finishReason];
+
+/** A job's max_tokens, when it is a generation job that has one. */
+export const maxTokensOf = (job: QueuedJobData): number | undefined =>
+  'maxTokens' in job && typeof job.maxTokens === 'number' ? job.maxTokens : undefined;

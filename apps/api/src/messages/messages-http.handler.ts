@@ -69,7 +69,7 @@ export class MessagesHttpHandler {
   }
 
   private stream(run: ReplyRun, reply: FastifyReply, thinking: boolean, after: number): Promise<void> {
-    const events = new MessageEventFormatter(run.who, thinking);
+    const events = new MessageEventFormatter(run.who, thinking, run.maxTokens);
     return streamReply(
       run,
       reply,

@@ -55,6 +55,21 @@ describe('toMessage', () => {
     expect(message.content).toEqual([{ type: 'text', text: '' }]);
   });
 
+  it('names a reply cut short before max_tokens model_context_window_exceeded, sync and streamed', () => {
+    const cut = (maxTokens?: number) =>
+      toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'length' }], usage }, false, maxTokens)
+        .stop_reason;
+    expect(cut(32000)).toBe('model_context_window_exceeded');
+    expect(cut(5)).toBe('max_tokens');
+    expect(cut()).toBe('max_tokens');
+    const streamed = new MessageEventFormatter(who, false, 32000)
+      .final(end('length'))
+      .find((e) => e.type === 'message_delta');
+    expect(streamed).toMatchObject({ delta: { stop_reason: 'model_context_window_exceeded', stop_sequence: null } });
+    const ended = toMessage(who, { choices: [{ index: 0, text: 'x', finishReason: 'stop' }], usage }, false, 32000);
+    expect(ended.stop_reason).toBe('end_turn');
+  });
+
   it('names the stop sequence that ended the reply, and says end_turn for an end the engine did not name', () => {
     const stopped = toMessage(
       who,

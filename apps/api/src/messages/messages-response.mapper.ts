@@ -6,14 +6,20 @@ import { finishReasonsOf } from '../generation/reply-run.js';
 /**
  * Why a reply ended, in Anthropic's words, and the stop sequence that ended it. A reply the engine says
  * one of the request's stop sequences ended is `stop_sequence`; any other `stop` (the model's own end,
- * or a stop sequence an engine cannot name: see the engines) is `end_turn`.
+ * or a stop sequence an engine cannot name: see the engines) is `end_turn`. A reply cut short before
+ * the request's `maxTokens` was cut by the end of the context (the worker clamps the budget to the
+ * room the prompt leaves): `model_context_window_exceeded`, as Anthropic names it.
  */
 export function toStopReason(
   reason: FinishReason,
   stopSequence: string | null | undefined,
+  usage?: TokenUsage,
+  maxTokens?: number,
 ): { stop_reason: StopReason; stop_sequence: string | null } {
   if (reason === 'stop' && typeof stopSequence === 'string')
     return { stop_reason: 'stop_sequence', stop_sequence: stopSequence };
+  if (reason === 'length' && usage && maxTokens !== undefined && usage.completionTokens < maxTokens)
+    return { stop_reason: 'model_context_window_exceeded', stop_sequence: null };
   const stop_reason = reason === 'length' ? 'max_tokens' : reason === 'tool_calls' ? 'tool_use' : 'end_turn';
   return { stop_reason, stop_sequence: null };
 }
@@ -51,8 +57,11 @@ function contentOf(choice: ChoiceResult | undefined, thinking: boolean): Content
   return blocks;
 }
 
-/** A finished reply as Anthropic's `message`. `thinking`: the request asked for the thought segment. */
-export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: boolean): Message {
+/**
+ * A finished reply as Anthropic's `message`. `thinking`: the request asked for the thought segment;
+ * `maxTokens`: its budget, which tells a reply the context's end cut short.
+ */
+export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: boolean, maxTokens?: number): Message {
   const choice = reply.choices[0];
   return {
     id: who.id,
@@ -60,7 +69,7 @@ export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: bool
     role: 'assistant',
     content: contentOf(choice, thinking),
     model: who.model,
-    ...toStopReason(choice?.finishReason ?? 'stop', choice?.stopSequence),
+    ...toStopReason(choice?.finishReason ?? 'stop', choice?.stopSequence, reply.usage, maxTokens),
     usage: toMessagesUsage(reply.usage),
   };
 }
@@ -81,6 +90,7 @@ export class MessageEventFormatter {
   constructor(
     private readonly who: ReplyIdentity,
     private readonly thinking: boolean,
+    private readonly maxTokens?: number,
   ) {}
 
   opening(start: StartEvent): MessageStreamEvent[] {
@@ -130,7 +140,7 @@ export class MessageEventFormatter {
     events.push(
       {
         type: 'message_delta',
-        delta: toStopReason(finishReasonsOf(event)[0] ?? 'stop', event.stopSequences?.[0]),
+        delta: toStopReason(finishReasonsOf(event)[0] ?? 'stop', event.stopSequences?.[0], event.usage, this.maxTokens),
         usage: {
           output_tokens: usage.output_tokens,
           input_tokens: usage.input_tokens,

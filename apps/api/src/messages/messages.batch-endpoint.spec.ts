@@ -21,8 +21,8 @@ describe('messagesBatchEndpoint', () => {
   it("keeps the reply's thought for a request that turned thinking on, and only for it", () => {
     const thinking = endpoint.parse(body({ thinking: { type: 'enabled', budget_tokens: 4 } })).view?.();
     const plain = endpoint.parse(body()).view?.();
-    expect(thinking).toEqual({ thinking: true });
-    expect(plain).toEqual({});
+    expect(thinking).toEqual({ thinking: true, maxTokens: 8 });
+    expect(plain).toEqual({ maxTokens: 8 });
     expect(endpoint.toResponse(who, reply, thinking!)).toMatchObject({
       type: 'message',
       content: [
@@ -31,6 +31,13 @@ describe('messagesBatchEndpoint', () => {
       ],
     });
     expect(endpoint.toResponse(who, reply, plain!)).toMatchObject({ content: [{ type: 'text', text: 'Hello.' }] });
+  });
+
+  it('names a reply the end of the context cut short before max_tokens model_context_window_exceeded', () => {
+    const cut: ReplyResult = { ...reply, choices: [{ index: 0, text: 'Once', finishReason: 'length' }] };
+    const view = endpoint.parse(body({ max_tokens: 32000 })).view!();
+    expect(endpoint.toResponse(who, cut, view)).toMatchObject({ stop_reason: 'model_context_window_exceeded' });
+    expect(endpoint.toResponse(who, cut, { maxTokens: 2 })).toMatchObject({ stop_reason: 'max_tokens' });
   });
 
   it('refuses a request that asks to stream, and one the synchronous route refuses, naming the field', () => {

@@ -40,7 +40,7 @@ export class MessagesService {
     only?: DeploymentConfig,
   ): Promise<Message> {
     const run = await this.start(dto, caller, signal, only);
-    return toMessage(run.who, await collectReply(run), dto.thinkingEnabled);
+    return toMessage(run.who, await collectReply(run), dto.thinkingEnabled, dto.max_tokens);
   }
 
   resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {

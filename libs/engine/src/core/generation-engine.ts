@@ -11,6 +11,7 @@ export type GenerationInput = Pick<
   | 'responseFormat'
   | 'sampling'
   | 'maxTokens'
+  | 'clampToContext'
   | 'stop'
   | 'n'
   | 'logprobs'

@@ -59,7 +59,9 @@ export async function planRequest(request: GenerateRequest, at: PlanningContext)
   const contextSize = at.contextSize;
   for (const prompt of prompts) {
     const asked = request.maxTokens === undefined ? '' : ` and max_tokens ${request.maxTokens}`;
-    if (prompt.tokens.length >= contextSize || prompt.promptTokens + (request.maxTokens ?? 0) > contextSize) {
+    // A budget clamped to the context leaves the prompt alone to fit; the budget below is then the room left.
+    const asks = request.clampToContext ? 0 : (request.maxTokens ?? 0);
+    if (prompt.tokens.length >= contextSize || prompt.promptTokens + asks > contextSize) {
       throw new EngineInputError(
         `The prompt is ${prompt.promptTokens} tokens${asked}, which does not fit this model's context of ${contextSize} tokens.`,
         'context_length_exceeded',

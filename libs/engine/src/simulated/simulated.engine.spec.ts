@@ -109,6 +109,20 @@ describe('SimulatedEngine', () => {
     );
   });
 
+  it('cuts a budget clamped to the context to the room the prompt leaves, and runs to the end of it', async () => {
+    const e = engine({ contextSize: 8 });
+    const { result } = await run(
+      e,
+      request({ maxTokens: 32000, clampToContext: true, sampling: { temperature: 0, ignoreEos: true } }),
+    );
+    expect(result.finishReasons).toEqual(['length']);
+    expect(result.usage.promptTokens + result.usage.completionTokens).toBe(8);
+    const long = request({ messages: [{ role: 'user', content: 'x'.repeat(300) }], clampToContext: true });
+    await expect(e.generate(long, { onStart: () => {}, onOutput: () => {} })).rejects.toMatchObject({
+      code: 'context_length_exceeded',
+    });
+  });
+
   it('stops when its signal fires, with what it generated so far', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 80);

@@ -52,7 +52,7 @@ export class SimulatedEngine implements GenerationEngine {
     const sent = request.continueFrom?.tokens ?? 0;
     const prompts = simulatedPromptTokens(request, request.continueFrom?.text);
     for (const prompt of prompts) {
-      if (prompt >= contextSize || prompt + (request.maxTokens ?? 0) > contextSize) {
+      if (prompt >= contextSize || prompt + (request.clampToContext ? 0 : (request.maxTokens ?? 0)) > contextSize) {
         const asked = request.maxTokens === undefined ? '' : ` and max_tokens ${request.maxTokens}`;
         throw new EngineInputError(
           `The prompt is ${prompt} tokens${asked}, which does not fit this model's context of ${contextSize} tokens.`,
