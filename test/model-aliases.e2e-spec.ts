@@ -1,4 +1,6 @@
+import OpenAI from 'openai';
 import type { ChatCompletion, Model, ModelList, OpenAiErrorBody } from '@conveyor/openai';
+import { chatLine, fileLines, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { readJson } from './support/json.js';
 import { TestPlatform } from './support/platform.js';
@@ -29,7 +31,11 @@ describe('model aliases', () => {
 
   beforeAll(async () => {
     platform = await TestPlatform.start({
-      env: { CONVEYOR_CONFIG: config, MODEL_ALIASES: `claude-*=${MODEL},text-*=${MODEL}` },
+      env: {
+        CONVEYOR_CONFIG: config,
+        MODEL_ALIASES: `claude-*=${MODEL},text-*=${MODEL}`,
+        DATA_DIR: `/tmp/conveyor-test-data-${process.pid}-aliases`,
+      },
     });
   });
 
@@ -77,6 +83,18 @@ describe('model aliases', () => {
     const res = await post('/acme/chat/v1/chat/completions', { model: 'gpt-5-mini', messages: hello, max_tokens: 2 });
     expect(res.status).toBe(200);
     expect((await readJson<ChatCompletion>(res)).model).toBe('gpt-5-mini');
+  });
+
+  it('runs a batch line that names an alias, its result under that name', async () => {
+    const client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const batch = await submitBatch(client, jsonl([chatLine('aliased', { model: 'gpt-5-codex' })]));
+    const done = await waitForBatch(client, batch.id);
+    expect(done.status).toBe('completed');
+    const [line] = await fileLines<ChatCompletion>(client, done.output_file_id);
+    expect(line).toMatchObject({
+      custom_id: 'aliased',
+      response: { status_code: 200, body: { model: 'gpt-5-codex' } },
+    });
   });
 
   it('still refuses a name nothing reaches with 404 model_not_found', async () => {
