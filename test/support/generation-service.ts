@@ -40,7 +40,13 @@ function platformConfig(): PlatformConfig {
   };
 }
 
-export const OPTIONS: SubmitOptions = { idPrefix: 'chatcmpl-', stream: true, prompt: [], caller: 'anonymous' };
+export const OPTIONS: SubmitOptions = {
+  idPrefix: 'chatcmpl-',
+  model: 'alpha',
+  stream: true,
+  prompt: [],
+  caller: 'anonymous',
+};
 
 export const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 4, resumed: false };
 export const delta = (text: string, seq: number): ReplyEvent => ({ type: 'delta', attempt: 1, seq, text });
@@ -108,7 +114,7 @@ export function generationHarness(signal: () => AbortSignal) {
   /** What a feature service does with a request: find its deployment, then submit its job. */
   const request = async (model: string, only?: DeploymentConfig): Promise<ReplyRun> => {
     const deployment = service.deploymentFor(model, only);
-    return service.submit(deployment, builderFor(deployment), signal(), OPTIONS);
+    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id });
   };
 
   /** Asserts that nothing was queued, built or followed for a refused request. */

@@ -165,6 +165,21 @@ export interface ClusterConfig {
  */
 export type PromptCacheMode = 'exact' | 'full' | 'off';
 
+/** A model name clients send (exact, or a pattern with `*` and `?`) and the deployment it reaches. */
+export interface ModelAliasConfig {
+  name: string;
+  /** A deployment's id. */
+  deployment: string;
+}
+
+/** The names clients may send besides the deployments' ids: the file's aliases, then MODEL_ALIASES'. */
+export interface ModelNamesConfig {
+  /** In the order declared: the first pattern that matches a name wins; an exact name wins over every pattern. */
+  aliases: ModelAliasConfig[];
+  /** The deployment any other name reaches; null: another name gets 404 model_not_found. */
+  defaultDeployment: string | null;
+}
+
 export interface PlatformConfig {
   redis: {
     /** A single Redis; with `sentinel`, only its password, database and scheme (rediss: TLS) are used. */
@@ -257,6 +272,8 @@ export interface PlatformConfig {
   /** Include prompts in logs; off unless explicitly enabled. */
   logPrompts: boolean;
   deployments: DeploymentConfig[];
+  /** Aliases of the deployments, for clients that hard-code model names. */
+  modelNames: ModelNamesConfig;
   /** No keys: authentication is off, as on local servers. */
   apiKeys: ApiKeyConfig[];
   /** Hex SHA-256 of the key that opens the queue dashboard; null: no dashboard is served. */

@@ -8,3 +8,4 @@ export type * from './config.types.js';
 export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';
 export { generatedFileCli, type GeneratedFrom } from './generated-file.js';
+export { ModelNames } from './deployments/model-names.js';

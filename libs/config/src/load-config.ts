@@ -22,7 +22,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const redis = readRedisConfig(r);
   const defaults = readDeploymentDefaults(r);
   const access = readAccessKeys(r);
-  const { deployments, apiKeys, modelsDir } = readDeployments(r, defaults, access.apiKeys);
+  const { deployments, apiKeys, modelsDir, modelNames } = readDeployments(r, defaults, access.apiKeys);
   const dataDir = resolve(r.string('DATA_DIR'));
   const config: PlatformConfig = {
     redis,
@@ -35,6 +35,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logFormat: r.oneOf('LOG_FORMAT'),
     logPrompts: r.bool('LOG_PROMPTS'),
     deployments,
+    modelNames,
     apiKeys,
     adminKeySha256: access.adminKeySha256,
   };

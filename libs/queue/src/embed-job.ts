@@ -8,6 +8,8 @@ export const EMBED_JOB = 'embed' as const;
 export interface EmbedJobData {
   requestId: string;
   deployment: string;
+  /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */
+  model?: string;
   /** Text, or text already tokenized (token ids). */
   inputs: Array<string | number[]>;
   enqueuedAt: number;

@@ -78,6 +78,8 @@ export const GENERATE_JOB = 'generate' as const;
 export interface GenerationJobData {
   requestId: string;
   deployment: string;
+  /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */
+  model?: string;
   /** Chat turns, rendered by the model's own template. Empty when `prompts` is set. */
   messages: ChatTurn[];
   /** Legacy completions: raw prompts, generated from as they are; choice `p * n + i` is prompt p's i-th. */

@@ -19,6 +19,8 @@ export type TokenizeInput =
 export interface TokenizeJobData {
   requestId: string;
   deployment: string;
+  /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */
+  model?: string;
   tokenize: TokenizeInput;
   enqueuedAt: number;
   /** Name of the API key that made the request, as on a generation job. */

@@ -93,6 +93,5 @@ export class BatchInput {
     }
   }
 
-  private readonly findDeployment = (model: string): DeploymentConfig | undefined =>
-    this.registry.all.find((d) => d.id === model);
+  private readonly findDeployment = (model: string): DeploymentConfig | undefined => this.registry.find(model);
 }

@@ -68,6 +68,7 @@ export class LineFeeder {
     const view = body.view?.();
     const job: QueuedJobData = {
       ...body.toJob(requestId, deployment),
+      ...(body.model === deployment.id ? {} : { model: body.model }),
       batch: { batchId: batch.id, customId, line, ...(view ? { view } : {}) },
     };
     const images = jobImageHashes(job);

@@ -276,8 +276,7 @@ export class MessageBatchesService {
     return checked;
   }
 
-  private readonly findDeployment = (model: string): DeploymentConfig | undefined =>
-    this.registry.all.find((d) => d.id === model);
+  private readonly findDeployment = (model: string): DeploymentConfig | undefined => this.registry.find(model);
 }
 
 const line = (result: MessageBatchIndividualResponse): string => JSON.stringify(result) + '\n';

@@ -31,6 +31,7 @@ export class ChatService {
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
       idPrefix: COMPLETION_ID_PREFIX,
+      model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
       caller,

@@ -34,6 +34,7 @@ export class EmbeddingsService {
       signal,
       {
         idPrefix: EMBEDDING_ID_PREFIX,
+        model: dto.model,
         stream: false,
         prompt: dto.input,
         caller,
@@ -53,7 +54,7 @@ export class EmbeddingsService {
     }
     return {
       requestId: run.who.id.slice(EMBEDDING_ID_PREFIX.length),
-      body: toEmbeddingList(deployment.id, reply, dto.encoding_format ?? 'float'),
+      body: toEmbeddingList(run.who.model, reply, dto.encoding_format ?? 'float'),
     };
   }
 }

@@ -20,6 +20,8 @@ import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
 export interface SubmitOptions {
+  /** The model name the client sent (a deployment's id, or an alias of it): the reply's `model`. */
+  model: string;
   /** Prefix of the reply's id (`chatcmpl-`, `cmpl-`, `embd-`). */
   idPrefix: string;
   stream: boolean;
@@ -57,7 +59,10 @@ export class GenerationService {
     queue.onReconnect(() => void this.followed.recover());
   }
 
-  /** The deployment a request names; `only` limits it to one (an org/app route serves just its own). */
+  /**
+   * The deployment a request's model name reaches (its id, or an alias); `only` limits it to one (an
+   * org/app route serves just its own).
+   */
   deploymentFor(model: string, only?: DeploymentConfig): DeploymentConfig {
     const deployment = this.registry.require(model);
     if (only && only.id !== deployment.id) throw OpenAiHttpError.modelNotFound(model);
@@ -77,11 +82,16 @@ export class GenerationService {
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
-      model: deployment.id,
+      model: options.model,
       created: Math.floor(now / 1000),
     };
     // The job names this replica: its workers send the reply's events to this replica's inbox.
-    const job: QueuedJobData = { ...build(requestId, now), owner: options.caller, replyTo: this.relay.replica };
+    const job: QueuedJobData = {
+      ...build(requestId, now),
+      ...(options.model === deployment.id ? {} : { model: options.model }),
+      owner: options.caller,
+      replyTo: this.relay.replica,
+    };
     const images = jobImageHashes(job);
     const source = this.relay.subscribe(requestId);
     this.logger.log({
@@ -140,7 +150,11 @@ export class GenerationService {
         ErrorCode.completionNotFound,
       );
     }
-    const who: ReplyIdentity = { id: completionId, model: job.deployment, created: Math.floor(job.enqueuedAt / 1000) };
+    const who: ReplyIdentity = {
+      id: completionId,
+      model: job.model ?? job.deployment,
+      created: Math.floor(job.enqueuedAt / 1000),
+    };
     const source = this.relay.follow(requestId, job.replyTo, job.enqueuedAt);
     const deadlines = new ReplyDeadlines(source, {
       requestTimeoutMs: this.config.api.requestTimeoutMs,

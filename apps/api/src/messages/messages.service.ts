@@ -25,6 +25,7 @@ export class MessagesService {
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
       idPrefix: MESSAGE_ID_PREFIX,
+      model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
       caller,

@@ -4,7 +4,7 @@ import type { Model, ModelList } from '@conveyor/openai';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 
-/** The model list, with each deployment's live-worker count as an extra field. */
+/** The model list, with each deployment's live-worker count as an extra field; exact aliases are listed after the deployments. */
 @Injectable()
 export class ModelListService {
   private readonly created = Math.floor(Date.now() / 1000);
@@ -16,15 +16,29 @@ export class ModelListService {
 
   async list(deployments: readonly DeploymentConfig[] = this.registry.all): Promise<ModelList> {
     const counts = await this.workers.counts(deployments.map((d) => d.id));
-    const data: Model[] = deployments.map((d) => {
+    const entry = (id: string, d: DeploymentConfig): Model => {
       const live = counts.get(d.id) ?? 0;
-      return { id: d.id, object: 'model', created: this.created, owned_by: 'conveyor', status: live > 0 ? 'ready' : 'no_workers', live_workers: live };
-    });
-    return { object: 'list', data };
+      return {
+        id,
+        object: 'model',
+        created: this.created,
+        owned_by: 'conveyor',
+        status: live > 0 ? 'ready' : 'no_workers',
+        live_workers: live,
+        ...(id === d.id ? {} : { alias_of: d.id }),
+      };
+    };
+    const aliases = this.registry.aliases.filter((a) => deployments.includes(a.deployment));
+    return {
+      object: 'list',
+      data: [...deployments.map((d) => entry(d.id, d)), ...aliases.map((a) => entry(a.name, a.deployment))],
+    };
   }
 
+  /** One model by the name a client sends, an alias's (or a pattern's) included: listed under that name. */
   async get(id: string): Promise<Model> {
-    const [model] = (await this.list([this.registry.require(id)])).data;
-    return model;
+    const deployment = this.registry.require(id);
+    const [model] = (await this.list([deployment])).data;
+    return id === deployment.id ? model : { ...model, id, alias_of: deployment.id };
   }
 }

@@ -91,6 +91,7 @@ export class ResponsesService {
       signal,
       {
         idPrefix: RESPONSE_ID_PREFIX,
+        model: dto.model,
         stream: dto.stream === true,
         prompt: dto.input,
         caller,

@@ -32,7 +32,9 @@ export class ReplySinks {
    * wrote, for the retry to continue from (a batch line, which no client reads as it comes, starts over).
    */
   async open(data: QueuedJobData, attempt: number): Promise<OpenedSink> {
-    const { requestId, deployment: model, batch, replyTo } = data;
+    const { requestId, batch, replyTo } = data;
+    // A batch line's result names the model its line did, alias or not.
+    const model = data.model ?? data.deployment;
     if (batch) return { sink: new BatchLineSink(this.batchResults, { ref: batch, requestId, model }), sent: null };
     // Every job the API queues names its replica; one that does not was put on the queue by hand.
     if (!replyTo) throw new UnrecoverableError('The job names no API replica to send its reply to (replyTo).');

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ApiKeyConfig, DeploymentConfig } from '../config.types.js';
+import type { ApiKeyConfig, DeploymentConfig, ModelNamesConfig } from '../config.types.js';
 import { resolveEngine, type EngineContext, type EngineFieldNames } from '../engine-config.js';
 import type { DeploymentDto } from '../file/deployments-file.dto.js';
 import { readDeploymentsFile } from '../file/read-deployments-file.js';
@@ -73,11 +73,11 @@ export function deploymentsFromFile(
   defaults: DeploymentDefaults,
   context: EngineContext,
   problems: string[],
-): { deployments: DeploymentConfig[]; apiKeys: ApiKeyConfig[] } {
+): { deployments: DeploymentConfig[]; apiKeys: ApiKeyConfig[]; modelNames: ModelNamesConfig } {
   const read = readDeploymentsFile(resolve(file));
   if (!read.ok) {
     problems.push(read.problem);
-    return { deployments: [], apiKeys: [] };
+    return { deployments: [], apiKeys: [], modelNames: { aliases: [], defaultDeployment: null } };
   }
   return {
     deployments: read.value.deployments.map((d, i) => fromFile(d, i, defaults, context, problems)),
@@ -86,5 +86,9 @@ export function deploymentsFromFile(
       sha256: k.sha256.toLowerCase(),
       rateLimit: k.rateLimit,
     })),
+    modelNames: {
+      aliases: (read.value.modelAliases ?? []).map((a) => ({ name: a.name, deployment: a.deployment })),
+      defaultDeployment: read.value.defaultDeployment ?? null,
+    },
   };
 }

@@ -23,6 +23,13 @@ export const DEPLOYMENTS_VARS = {
     allowedText: '1-128 letters, digits, `.`, `_`, `-` or `/`',
     meaning: 'Without a file: the `model` clients send, which also names the queue.',
   },
+  MODEL_ALIASES: {
+    kind: 'text',
+    defaultText: 'none',
+    allowedText: '`name=deployment` pairs separated by commas; `*` and `?` in a name make it a pattern',
+    meaning:
+      "Other model names clients may send, each reaching a deployment's id, after the file's `modelAliases`: an exact name wins over patterns, the first pattern that matches over later ones; a last `*=<id>` sends every other name there (see [Model aliases](deployments.md#model-aliases)).",
+  },
   TASK: {
     kind: 'enum',
     default: 'generate',

@@ -18,6 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ENGINE_KINDS, type EngineKind } from '../engine-config.js';
+import { ALIAS_NAME, ALIAS_NAME_TEXT } from '../deployments/model-names.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -103,6 +104,12 @@ export class ApiKeyDto {
   @IsOptional() @ValidateNested() @Type(() => RateLimitDto) rateLimit?: RateLimitDto;
 }
 
+/** A model name clients send, exact or a pattern, and the deployment it reaches. */
+export class ModelAliasDto {
+  @IsString() @Matches(ALIAS_NAME, { message: `name must be ${ALIAS_NAME_TEXT}` }) name: string;
+  @IsString() @IsNotEmpty() deployment: string;
+}
+
 /** The deployments file (YAML or JSON) named by CONVEYOR_CONFIG. */
 export class DeploymentsFileDto {
   @IsArray()
@@ -116,4 +123,12 @@ export class DeploymentsFileDto {
   @ValidateNested({ each: true })
   @Type(() => ApiKeyDto)
   apiKeys?: ApiKeyDto[];
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ModelAliasDto)
+  modelAliases?: ModelAliasDto[];
+
+  @IsOptional() @IsString() @IsNotEmpty() defaultDeployment?: string;
 }

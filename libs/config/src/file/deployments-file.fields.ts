@@ -5,6 +5,7 @@ import type {
   AppAliasDto,
   DeploymentDto,
   DeploymentsFileDto,
+  ModelAliasDto,
   RateLimitDto,
   SimulatedDto,
   UpstreamDto,
@@ -23,6 +24,22 @@ type DocsOf<T> = { [K in keyof T as T[K] extends (...args: never[]) => unknown ?
 export const FILE_FIELDS: DocsOf<DeploymentsFileDto> = {
   deployments: { meaning: 'The deployments served, at least one.' },
   apiKeys: { meaning: 'Keys that open the API, by name, each with its own rate limit; they join `API_KEYS`.' },
+  modelAliases: {
+    meaning:
+      'Other model names clients may send, exact or patterns, each reaching a deployment; `MODEL_ALIASES` adds to them (see [Model aliases](deployments.md#model-aliases)).',
+  },
+  defaultDeployment: {
+    default: 'none: an unknown name gets 404 `model_not_found`',
+    meaning: "The deployment's id that any model name nothing else matches reaches.",
+  },
+};
+
+export const MODEL_ALIAS_FIELDS: DocsOf<ModelAliasDto> = {
+  name: {
+    meaning:
+      'The model name clients send; with `*` (any characters) or `?` (one), a pattern. An exact name wins over patterns, and the first pattern that matches over later ones.',
+  },
+  deployment: { meaning: "The id of the deployment it reaches; the reply's `model` is still the name sent." },
 };
 
 export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {

@@ -23,6 +23,7 @@ describe('the deployments file reference', () => {
       'deployments[].defaults',
       'apiKeys[]',
       'apiKeys[].rateLimit',
+      'modelAliases[]',
     ]);
     expect(rows('deployments[]')).toHaveLength(20);
   });

@@ -5,6 +5,7 @@ import {
   AppAliasDto,
   DeploymentDto,
   DeploymentsFileDto,
+  ModelAliasDto,
   RateLimitDto,
   SimulatedDto,
   UpstreamDto,
@@ -15,6 +16,7 @@ import {
   DEFAULTS_FIELDS,
   DEPLOYMENT_FIELDS,
   FILE_FIELDS,
+  MODEL_ALIAS_FIELDS,
   RATE_LIMIT_FIELDS,
   SIMULATED_FIELDS,
   UPSTREAM_FIELDS,
@@ -74,5 +76,6 @@ export function deploymentsFileTables(): Array<{ path: string; table: string }> 
     { path: 'deployments[].defaults', table: fieldTable(SamplingPresetDto, DEFAULTS_FIELDS) },
     { path: 'apiKeys[]', table: fieldTable(ApiKeyDto, API_KEY_FIELDS) },
     { path: 'apiKeys[].rateLimit', table: fieldTable(RateLimitDto, RATE_LIMIT_FIELDS) },
+    { path: 'modelAliases[]', table: fieldTable(ModelAliasDto, MODEL_ALIAS_FIELDS) },
   ];
 }
