@@ -1,14 +1,24 @@
-/** The smallest prompt chunk a short round takes, and the step its budget is rounded down to. */
+/** The step a round's budget is rounded down to. */
 export const BUDGET_STEP = 32;
+
+/**
+ * The smallest budget. On a CPU a token costs several times more in a batch of 32 than in one of 128 (the
+ * matrix kernels work best on larger batches), so a budget allowed to fall lower, on a machine slowed by
+ * other work, makes rounds dearer per token, its measure slower, the next budget smaller still, and the
+ * prompt goes in at a fraction of its speed.
+ */
+export const BUDGET_FLOOR = 4 * BUDGET_STEP;
 
 /** How long a round may take while replies stream: each running reply waits about this long for its next token. */
 export const STREAMING_ROUND_MS = 100;
 
 /**
  * How long any round may take: a request that arrives while a prompt is taken in alone waits for the round
- * under way before its own prompt joins, so this bounds a short request's wait behind a long prompt.
+ * under way before its own prompt joins, so this bounds a short request's wait behind a long prompt. Long
+ * enough that a prompt alone goes in in whole batches on a CPU like the benches', where smaller rounds cost
+ * prefill speed.
  */
-export const ROUND_MS = 250;
+export const ROUND_MS = 400;
 
 /** The figures a budget is made from. */
 export interface RoundBudgetOptions {
@@ -54,9 +64,9 @@ export class RoundBudget {
     const ms = streaming ? this.streamingMs : this.roundMs;
     // Before any chunk was measured: a small chunk while streaming, so the first such round stays short,
     // and the whole batch otherwise, which measures the speed at once.
-    if (this.msPerToken === null) return streaming ? Math.min(this.most, 4 * BUDGET_STEP) : this.most;
+    if (this.msPerToken === null) return streaming ? Math.min(this.most, BUDGET_FLOOR) : this.most;
     const fit = Math.max(0, ms - (this.fixedMs ?? 0)) / this.msPerToken;
-    return Math.min(this.most, Math.max(BUDGET_STEP, Math.floor(fit / BUDGET_STEP) * BUDGET_STEP));
+    return Math.min(this.most, Math.max(BUDGET_FLOOR, Math.floor(fit / BUDGET_STEP) * BUDGET_STEP));
   }
 
   /**
