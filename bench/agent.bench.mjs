@@ -105,7 +105,7 @@ function words(seed, count) {
  * @param {number} seed
  */
 function toolText(seed) {
-  const tools = Array.from({ length: 12 }, (_, i) => ({
+  const tools = Array.from({ length: 5 }, (_, i) => ({
     type: 'function',
     function: {
       name: `tool_${i + 1}`,

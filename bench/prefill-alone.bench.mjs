@@ -83,7 +83,7 @@ async function main() {
     for (const mode of MODES) {
       const engine = await LlamaCppEngine.load({
         modelPath: path,
-        contextSize: 2048,
+        contextSize: Math.max(2048, 2 ** Math.ceil(Math.log2(TOKENS + 64))),
         parallel: 1,
         threads: 1,
         gpu: false,
