@@ -11,6 +11,8 @@ export const ErrorCode = {
   invalidValue: 'invalid_value',
   unsupportedParameter: 'unsupported_parameter',
   unsupportedSchemaFeature: 'unsupported_schema_feature',
+  invalidSchema: 'invalid_schema',
+  schemaTooLarge: 'schema_too_large',
   unsupportedMediaType: 'unsupported_media_type',
   invalidContentLength: 'invalid_content_length',
   requestTooLarge: 'request_too_large',

@@ -1,5 +1,6 @@
 import { GbnfBuilder, gbnfLiteral, repeat, seq } from './gbnf.js';
-import { ArrayNode, ObjectNode, SchemaNode } from './schema-node.js';
+import { ArrayNode, NumberNode, ObjectNode, SchemaNode } from './schema-node.js';
+import { fail } from './schema-problem.js';
 import { JsonSchema, resolveSchema } from './schema-support.js';
 import { FORMAT_GRAMMARS, FORMAT_LENGTHS } from './string-formats.js';
 
@@ -59,27 +60,113 @@ const JSON_OBJECT: SchemaNode = { kind: 'object', properties: [], additional: { 
  * Returns null when even the tightest caps cannot fit `maxBytes`. Throws UnsupportedSchemaError (exported, with `.problem: SchemaProblem`) for an unsupported schema.
  */
 export function jsonSchemaGrammar(schema: JsonSchema | null, maxBytes: number): JsonGrammar | null {
-  const node = schema === null ? JSON_OBJECT : resolveSchema(schema);
-  for (const caps of LADDER) {
-    const grammar = emitGrammar(node, caps);
-    if (grammar.maxBytes <= maxBytes) return grammar;
+  return grammarFor(schema === null ? JSON_OBJECT : resolveSchema(schema), maxBytes);
+}
+
+/**
+ * The most characters of GBNF a schema's grammar may take. A larger grammar (a schema with thousands of
+ * long enum values or properties) is refused as too large to enforce: it would take too long to build and
+ * to sample with.
+ */
+export const MAX_GRAMMAR_CHARS = 512 * 1024;
+
+/** The longest output any grammar is built for, whatever the budget: past it, a schema's least output is refused unwritten. */
+export const MAX_GRAMMAR_BYTES = 4 * 1024 * 1024;
+
+function grammarFor(node: SchemaNode, budget: number): JsonGrammar | null {
+  const maxBytes = Math.min(budget, MAX_GRAMMAR_BYTES);
+  // Checked before any grammar is written, so that a huge minItems or minLength costs nothing.
+  if (leastBytes(node) > maxBytes) return null;
+  // The ladder's maxBytes shrink down it: the first rung that fits, found by halving.
+  let lo = 0;
+  let hi = LADDER.length - 1;
+  let found: JsonGrammar | null = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const grammar = emitGrammar(node, LADDER[mid]);
+    if (grammar.maxBytes <= maxBytes) {
+      found = grammar;
+      hi = mid - 1;
+    } else lo = mid + 1;
   }
-  return null;
+  return found;
 }
 
 /**
  * Smallest maxBytes for which jsonSchemaGrammar(schema, maxBytes) is not null (used to give a clear 400 when max_tokens is too small).
- * Throws UnsupportedSchemaError like jsonSchemaGrammar.
+ * Throws UnsupportedSchemaError like jsonSchemaGrammar. A schema whose least output exceeds `limit` (the
+ * largest budget there could be) gets that least size instead, without any grammar being written.
  */
-export function minimumJsonBytes(schema: JsonSchema | null): number {
+export function minimumJsonBytes(schema: JsonSchema | null, limit = Infinity): number {
   const node = schema === null ? JSON_OBJECT : resolveSchema(schema);
+  const least = leastBytes(node);
+  if (least > Math.min(limit, MAX_GRAMMAR_BYTES)) return least;
+  return emitGrammar(node, LADDER[LADDER.length - 1]).maxBytes;
+}
+
+/**
+ * A schema whose grammar fits `budget` bytes (and so tokens), for the check made before a request is
+ * queued: throws UnsupportedSchemaError for a schema refused (invalid, unsatisfiable, too large) and
+ * returns the least budget it needs when `budget` is too small, else null.
+ */
+export function schemaBudgetProblem(schema: JsonSchema, budget: number): number | null {
+  const node = resolveSchema(schema);
+  const least = leastBytes(node);
+  if (least > Math.min(budget, MAX_GRAMMAR_BYTES)) return least;
+  if (grammarFor(node, budget)) return null;
   return emitGrammar(node, LADDER[LADDER.length - 1]).maxBytes;
 }
 
 function emitGrammar(node: SchemaNode, caps: SizeCaps): JsonGrammar {
   const emitter = new JsonGrammarEmitter(caps);
   const root = emitter.emit(node, 'value');
-  return { gbnf: emitter.gbnf.toString(root.expr), maxBytes: root.max };
+  const gbnf = emitter.gbnf.toString(root.expr);
+  if (gbnf.length > MAX_GRAMMAR_CHARS)
+    fail(
+      '',
+      'schema size',
+      `the schema's grammar would exceed ${MAX_GRAMMAR_CHARS} characters; it is too large to enforce`,
+      'too_large',
+    );
+  return { gbnf, maxBytes: root.max };
+}
+
+/**
+ * A lower bound of any grammar's maxBytes for the node (what minItems, minLength and required properties
+ * force), in arithmetic that saturates rather than loops: its cost is the size of the tree, whatever the counts.
+ */
+function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): number {
+  const known = memo.get(node);
+  if (known !== undefined) return known;
+  let least: number;
+  switch (node.kind) {
+    case 'any':
+    case 'number':
+      least = 1;
+      break;
+    case 'literal':
+      least = node.json.length;
+      break;
+    case 'union':
+      least = Math.min(...node.options.map((o) => leastBytes(o, memo)));
+      break;
+    case 'string':
+      least = node.format ? 2 + FORMAT_LENGTHS[node.format][0] : 2 + node.minLength;
+      break;
+    case 'object':
+      least = 2 + (node.minKeys ?? 0) * 4;
+      for (const p of node.properties) if (p.required) least += p.keyJson.length + 2 + leastBytes(p.value, memo);
+      break;
+    case 'array': {
+      least = 2 + node.minItems;
+      node.prefix.slice(0, node.minItems).forEach((n) => (least += leastBytes(n, memo)));
+      if (node.minItems > node.prefix.length && node.items)
+        least += (node.minItems - node.prefix.length) * leastBytes(node.items, memo);
+      break;
+    }
+  }
+  memo.set(node, least);
+  return least;
 }
 
 /** A GBNF expression (safe to place in a sequence) and the most bytes it can match. */
@@ -122,7 +209,10 @@ class JsonGrammarEmitter {
       case 'literal':
         return { expr: gbnfLiteral(node.json), max: node.json.length };
       case 'union': {
-        const options = node.options.map((o, i) => this.emit(o, `${hint}-${i}`));
+        const options = node.options.filter((o) => o.kind !== 'literal').map((o, i) => this.emit(o, `${hint}-${i}`));
+        // Literals (enum values) as one trie: the matcher follows a few branches, not one per value.
+        const literals = node.options.flatMap((o) => (o.kind === 'literal' ? [o.json] : []));
+        if (literals.length) options.push({ expr: trie(literals), max: Math.max(...literals.map((l) => l.length)) });
         const body = [...new Set(options.map((o) => o.expr))].join(' | ');
         return { expr: this.gbnf.rule(hint, body), max: Math.max(...options.map((o) => o.max)) };
       }
@@ -134,7 +224,7 @@ class JsonGrammarEmitter {
         return this.text(node.minLength, clamp(this.caps.chars, node.minLength, node.maxLength ?? Infinity));
       }
       case 'number':
-        return this.number(node.integer, node.nonNegative);
+        return this.number(node);
       case 'object':
         return this.object(node, node.name ?? hint);
       case 'array':
@@ -150,21 +240,33 @@ class JsonGrammarEmitter {
     return { expr: this.gbnf.rule(`string-${max}`, body), max: 2 + CHAR_BYTES * max };
   }
 
-  /** No exponent, so the digit caps bound the length. */
-  private number(integer: boolean, nonNegative: boolean): Piece {
-    const d = this.caps.digits;
+  /** No exponent, so the digit caps (and the schema's bounds) limit the length. */
+  private number({ integer, sign, digits }: Pick<NumberNode, 'integer' | 'sign' | 'digits'>): Piece {
+    const d = Math.max(1, Math.min(this.caps.digits, digits ?? Infinity));
+    const minus = sign === 'negative' ? '"-"' : sign === 'any' ? '"-"?' : '';
+    // A negative integer, or a positive one, cannot be 0.
+    const nonZero = sign === 'positive' || (integer && sign === 'negative');
+    const whole = seq('[1-9]', repeat('[0-9]', 0, d - 1));
     const body = seq(
-      nonNegative ? '' : '"-"?',
-      `("0" | ${seq('[1-9]', repeat('[0-9]', 0, d - 1))})`,
-      integer ? '' : `("." ${repeat('[0-9]', 1, d)})?`,
+      minus,
+      nonZero ? (d > 1 ? `(${whole})` : whole) : `("0" | ${whole})`,
+      integer ? '' : `("." ${repeat('[0-9]', 1, this.caps.digits)})?`,
     );
-    const name = `${nonNegative ? 'unsigned-' : ''}${integer ? 'integer' : 'number'}`;
-    return { expr: this.gbnf.rule(name, body), max: (nonNegative ? 0 : 1) + d + (integer ? 0 : 1 + d) };
+    const name = `${sign === 'any' ? '' : `${sign}-`}${integer ? 'integer' : 'number'}`;
+    return {
+      expr: this.gbnf.rule(name, body),
+      max: (minus ? 1 : 0) + d + (integer ? 0 : 1 + this.caps.digits),
+    };
   }
 
   private object(node: ObjectNode, hint: string): Piece {
     if (node.properties.length === 0)
-      return this.freeObject(node.additional ? this.emit(node.additional, `${hint}-value`) : null, hint);
+      return this.freeObject(
+        node.additional ? this.emit(node.additional, `${hint}-value`) : null,
+        hint,
+        node.minKeys ?? 0,
+        node.maxKeys ?? Infinity,
+      );
 
     // Members in declared order; optional ones may be skipped, so each position has two
     // continuations: before anything was written (no comma) and after (comma first).
@@ -186,15 +288,16 @@ class JsonGrammarEmitter {
   }
 
   /** Up to `caps.keys` members with free keys (duplicates are possible: a bounded grammar cannot rule them out). */
-  private freeObject(value: Piece | null, hint: string): Piece {
-    const keys = value ? this.caps.keys : 0;
+  private freeObject(value: Piece | null, hint: string, minKeys = 0, maxKeys = Infinity): Piece {
+    const keys = value ? clamp(this.caps.keys, minKeys, maxKeys) : 0;
     if (!value || keys === 0) return { expr: gbnfLiteral('{}'), max: 2 };
-    const key = this.text(0, Math.min(this.caps.chars, KEY_CHARS));
+    // Several members need names that can differ: at least one character each.
+    const key = this.text(minKeys > 1 ? 1 : 0, Math.max(minKeys > 1 ? 1 : 0, Math.min(this.caps.chars, KEY_CHARS)));
     const member = {
       expr: this.gbnf.rule(`${hint}-member`, seq(key.expr, '":"', value.expr)),
       max: key.max + 1 + value.max,
     };
-    return this.list('{', '}', [], member, 0, keys, hint);
+    return this.list('{', '}', [], member, minKeys, keys, hint);
   }
 
   private array(node: ArrayNode, hint: string): Piece {
@@ -238,7 +341,7 @@ class JsonGrammarEmitter {
     if (cached) return cached;
     const scalars = [
       this.text(0, this.caps.chars),
-      this.number(false, false),
+      this.number({ integer: false, sign: 'any', digits: null }),
       { expr: '"true" | "false" | "null"', max: 5 },
     ];
     const options =
@@ -256,6 +359,42 @@ class JsonGrammarEmitter {
     this.anyByDepth.set(depth, piece);
     return piece;
   }
+}
+
+interface TrieNode {
+  end: boolean;
+  next: Map<string, TrieNode>;
+}
+
+/** A GBNF expression matching exactly the given (ASCII) texts, shaped as a trie of their shared prefixes. */
+function trie(texts: string[]): string {
+  const root: TrieNode = { end: false, next: new Map() };
+  for (const text of texts) {
+    let node = root;
+    for (const ch of text) {
+      let child = node.next.get(ch);
+      if (!child) node.next.set(ch, (child = { end: false, next: new Map() }));
+      node = child;
+    }
+    node.end = true;
+  }
+  const suffixes = (node: TrieNode): string => {
+    const alts: string[] = [];
+    for (const [ch, child] of node.next) {
+      let text = ch;
+      let n = child;
+      // Runs without a branch become one literal.
+      while (!n.end && n.next.size === 1) {
+        const [[c, only]] = n.next;
+        text += c;
+        n = only;
+      }
+      alts.push(seq(gbnfLiteral(text), n.next.size ? suffixes(n) : ''));
+    }
+    const body = alts.length === 1 && !node.end ? alts[0] : `(${alts.join(' | ')})`;
+    return node.end ? `${body}?` : body;
+  };
+  return suffixes(root);
 }
 
 /** `a | b`, or `a?` when b matches only the empty string. */

@@ -9,15 +9,30 @@ export type SchemaNode =
   | { kind: 'literal'; json: string }
   | { kind: 'union'; options: SchemaNode[] }
   | { kind: 'string'; minLength: number; maxLength: number | null; format: StringFormat | null }
-  | { kind: 'number'; integer: boolean; nonNegative: boolean }
+  | NumberNode
   | ObjectNode
   | ArrayNode;
+
+/**
+ * A number the grammar writes without exponent: its sign held (`positive`: 1 or more, for integers),
+ * its integer part at most `digits` digits long when the schema's bounds say so (null: the size caps
+ * decide). Finer bounds are checked on the result.
+ */
+export interface NumberNode {
+  kind: 'number';
+  integer: boolean;
+  sign: 'any' | 'nonNegative' | 'positive' | 'negative';
+  digits: number | null;
+}
 
 export interface ObjectNode {
   kind: 'object';
   properties: PropertyNode[];
   /** Schema of extra properties under free-form keys; null: emit none. */
   additional: SchemaNode | null;
+  /** Free-form members, when `additional` is set: at least `minKeys`, at most `maxKeys` (null: the size caps decide). */
+  minKeys?: number;
+  maxKeys?: number | null;
   /** Rule-name hint ($defs name) for readable grammars. */
   name?: string;
 }
