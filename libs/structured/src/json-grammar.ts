@@ -224,6 +224,13 @@ class JsonGrammarEmitter {
         return this.text(node.minLength, clamp(this.caps.chars, node.minLength, node.maxLength ?? Infinity));
       }
       case 'number':
+        if (node.range) {
+          const [lo, hi] = node.range;
+          return {
+            expr: this.gbnf.rule(`integer-${lo}-to-${hi}`, integerRange(lo, hi)),
+            max: Math.max(String(lo).length, String(hi).length),
+          };
+        }
         return this.number(node);
       case 'object':
         return this.object(node, node.name ?? hint);
@@ -359,6 +366,41 @@ class JsonGrammarEmitter {
     this.anyByDepth.set(depth, piece);
     return piece;
   }
+}
+
+/** GBNF for the integers from `lo` to `hi` (safe integers), in JSON's form: no leading zeros, `-` for negatives. */
+function integerRange(lo: number, hi: number): string {
+  const alts: string[] = [];
+  if (lo < 0) alts.push(seq('"-"', `(${naturals(Math.max(1, -hi), -lo)})`));
+  if (hi >= 0) alts.push(naturals(Math.max(0, lo), hi));
+  return alts.join(' | ');
+}
+
+/** Non-negative integers from `lo` to `hi`, split by their number of digits. */
+function naturals(lo: number, hi: number): string {
+  const alts: string[] = [];
+  for (let len = String(lo).length; len <= String(hi).length; len++) {
+    const from = Math.max(lo, len === 1 ? 0 : 10 ** (len - 1));
+    const to = Math.min(hi, 10 ** len - 1);
+    if (from <= to) alts.push(sameLength(String(from), String(to)));
+  }
+  return alts.join(' | ');
+}
+
+/** Digit strings of one length from `a` to `b`, as a sequence: fixed leading digits, then a split on the first that differs. */
+function sameLength(a: string, b: string): string {
+  if (a === '') return '';
+  if (a === b) return gbnfLiteral(a);
+  if (a[0] === b[0]) return seq(gbnfLiteral(a[0]!), sameLength(a.slice(1), b.slice(1)));
+  const rest = a.length - 1;
+  const digit = (x: number, y: number) => (x === y ? gbnfLiteral(String(x)) : `[${x}-${y}]`);
+  const any = repeat('[0-9]', rest, rest);
+  const [x, y] = [Number(a[0]), Number(b[0])];
+  if (/^0*$/.test(a.slice(1)) && /^9*$/.test(b.slice(1))) return seq(digit(x, y), any);
+  const alts = [seq(gbnfLiteral(a[0]!), `(${sameLength(a.slice(1), '9'.repeat(rest))})`)];
+  if (y - x > 1) alts.push(seq(digit(x + 1, y - 1), any));
+  alts.push(seq(gbnfLiteral(b[0]!), `(${sameLength('0'.repeat(rest), b.slice(1))})`));
+  return `(${alts.join(' | ')})`;
 }
 
 interface TrieNode {

@@ -23,6 +23,8 @@ export interface NumberNode {
   integer: boolean;
   sign: 'any' | 'nonNegative' | 'positive' | 'negative';
   digits: number | null;
+  /** An integer's inclusive bounds, both finite and below 1e15 in magnitude: the grammar holds them exactly. */
+  range?: [number, number];
 }
 
 export interface ObjectNode {

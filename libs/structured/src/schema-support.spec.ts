@@ -159,9 +159,41 @@ describe('the grammar holds what it can', () => {
     expect(g).not.toContain('[0-9]');
   });
 
-  it('holds the sign and the digits of wider bounds', () => {
-    expect(gbnf({ type: 'integer', minimum: 1, maximum: 1000 })).toMatch(
-      /positive-integer ::= \(\[1-9\] \[0-9\]\{0,3\}\)/,
+  /** The one-rule grammar of an integer range as a regular expression: literals, classes, counts, groups. */
+  const rangeRegExp = (schema: JsonSchema) => {
+    const lines = gbnf(schema).trim().split('\n');
+    const body = lines.find((l) => l.startsWith('integer-'))!.split(' ::= ')[1]!;
+    const source = body
+      .replace(/"(-|\d+)"/g, (_, t: string) => (t === '-' ? '\\-' : t))
+      .replace(/ /g, '')
+      .replace(/\(/g, '(?:');
+    return new RegExp(`^(?:${source})$`);
+  };
+
+  it.each([
+    [0, 150],
+    [1, 1000],
+    [-40, 60],
+    [-1000, -7],
+    [5, 5099],
+    [100, 999],
+    [0, 99],
+    [-123456, 98765],
+  ])('holds the integers from %i to %i exactly', (lo, hi) => {
+    const re = rangeRegExp({ type: 'integer', minimum: lo, maximum: hi });
+    const span = hi - lo;
+    const step = Math.max(1, Math.floor(span / 3000));
+    for (let v = lo - Math.min(span, 2000); v <= hi + Math.min(span, 2000); v += step)
+      expect([v, re.test(String(v))]).toEqual([v, v >= lo && v <= hi]);
+    for (const v of [lo, hi]) expect(re.test(String(v))).toBe(true);
+    expect(re.test('007')).toBe(false);
+    expect(re.test('-0')).toBe(false);
+  });
+
+  it('holds the sign and the digits of bounds too wide to write out', () => {
+    expect(gbnf({ type: 'integer', minimum: 1 })).toMatch(/positive-integer ::= \(\[1-9\] \[0-9\]\{0,14\}\)/);
+    expect(gbnf({ type: 'number', minimum: 0, maximum: 999.5 })).toMatch(
+      /nonnegative-number ::= \("0" \| \[1-9\] \[0-9\]\{0,2\}\)/,
     );
     expect(gbnf({ type: 'integer', maximum: -1 })).toMatch(/negative-integer ::= "-" \(\[1-9\]/);
     // zod's .int(): 16 digits allowed, the caps' 15 stand.

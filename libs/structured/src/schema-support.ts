@@ -380,6 +380,8 @@ function numberNode(s: Flat, integer: boolean): Maybe {
           ? 'negative'
           : 'any';
   const most = Math.max(Math.abs(lo), Math.abs(hi));
+  // A bounded integer range (zod's .int().min().max()) is held digit by digit; multipleOf is checked after.
+  if (integer && most < 1e15) return { kind: 'number', integer, sign, digits: null, range: [lo, hi] };
   // Digits of the integer part that the largest allowed magnitude needs; past 1e15 the size caps are smaller anyway.
   const digits = most < 1e15 ? String(Math.floor(most)).length : null;
   return { kind: 'number', integer, sign, digits };
