@@ -125,6 +125,65 @@ const CASES: { name: string; schema: JsonSchema | null; maxBytes: number; favor?
     },
     maxBytes: 100,
   },
+  {
+    name: 'zod 4 integer bounds (.int(), .int().min().max())',
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        n: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+        age: { type: 'integer', minimum: 0, maximum: 150 },
+        offset: { type: 'integer', minimum: -40, maximum: 1000 },
+        big: { type: 'integer', exclusiveMinimum: 99, exclusiveMaximum: 123457 },
+        neg: { type: 'integer', maximum: -1 },
+        positive: { type: 'number', minimum: 0 },
+      },
+      required: ['n', 'age', 'offset', 'big', 'neg', 'positive'],
+      additionalProperties: false,
+    },
+    maxBytes: 200,
+  },
+  {
+    name: 'allOf beside type, $ref beside description, a large enum as a trie',
+    schema: {
+      $defs: { code: { type: 'string', enum: Array.from({ length: 500 }, (_, i) => `c${i * 7}`) } },
+      type: 'object',
+      allOf: [
+        { properties: { a: { type: 'boolean' }, code: { $ref: '#/$defs/code', description: 'a code' } } },
+        { required: ['a', 'code'] },
+      ],
+      minProperties: 2,
+    },
+    maxBytes: 120,
+  },
+  {
+    name: 'recursive tree, unrolled',
+    schema: {
+      $defs: {
+        node: {
+          type: 'object',
+          properties: {
+            v: { type: 'integer', minimum: 0, maximum: 9 },
+            kids: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 },
+          },
+          required: ['v'],
+          additionalProperties: false,
+        },
+      },
+      $ref: '#/$defs/node',
+    },
+    maxBytes: 400,
+  },
+  {
+    name: 'map with minProperties and maxProperties',
+    schema: {
+      type: 'object',
+      additionalProperties: { type: 'integer', minimum: 0, maximum: 3 },
+      minProperties: 1,
+      maxProperties: 3,
+    },
+    maxBytes: 200,
+  },
   { name: 'any value (true schema)', schema: true, maxBytes: 120 },
   { name: 'array of long strings', schema: { type: 'array', items: { type: 'string' }, minItems: 1 }, maxBytes: 1000 },
   // Escapes: backslash, `u` and hex digits favoured, and the bytes of é and 日, which the grammar must refuse.
