@@ -8,6 +8,9 @@ import { at, fail } from './schema-problem.js';
  */
 export const MAX_SCHEMA_PARTS = 10_000;
 
+/** The deepest a schema may nest (keywords and names in a path): deeper, it is refused as too large. */
+export const MAX_SCHEMA_DEPTH = 256;
+
 const TYPES = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'] as const;
 export type TypeName = (typeof TYPES)[number];
 
@@ -93,8 +96,10 @@ export function checkSchemaSyntax(schema: unknown): void {
         'too_large',
       );
   };
-  const walk = (s: unknown, path: string): void => {
+  const walk = (s: unknown, path: string, depth = path.split('.').length): void => {
     count(1, path);
+    if (depth > MAX_SCHEMA_DEPTH)
+      fail(path, 'schema size', `the schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, 'too_large');
     if (typeof s === 'boolean') return;
     if (!isObject(s)) fail(path, 'schema', 'a schema must be an object or a boolean', 'invalid');
     if (s.type !== undefined) readTypes(s.type, at(path, 'type'));

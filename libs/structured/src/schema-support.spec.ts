@@ -336,6 +336,12 @@ describe('bounded work, whatever the schema asks for', () => {
     ).toBeLessThan(1000);
   });
 
+  it('refuses a schema nested thousands deep, fast', () => {
+    let deep: JsonSchema = { type: 'string' };
+    for (let i = 0; i < 5000; i++) deep = { type: 'array', items: deep };
+    expect(quickly(() => expect(problem(deep)).toMatchObject({ kind: 'too_large' }))).toBeLessThan(1000);
+  });
+
   it('bounds a schema whose anyOf branches multiply', () => {
     const wide = {
       anyOf: Array.from({ length: 50 }, (_, i) => ({ type: 'object', properties: { [`k${i}`]: { type: 'string' } } })),
