@@ -1,5 +1,6 @@
 import { GbnfBuilder, gbnfLiteral, repeat, seq } from './gbnf.js';
 import { ArrayNode, NumberNode, ObjectNode, SchemaNode } from './schema-node.js';
+import { gbnfClass, leastLength, Pattern, writable } from './pattern-grammar.js';
 import { fail } from './schema-problem.js';
 import { JsonSchema, resolveSchema } from './schema-support.js';
 import { FORMAT_GRAMMARS, FORMAT_LENGTHS } from './string-formats.js';
@@ -151,7 +152,9 @@ function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): num
       least = Math.min(...node.options.map((o) => leastBytes(o, memo)));
       break;
     case 'string':
-      least = node.format ? 2 + FORMAT_LENGTHS[node.format][0] : 2 + node.minLength;
+      least = node.format
+        ? 2 + FORMAT_LENGTHS[node.format][0]
+        : 2 + (node.pattern ? leastLength(node.pattern) : node.minLength);
       break;
     case 'object':
       least = 2 + (node.minKeys ?? 0) * 4;
@@ -221,6 +224,10 @@ class JsonGrammarEmitter {
           const body = seq(QUOTE, FORMAT_GRAMMARS[node.format], QUOTE);
           return { expr: this.gbnf.rule(node.format, body), max: 2 + FORMAT_LENGTHS[node.format][1] };
         }
+        if (node.pattern) {
+          const content = this.pattern(node.pattern);
+          return { expr: this.gbnf.rule('pattern', seq(QUOTE, content.expr, QUOTE)), max: 2 + content.max };
+        }
         return this.text(node.minLength, clamp(this.caps.chars, node.minLength, node.maxLength ?? Infinity));
       }
       case 'number':
@@ -236,6 +243,32 @@ class JsonGrammarEmitter {
         return this.object(node, node.name ?? hint);
       case 'array':
         return this.array(node, node.name ?? hint);
+    }
+  }
+
+  /** A pattern's matches (ASCII characters, each one byte); unbounded repeats stop at the free-string cap. */
+  private pattern(p: Pattern): Piece {
+    switch (p.t) {
+      case 'seq': {
+        const items = p.items.map((i) => this.pattern(i));
+        return { expr: seq(...items.map((i) => i.expr)), max: items.reduce((n, i) => n + i.max, 0) };
+      }
+      case 'alt': {
+        const options = p.options.filter(writable).map((o) => this.pattern(o));
+        return {
+          expr: `(${options.map((o) => o.expr || '""').join(' | ')})`,
+          max: Math.max(...options.map((o) => o.max)),
+        };
+      }
+      case 'set':
+        return { expr: gbnfClass(p.chars), max: 1 };
+      case 'rep': {
+        if (!writable(p.item)) return { expr: '', max: 0 };
+        const item = this.pattern(p.item);
+        const most = Math.min(p.max, Math.max(p.min, this.caps.chars));
+        if (most === 0 || item.expr === '') return { expr: '', max: 0 };
+        return { expr: repeat(`(${item.expr})`, p.min, most), max: most * item.max };
+      }
     }
   }
 

@@ -184,6 +184,24 @@ const CASES: { name: string; schema: JsonSchema | null; maxBytes: number; favor?
     },
     maxBytes: 200,
   },
+  {
+    name: 'patterns written by the grammar',
+    schema: {
+      type: 'object',
+      properties: {
+        code: { type: 'string', pattern: '^[A-Z]{3}$' },
+        month: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' },
+        slug: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' },
+        anything: { type: 'string', pattern: '^(yes|no|maybe)?!*$' },
+        notQuote: { type: 'string', pattern: '^[^a-z]{2,5}$' },
+        dotted: { type: 'string', pattern: '^v\\d+\\.\\d+(\\.\\d+)?$' },
+      },
+      required: ['code', 'month', 'slug', 'anything', 'notQuote', 'dotted'],
+      additionalProperties: false,
+    },
+    maxBytes: 400,
+    favor: '"\\-',
+  },
   { name: 'any value (true schema)', schema: true, maxBytes: 120 },
   { name: 'array of long strings', schema: { type: 'array', items: { type: 'string' }, minItems: 1 }, maxBytes: 1000 },
   // Escapes: backslash, `u` and hex digits favoured, and the bytes of é and 日, which the grammar must refuse.

@@ -1,3 +1,5 @@
+import type { Pattern } from './pattern-grammar.js';
+
 /**
  * The supported part of JSON Schema, resolved into a tree the grammar emitter
  * walks. Every node accepts at least one value: unsatisfiable schemas are
@@ -8,7 +10,14 @@ export type SchemaNode =
   /** Compact, ASCII-only JSON text of a fixed value (const, enum, true/false/null). */
   | { kind: 'literal'; json: string }
   | { kind: 'union'; options: SchemaNode[] }
-  | { kind: 'string'; minLength: number; maxLength: number | null; format: StringFormat | null }
+  | {
+      kind: 'string';
+      minLength: number;
+      maxLength: number | null;
+      format: StringFormat | null;
+      /** The schema's `pattern`, where the grammar can write it (then the lengths are 0 and null). */
+      pattern?: Pattern;
+    }
   | NumberNode
   | ObjectNode
   | ArrayNode;

@@ -200,6 +200,23 @@ describe('the grammar holds what it can', () => {
     expect(gbnf(zodSchema, 2000)).toMatch(/integer ::= "-"\? \("0" \| \[1-9\] \[0-9\]\{0,14\}\)/);
   });
 
+  it.each([
+    ['^[A-Z]{3}$', 'pattern ::= "\\"" ([A-Z]){3} "\\""'],
+    ['^\\d+$', 'pattern ::= "\\"" ([0-9]){1,256} "\\""'],
+    ['^(a|b)?$', 'pattern ::= "\\"" ((["a"] | ["b"])){0,1} "\\""'],
+  ])('writes the pattern %s in the grammar', (pattern, rule) => {
+    const g = gbnf({ type: 'string', pattern }, 5000);
+    expect(g.replace(/\[(.)\]/g, '["$1"]')).toContain(rule.replace(/\[(.)\]/g, '["$1"]'));
+  });
+
+  it.each(['[A-Z]{3}', '^(?=a).$', '^\\bx$', '^(a)\\1$', '^é$', '^a"b$'])(
+    'leaves the pattern %s to the result check',
+    (pattern) => {
+      const g = gbnf({ type: 'string', pattern });
+      expect(g).not.toContain('pattern ::=');
+    },
+  );
+
   it('merges allOf into the schema beside it', () => {
     const g = gbnf({
       type: 'object',

@@ -10,6 +10,7 @@ import {
   readTypes,
   TypeName,
 } from './schema-keywords.js';
+import { parsePattern, writable } from './pattern-grammar.js';
 import { resolvePointer } from './schema-pointer.js';
 import { at, fail, SchemaProblem, UnsupportedSchemaError } from './schema-problem.js';
 import { FORMAT_LENGTHS } from './string-formats.js';
@@ -338,6 +339,10 @@ function stringNode(s: Flat): Maybe {
     // Formats have fixed shapes: length limits that cut into them leave the format to the result check.
     if (minLength <= lo && (maxLength === null || maxLength >= hi))
       return { kind: 'string', minLength: 0, maxLength: null, format: format as StringFormat };
+  }
+  if (typeof s.pattern === 'string' && minLength === 0 && maxLength === null) {
+    const pattern = parsePattern(s.pattern);
+    if (pattern && writable(pattern)) return { kind: 'string', minLength, maxLength, format: null, pattern };
   }
   return { kind: 'string', minLength, maxLength, format: null };
 }
