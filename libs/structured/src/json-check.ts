@@ -1,3 +1,4 @@
+import { createContext, Script } from 'node:vm';
 import { isObject } from './json-values.js';
 import { resolvePointer } from './schema-pointer.js';
 
@@ -38,6 +39,30 @@ export function schemaRegExp(pattern: string): RegExp | null {
     regexCache.set(pattern, re);
   }
   return re;
+}
+
+/** Longer strings are matched under a time limit: a pattern such as `^(a+)+$` backtracks for ever on some. */
+const GUARD_FROM_LENGTH = 20;
+const MATCH_TIMEOUT_MS = 50;
+const sandbox = createContext({ re: /(?:)/, s: '' });
+const matchScript = new Script('re.test(s)');
+
+/**
+ * Whether `re` matches `s`, in bounded time: a match that runs past MATCH_TIMEOUT_MS counts as none (a
+ * request's own pattern cannot hold a process). Clients' patterns reach here both in the API (enum values
+ * held to the schema beside them) and in the worker (results).
+ */
+export function matches(re: RegExp, s: string): boolean {
+  if (s.length < GUARD_FROM_LENGTH) return re.test(s);
+  sandbox.re = re;
+  sandbox.s = s;
+  try {
+    return matchScript.runInContext(sandbox, { timeout: MATCH_TIMEOUT_MS }) === true;
+  } catch {
+    return false;
+  } finally {
+    sandbox.s = '';
+  }
 }
 
 function compile(pattern: string, flags: string): RegExp | null {
@@ -191,8 +216,8 @@ class JsonChecker {
   private string(value: string, s: Record<string, unknown>, fail: (why: string) => string): string | null {
     if (num(s.minLength) && length(value) < s.minLength) return fail(`shorter than ${s.minLength} characters`);
     if (num(s.maxLength) && length(value) > s.maxLength) return fail(`longer than ${s.maxLength} characters`);
-    if (typeof s.pattern === 'string' && schemaRegExp(s.pattern)?.test(value) === false)
-      return fail(`does not match the pattern ${s.pattern}`);
+    const re = typeof s.pattern === 'string' ? schemaRegExp(s.pattern) : null;
+    if (re && !matches(re, value)) return fail(`does not match the pattern ${s.pattern}`);
     if (typeof s.format === 'string' && FORMAT_CHECKS[s.format]?.(value) === false)
       return fail(`not a valid ${s.format}`);
     return null;
@@ -258,7 +283,8 @@ class JsonChecker {
         if (problem) return problem;
       }
       for (const [pattern, schema] of patterns) {
-        if (!schemaRegExp(pattern)?.test(key)) continue;
+        const re = schemaRegExp(pattern);
+        if (!re || !matches(re, key)) continue;
         matched = true;
         const problem = this.check(value[key], schema, at, depth + 1);
         if (problem) return problem;

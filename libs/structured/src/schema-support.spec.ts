@@ -359,6 +359,12 @@ describe('bounded work, whatever the schema asks for', () => {
     expect(quickly(() => expect(problem(deep)).toMatchObject({ kind: 'too_large' }))).toBeLessThan(1000);
   });
 
+  it('matches a backtracking pattern in bounded time, in the schema check and on results', () => {
+    const evil = { type: 'string', pattern: '^(a+)+$', enum: [`${'a'.repeat(40)}!`, 'aaa'] };
+    expect(quickly(() => expect(problem(evil)).toBeNull())).toBeLessThan(1000);
+    expect(quickly(() => expect(checkJson(`${'a'.repeat(40)}!`, evil)).toEqual(expect.any(String)))).toBeLessThan(1000);
+  });
+
   it('bounds a schema whose anyOf branches multiply', () => {
     const wide = {
       anyOf: Array.from({ length: 50 }, (_, i) => ({ type: 'object', properties: { [`k${i}`]: { type: 'string' } } })),

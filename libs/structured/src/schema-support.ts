@@ -1,6 +1,6 @@
 import { asciiJson, NumberNode, PropertyNode, SchemaNode, STRING_FORMATS, StringFormat } from './schema-node.js';
 import { isObject } from './json-values.js';
-import { checkJson, schemaRegExp } from './json-check.js';
+import { checkJson, matches, schemaRegExp } from './json-check.js';
 import {
   checkSchemaSyntax,
   count,
@@ -192,7 +192,12 @@ class SchemaResolver {
     const maxProperties = count(s, 'maxProperties');
     // What a property not in `properties` must be: the patterns its name matches, else additionalProperties.
     const undeclared = (key: string): unknown => {
-      const matching = patterns.filter(([p]) => schemaRegExp(p)?.test(key)).map(([, sub]) => sub);
+      const matching = patterns
+        .filter(([p]) => {
+          const re = schemaRegExp(p);
+          return re !== null && matches(re, key);
+        })
+        .map(([, sub]) => sub);
       if (matching.length) return { allOf: matching };
       return additional ?? true;
     };
