@@ -233,10 +233,14 @@ class JsonGrammarEmitter {
       case 'number':
         if (node.range) {
           const [lo, hi] = node.range;
-          return {
-            expr: this.gbnf.rule(`integer-${lo}-to-${hi}`, integerRange(lo, hi)),
-            max: Math.max(String(lo).length, String(hi).length),
-          };
+          const max = Math.max(String(lo).length, String(hi).length);
+          if (node.integer) return { expr: this.gbnf.rule(`integer-${lo}-to-${hi}`, integerRange(lo, hi)), max };
+          const d = this.caps.digits;
+          const body =
+            lo < hi
+              ? `(${naturals(lo, hi - 1)}) ("." ${repeat('[0-9]', 1, d)})? | ${gbnfLiteral(String(hi))}`
+              : gbnfLiteral(String(lo));
+          return { expr: this.gbnf.rule(`number-${lo}-to-${hi}`, body), max: max + 1 + d };
         }
         return this.number(node);
       case 'object':

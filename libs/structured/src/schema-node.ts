@@ -32,7 +32,10 @@ export interface NumberNode {
   integer: boolean;
   sign: 'any' | 'nonNegative' | 'positive' | 'negative';
   digits: number | null;
-  /** An integer's inclusive bounds, both finite and below 1e15 in magnitude: the grammar holds them exactly. */
+  /**
+   * Inclusive whole-number bounds, below 1e15 in magnitude: an integer's exactly; a number's (then both
+   * non-negative) as the numbers from `lo` up to but not including `hi` with any fraction, and `hi` itself.
+   */
   range?: [number, number];
 }
 

@@ -192,9 +192,14 @@ describe('the grammar holds what it can', () => {
 
   it('holds the sign and the digits of bounds too wide to write out', () => {
     expect(gbnf({ type: 'integer', minimum: 1 })).toMatch(/positive-integer ::= \(\[1-9\] \[0-9\]\{0,14\}\)/);
-    expect(gbnf({ type: 'number', minimum: 0, maximum: 999.5 })).toMatch(
-      /nonnegative-number ::= \("0" \| \[1-9\] \[0-9\]\{0,2\}\)/,
+    expect(gbnf({ type: 'number', minimum: -5, maximum: 999.5 })).toMatch(
+      /number ::= "-"\? \("0" \| \[1-9\] \[0-9\]\{0,2\}\)/,
     );
+    // A non-negative bounded number: whole numbers inside the bounds, any fraction below the top.
+    expect(gbnf({ type: 'number', minimum: 0, maximum: 1 })).toContain(
+      'number-0-to-1 ::= ("0") ("." [0-9]{1,15})? | "1"',
+    );
+    expect(gbnf({ type: 'number', exclusiveMinimum: 0, maximum: 100 })).toContain('number-1-to-100 ::=');
     expect(gbnf({ type: 'integer', maximum: -1 })).toMatch(/negative-integer ::= "-" \(\[1-9\]/);
     // zod's .int(): 16 digits allowed, the caps' 15 stand.
     expect(gbnf(zodSchema, 2000)).toMatch(/integer ::= "-"\? \("0" \| \[1-9\] \[0-9\]\{0,14\}\)/);

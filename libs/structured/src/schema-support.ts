@@ -392,6 +392,11 @@ function numberNode(s: Flat, integer: boolean): Maybe {
   const most = Math.max(Math.abs(lo), Math.abs(hi));
   // A bounded integer range (zod's .int().min().max()) is held digit by digit; multipleOf is checked after.
   if (integer && most < 1e15) return { kind: 'number', integer, sign, digits: null, range: [lo, hi] };
+  // A non-negative bounded number (a ratio, a price) is held between the whole numbers inside its bounds.
+  const from = loOpen ? Math.floor(lo) + 1 : Math.ceil(lo);
+  const to = hiOpen ? Math.ceil(hi) - 1 : Math.floor(hi);
+  if (!integer && from >= 0 && from <= to && most < 1e15)
+    return { kind: 'number', integer, sign, digits: null, range: [from, to] };
   // Digits of the integer part that the largest allowed magnitude needs; past 1e15 the size caps are smaller anyway.
   const digits = most < 1e15 ? String(Math.floor(most)).length : null;
   return { kind: 'number', integer, sign, digits };
