@@ -15,7 +15,8 @@ export {
   minimumJsonBytes,
   schemaBudgetProblem,
 } from './json-grammar.js';
-export { checkJson, resultCheck } from './json-check.js';
+export { checkJson } from './json-check.js';
+export { resultCheck } from './result-check.js';
 export { MAX_SCHEMA_PARTS } from './schema-keywords.js';
 export type { JsonGrammar } from './json-grammar.js';
 export { gbnfLiteral } from './gbnf.js';

@@ -1,6 +1,8 @@
-import { createContext, Script } from 'node:vm';
 import { isObject } from './json-values.js';
 import { resolvePointer } from './schema-pointer.js';
+import { FORMAT_CHECKS, matches, schemaRegExp } from './string-checks.js';
+
+export { matches, schemaRegExp } from './string-checks.js';
 
 /**
  * Checks a JSON value against a JSON Schema (draft 2020-12, with the older spellings of `items`,
@@ -26,80 +28,6 @@ export function checkJson(value: unknown, schema: unknown, root: unknown = schem
 const MAX_STEPS = 200_000;
 const MAX_DEPTH = 256;
 const GAVE_UP = Symbol('gave up');
-
-const regexCache = new Map<string, RegExp | null>();
-
-/** `pattern` as ECMA-262 with the `u` flag, as JSON Schema specifies; null when it does not compile. */
-export function schemaRegExp(pattern: string): RegExp | null {
-  let re = regexCache.get(pattern);
-  if (re === undefined) {
-    // Patterns written for other engines often escape characters the `u` flag refuses (`\-`, `\/`).
-    re = compile(pattern, 'u') ?? compile(pattern, '');
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, re);
-  }
-  return re;
-}
-
-/** Longer strings are matched under a time limit: a pattern such as `^(a+)+$` backtracks for ever on some. */
-const GUARD_FROM_LENGTH = 20;
-const MATCH_TIMEOUT_MS = 50;
-const sandbox = createContext({ re: /(?:)/, s: '' });
-const matchScript = new Script('re.test(s)');
-
-/**
- * Whether `re` matches `s`, in bounded time: a match that runs past MATCH_TIMEOUT_MS counts as none (a
- * request's own pattern cannot hold a process). Clients' patterns reach here both in the API (enum values
- * held to the schema beside them) and in the worker (results).
- */
-export function matches(re: RegExp, s: string): boolean {
-  if (s.length < GUARD_FROM_LENGTH) return re.test(s);
-  sandbox.re = re;
-  sandbox.s = s;
-  try {
-    return matchScript.runInContext(sandbox, { timeout: MATCH_TIMEOUT_MS }) === true;
-  } catch {
-    return false;
-  } finally {
-    sandbox.s = '';
-  }
-}
-
-function compile(pattern: string, flags: string): RegExp | null {
-  try {
-    return new RegExp(pattern, flags);
-  } catch {
-    return null;
-  }
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIME = /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
-
-function validDate(s: string): boolean {
-  const m = DATE.exec(s);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
-  return days !== undefined && d >= 1 && d <= days;
-}
-
-/** Formats checked on results; any other format is an annotation. */
-export const FORMAT_CHECKS: Record<string, (s: string) => boolean> = {
-  date: validDate,
-  time: (s) => TIME.test(s),
-  'date-time': (s) => {
-    const [date, time, ...rest] = s.split(/[tT ]/);
-    return rest.length === 0 && time !== undefined && validDate(date!) && TIME.test(time);
-  },
-  uuid: (s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s),
-  email: (s) => /^[^\s@"]+@[^\s@]+\.[^\s@]+$/.test(s),
-  ipv4: (s) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
-  hostname: (s) =>
-    s.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(s),
-  uri: (s) => /^[a-z][a-z0-9+.-]*:[^\s]*$/i.test(s),
-};
 
 function equal(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -311,61 +239,4 @@ class JsonChecker {
     }
     return null;
   }
-}
-
-/**
- * Keywords the grammar does not always hold: where a schema has one, its results are checked. The grammar
- * holds the rest exactly (type, enum, const, properties, required, items, lengths, counts, the four
- * formats it writes).
- */
-export const CHECKED_AFTER = new Set([
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'pattern',
-  'format',
-  'not',
-  'if',
-  'oneOf',
-  'allOf',
-  'uniqueItems',
-  'contains',
-  'propertyNames',
-  'patternProperties',
-  'dependentRequired',
-  'dependentSchemas',
-  'dependencies',
-  'minProperties',
-  'maxProperties',
-  'unevaluatedProperties',
-  'unevaluatedItems',
-]);
-
-/**
- * The check a schema's results need: null when the grammar alone holds every keyword it has, else a
- * function that says why a result's text does not conform (null when it does).
- */
-export function resultCheck(schema: unknown): ((text: string) => string | null) | null {
-  const pending: unknown[] = [schema];
-  let needed = false;
-  for (let i = 0; i < pending.length && !needed; i++) {
-    const s = pending[i];
-    if (Array.isArray(s)) pending.push(...s);
-    else if (isObject(s)) {
-      needed = Object.keys(s).some((k) => CHECKED_AFTER.has(k));
-      pending.push(...Object.values(s));
-    }
-  }
-  if (!needed) return null;
-  return (text) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return 'the reply is not complete JSON';
-    }
-    return checkJson(value, schema);
-  };
 }

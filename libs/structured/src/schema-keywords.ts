@@ -200,3 +200,30 @@ export function intersectTypes(a: TypeName[], b: TypeName[]): TypeName[] {
   }
   return [...out];
 }
+
+/** Whether a keyword constrains values (annotations and definitions do not). */
+export function constrains(keyword: string): boolean {
+  return !ANNOTATIONS.has(keyword);
+}
+
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  '$schema',
+  '$id',
+  '$anchor',
+  '$dynamicAnchor',
+  'examples',
+  'default',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'strict',
+  '$defs',
+  'definitions',
+  'nullable',
+  'discriminator',
+]);
+
+export const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1) || 'ref';

@@ -1,19 +1,20 @@
-import { asciiJson, NumberNode, PropertyNode, SchemaNode, STRING_FORMATS, StringFormat } from './schema-node.js';
+import { asciiJson, PropertyNode, SchemaNode } from './schema-node.js';
 import { isObject } from './json-values.js';
 import { checkJson, matches, schemaRegExp } from './json-check.js';
+import { numberNode, stringNode, union } from './scalar-nodes.js';
 import {
   checkSchemaSyntax,
+  constrains,
   count,
   inferTypes,
-  intersectTypes,
   MAX_SCHEMA_PARTS,
   readTypes,
+  refName,
   TypeName,
 } from './schema-keywords.js';
-import { parsePattern, writable } from './pattern-grammar.js';
+import { merge } from './schema-merge.js';
 import { resolvePointer } from './schema-pointer.js';
 import { at, fail, SchemaProblem, UnsupportedSchemaError } from './schema-problem.js';
-import { FORMAT_LENGTHS } from './string-formats.js';
 
 export { UnsupportedSchemaError } from './schema-problem.js';
 export type { SchemaProblem, SchemaProblemKind } from './schema-problem.js';
@@ -37,8 +38,6 @@ const ANY: SchemaNode = { kind: 'any' };
 const RECURSION_DEPTH = 3;
 /** `$ref` and `allOf` chains that nest deeper than this consume no value: the schema is refused. */
 const MAX_FLATTEN_DEPTH = 32;
-/** Integer ranges at most this wide are written as the list of their values, so the grammar holds them exactly. */
-const ENUMERATED_RANGE = 64;
 
 /**
  * The schema as a tree of nodes the grammar emitter writes. The tree may be narrower than the schema
@@ -290,192 +289,4 @@ class SchemaResolver {
     if (items === null && minItems > prefix.length) return null;
     return { kind: 'array', prefix, items, minItems, maxItems };
   }
-}
-
-/** Whether a keyword constrains values (annotations and definitions do not). */
-function constrains(keyword: string): boolean {
-  return !ANNOTATIONS.has(keyword);
-}
-
-const ANNOTATIONS = new Set([
-  'title',
-  'description',
-  '$schema',
-  '$id',
-  '$anchor',
-  '$dynamicAnchor',
-  'examples',
-  'default',
-  '$comment',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  'strict',
-  '$defs',
-  'definitions',
-  'nullable',
-  'discriminator',
-]);
-
-const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1) || 'ref';
-
-/** One of the options; null when none can be written. */
-function union(options: Maybe[]): Maybe {
-  const seen = new Set<string>();
-  const kept = options.filter((n): n is SchemaNode => {
-    if (!n) return false;
-    // Only literals are compared by value; other nodes are cheap enough to keep.
-    if (n.kind !== 'literal') return true;
-    if (seen.has(n.json)) return false;
-    seen.add(n.json);
-    return true;
-  });
-  if (kept.length === 0) return null;
-  return kept.length === 1 ? kept[0] : { kind: 'union', options: kept };
-}
-
-function stringNode(s: Flat): Maybe {
-  const minLength = count(s, 'minLength') ?? 0;
-  const maxLength = count(s, 'maxLength');
-  if (maxLength !== null && minLength > maxLength) return null;
-  const format = s.format as string | undefined;
-  if (format !== undefined && STRING_FORMATS.includes(format as StringFormat)) {
-    const [lo, hi] = FORMAT_LENGTHS[format as StringFormat];
-    // Formats have fixed shapes: length limits that cut into them leave the format to the result check.
-    if (minLength <= lo && (maxLength === null || maxLength >= hi))
-      return { kind: 'string', minLength: 0, maxLength: null, format: format as StringFormat };
-  }
-  if (typeof s.pattern === 'string' && minLength === 0 && maxLength === null) {
-    const pattern = parsePattern(s.pattern);
-    if (pattern && writable(pattern)) return { kind: 'string', minLength, maxLength, format: null, pattern };
-  }
-  return { kind: 'string', minLength, maxLength, format: null };
-}
-
-/** Bounds as the grammar can hold them: the sign, the integer part's digits, or (narrow integer ranges) every value. */
-function numberNode(s: Flat, integer: boolean): Maybe {
-  let lo = -Infinity;
-  let hi = Infinity;
-  let loOpen = false;
-  let hiOpen = false;
-  const raise = (v: number, open: boolean) => {
-    if (v > lo || (v === lo && open)) [lo, loOpen] = [v, open];
-  };
-  const lower = (v: number, open: boolean) => {
-    if (v < hi || (v === hi && open)) [hi, hiOpen] = [v, open];
-  };
-  if (typeof s.minimum === 'number') raise(s.minimum, s.exclusiveMinimum === true);
-  if (typeof s.maximum === 'number') lower(s.maximum, s.exclusiveMaximum === true);
-  if (typeof s.exclusiveMinimum === 'number') raise(s.exclusiveMinimum, true);
-  if (typeof s.exclusiveMaximum === 'number') lower(s.exclusiveMaximum, true);
-  const step = typeof s.multipleOf === 'number' ? s.multipleOf : null;
-  if (integer) {
-    lo = loOpen ? Math.floor(lo) + 1 : Math.ceil(lo);
-    hi = hiOpen ? Math.ceil(hi) - 1 : Math.floor(hi);
-    if (lo > hi) return null;
-    if (hi - lo < ENUMERATED_RANGE) {
-      const values: SchemaNode[] = [];
-      for (let v = lo; v <= hi; v++)
-        if (step === null || checkJson(v, { multipleOf: step }) === null)
-          values.push({ kind: 'literal', json: String(v) });
-      return union(values);
-    }
-  } else if (lo > hi || (lo === hi && (loOpen || hiOpen))) return null;
-  const sign: NumberNode['sign'] =
-    integer && lo >= 1
-      ? 'positive'
-      : lo >= 0
-        ? 'nonNegative'
-        : (integer ? hi <= -1 : hi < 0 || (hi === 0 && hiOpen))
-          ? 'negative'
-          : 'any';
-  const most = Math.max(Math.abs(lo), Math.abs(hi));
-  // A bounded integer range (zod's .int().min().max()) is held digit by digit; multipleOf is checked after.
-  if (integer && most < 1e15) return { kind: 'number', integer, sign, digits: null, range: [lo, hi] };
-  // A non-negative bounded number (a ratio, a price) is held between the whole numbers inside its bounds.
-  const from = loOpen ? Math.floor(lo) + 1 : Math.ceil(lo);
-  const to = hiOpen ? Math.ceil(hi) - 1 : Math.floor(hi);
-  if (!integer && from >= 0 && from <= to && most < 1e15)
-    return { kind: 'number', integer, sign, digits: null, range: [from, to] };
-  // Digits of the integer part that the largest allowed magnitude needs; past 1e15 the size caps are smaller anyway.
-  const digits = most < 1e15 ? String(Math.floor(most)).length : null;
-  return { kind: 'number', integer, sign, digits };
-}
-
-/**
- * Two schemas' keywords as one (for `allOf` and `$ref` beside other keywords). Bounds take the tighter,
- * types and enums their intersection, properties and required their union; where two keywords cannot be
- * merged the first stands, and the result check holds the value to both.
- */
-function merge(a: Flat, b: Flat): Flat {
-  const out: Flat = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    if (!Object.hasOwn(out, k)) {
-      out[k] = v;
-      continue;
-    }
-    const u = out[k];
-    switch (k) {
-      case 'type': {
-        const types = intersectTypes(readTypes(u, k), readTypes(v, k));
-        out.type = types;
-        break;
-      }
-      case 'properties':
-      case 'patternProperties':
-      case 'dependentRequired':
-        if (isObject(u) && isObject(v)) {
-          const m: Flat = { ...u };
-          for (const [name, sub] of Object.entries(v))
-            m[name] = !Object.hasOwn(m, name)
-              ? sub
-              : Array.isArray(sub) && Array.isArray(m[name])
-                ? [...new Set([...(m[name] as string[]), ...sub])]
-                : { allOf: [m[name], sub] };
-          out[k] = m;
-        }
-        break;
-      case 'required':
-        out.required = [...new Set([...(u as string[]), ...(v as string[])])];
-        break;
-      case 'minimum':
-      case 'minLength':
-      case 'minItems':
-      case 'minProperties':
-        out[k] = Math.max(u as number, v as number);
-        break;
-      case 'maximum':
-      case 'maxLength':
-      case 'maxItems':
-      case 'maxProperties':
-        out[k] = Math.min(u as number, v as number);
-        break;
-      case 'exclusiveMinimum':
-      case 'exclusiveMaximum':
-        if (typeof u === 'number' && typeof v === 'number')
-          out[k] = k === 'exclusiveMinimum' ? Math.max(u, v) : Math.min(u, v);
-        break;
-      case 'items':
-      case 'additionalProperties':
-      case 'additionalItems':
-      case 'propertyNames':
-        if (!Array.isArray(u) && !Array.isArray(v)) out[k] = u === false || v === false ? false : { allOf: [u, v] };
-        break;
-      case 'prefixItems':
-        if (Array.isArray(u) && Array.isArray(v))
-          out[k] = Array.from({ length: Math.max(u.length, v.length) }, (_, i) =>
-            i < u.length && i < v.length ? { allOf: [u[i], v[i]] } : (u[i] ?? v[i]),
-          );
-        break;
-      case 'enum':
-        if (Array.isArray(u) && Array.isArray(v))
-          out.enum = u.filter((x) => v.some((y) => checkJson(x, { const: y }) === null));
-        break;
-      case 'const':
-        if (checkJson(u, { const: v }) !== null) out.enum = [];
-        break;
-      // Anything else: the first stands in the grammar; the result check holds both.
-    }
-  }
-  return out;
 }
