@@ -187,7 +187,7 @@ describe('generation features end to end (tools, structured output, reasoning, l
       await expect(orphan).rejects.toMatchObject({ status: 400, error: { param: 'messages[1].tool_call_id' } });
     });
 
-    it('refuses a tool choice naming no tool, and a schema keyword it cannot enforce, naming it', async () => {
+    it('refuses a tool choice naming no tool, and an invalid parameters schema, naming its keyword', async () => {
       await expect(
         client.chat.completions.create({
           model: MODEL,
@@ -198,13 +198,13 @@ describe('generation features end to end (tools, structured output, reasoning, l
       ).rejects.toMatchObject({ status: 400, error: { param: 'tool_choice.function.name' } });
       const patterned: OpenAI.ChatCompletionTool = {
         type: 'function',
-        function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: '^x' } } } },
+        function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: '^x(' } } } },
       };
       await expect(
         client.chat.completions.create({ model: MODEL, messages: ask, tools: [patterned] }),
       ).rejects.toMatchObject({
         status: 400,
-        error: { code: 'unsupported_schema_feature', param: expect.stringContaining('tools[0].function.parameters') },
+        error: { code: 'invalid_schema', param: expect.stringContaining('tools[0].function.parameters') },
       });
     });
   });
@@ -255,8 +255,70 @@ describe('generation features end to end (tools, structured output, reasoning, l
       expect(Array.isArray(value)).toBe(false);
     });
 
-    it('refuses an unsupported schema keyword with a 400 naming it', async () => {
-      const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 5 } } };
+    it('holds a zod schema with integer bounds (.int(), .min().max()) and a pattern, streamed too', async () => {
+      // What z.toJSONSchema writes, as the Vercel AI SDK's Output.object sends it.
+      const schema = {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: {
+          n: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+          age: { type: 'integer', minimum: 0, maximum: 150 },
+          code: { type: 'string', pattern: '^[A-Z]{3}$' },
+          ratio: { type: 'number', minimum: 0, maximum: 1 },
+        },
+        required: ['n', 'age', 'code', 'ratio'],
+        additionalProperties: false,
+      };
+      const zodFormat = { type: 'json_schema' as const, json_schema: { name: 'z', schema, strict: true } };
+      for (const seed of [1, 2, 3]) {
+        const reply = await client.chat.completions.create({
+          model: MODEL,
+          messages: ask,
+          response_format: zodFormat,
+          seed,
+          temperature: 1,
+          max_tokens: 200,
+        });
+        expect(validates(schema, JSON.parse(reply.choices[0].message.content!))).toBe(true);
+      }
+      const chunks = await collect(
+        await client.chat.completions.create({
+          model: MODEL,
+          messages: ask,
+          response_format: zodFormat,
+          seed: 5,
+          temperature: 1,
+          max_tokens: 200,
+          stream: true,
+        }),
+      );
+      expect(validates(schema, JSON.parse(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')))).toBe(true);
+    });
+
+    it('refuses, before queueing, a minItems that max_tokens cannot hold and an enum past the size limit', async () => {
+      const started = Date.now();
+      const huge = { type: 'array', items: { type: 'integer' }, minItems: 1e15 };
+      await expect(
+        client.chat.completions.create({
+          model: MODEL,
+          messages: ask,
+          max_tokens: 50,
+          response_format: { type: 'json_schema', json_schema: { name: 'x', schema: huge } },
+        }),
+      ).rejects.toMatchObject({ status: 400, error: { code: 'max_tokens_too_small', param: 'max_tokens' } });
+      const wide = { enum: Array.from({ length: 100_000 }, (_, i) => `v${i}`) };
+      await expect(
+        client.chat.completions.create({
+          model: MODEL,
+          messages: ask,
+          response_format: { type: 'json_schema', json_schema: { name: 'x', schema: wide } },
+        }),
+      ).rejects.toMatchObject({ status: 400, error: { code: 'schema_too_large' } });
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it('refuses an invalid schema keyword with a 400 naming it', async () => {
+      const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 'five' } } };
       await expect(
         client.chat.completions.create({
           model: MODEL,
@@ -265,7 +327,7 @@ describe('generation features end to end (tools, structured output, reasoning, l
         }),
       ).rejects.toMatchObject({
         status: 400,
-        error: { code: 'unsupported_schema_feature', param: 'response_format.json_schema.schema.properties.n.minimum' },
+        error: { code: 'invalid_schema', param: 'response_format.json_schema.schema.properties.n.minimum' },
       });
     });
 

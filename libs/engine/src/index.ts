@@ -7,7 +7,7 @@ export type {
   GenerationInput,
   OutputPiece,
 } from './core/generation-engine.js';
-export { EngineInputError } from './core/generation-engine.js';
+export { EngineInputError, EngineOutputError } from './core/generation-engine.js';
 export { toChatHistory, toSamplingOptions } from './llama-cpp/llama-options.js';
 export { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp/llama-cpp.engine.js';
 export { GpuUnavailableError } from './llama-cpp/llama-runtime.js';

@@ -11,6 +11,10 @@ export const ErrorCode = {
   invalidValue: 'invalid_value',
   unsupportedParameter: 'unsupported_parameter',
   unsupportedSchemaFeature: 'unsupported_schema_feature',
+  invalidSchema: 'invalid_schema',
+  schemaTooLarge: 'schema_too_large',
+  /** A structured output result that failed the schema check twice (the grammar held what it could). */
+  schemaNotMet: 'schema_not_met',
   unsupportedMediaType: 'unsupported_media_type',
   invalidContentLength: 'invalid_content_length',
   requestTooLarge: 'request_too_large',

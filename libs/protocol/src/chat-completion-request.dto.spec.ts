@@ -237,10 +237,10 @@ describe('ChatCompletionRequestDto.check', () => {
     });
   });
 
-  it('names the unsupported schema keyword by its path', () => {
-    const format = { type: 'json_schema', json_schema: { name: 's', schema: { type: 'string', pattern: 'a+' } } };
+  it('names the invalid schema keyword by its path', () => {
+    const format = { type: 'json_schema', json_schema: { name: 's', schema: { type: 'string', pattern: 'a+(' } } };
     expect(problem(dto({ response_format: format }))).toMatchObject({
-      code: 'unsupported_schema_feature',
+      code: 'invalid_schema',
       param: 'response_format.json_schema.schema.pattern',
     });
   });

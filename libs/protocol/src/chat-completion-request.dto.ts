@@ -120,7 +120,8 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
     if (given(this.top_logprobs) !== undefined && this.logprobs !== true) {
       throw new RequestProblem('top_logprobs requires logprobs to be true.', 'top_logprobs');
     }
-    checkTools(this);
+    // A call's arguments must fit the context at least; the reply's format must fit the reply's budget.
+    checkTools(this, deployment.contextSize);
     const format = given(this.response_format);
     if (format?.type === 'json_schema') {
       if (!format.json_schema) {
@@ -130,7 +131,8 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
         );
       }
       const schema = given(format.json_schema.schema);
-      if (schema !== undefined) checkSchema(schema, 'response_format.json_schema.schema');
+      if (schema !== undefined)
+        checkSchema(schema, 'response_format.json_schema.schema', this.maxTokens(deployment) ?? deployment.contextSize);
     }
     if (format && format.type !== 'text' && this.tools?.length && this.tool_choice !== 'none') {
       throw new RequestProblem(

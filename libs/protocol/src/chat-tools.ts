@@ -9,7 +9,7 @@ import { checkSchema } from './schema-checks.js';
 type ToolFields = Pick<ChatCompletionRequestDto, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'response_format'>;
 
 /** Refuses a tool name used twice, a parameters schema the grammar cannot enforce, and a tool_choice naming no tool. */
-export function checkTools(request: ToolFields): void {
+export function checkTools(request: ToolFields, budget?: number): void {
   const tools = request.tools ?? [];
   const names = new Set<string>();
   for (const [i, tool] of tools.entries()) {
@@ -18,7 +18,7 @@ export function checkTools(request: ToolFields): void {
     }
     names.add(tool.function.name);
     const parameters = given(tool.function.parameters);
-    if (parameters !== undefined) checkSchema(parameters, `tools[${i}].function.parameters`);
+    if (parameters !== undefined) checkSchema(parameters, `tools[${i}].function.parameters`, budget);
   }
   const choice = given(request.tool_choice);
   if (choice === undefined || choice === 'none' || choice === 'auto') return;

@@ -25,8 +25,14 @@ const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
  */
 const MAX_REPEAT = 1000;
 
+/** More repetitions than any output within the grammar size limits can hold. */
+const MAX_REPEATED = 1 << 26;
+
 /** `item` repeated between `min` and `max` times; '' when it can only appear zero times. */
 export function repeat(item: string, min: number, max: number): string {
+  // Callers bound counts by the output budget first; this keeps a slip from looping for ever.
+  if (!Number.isFinite(max) || max > MAX_REPEATED)
+    throw new RangeError(`a repetition of ${max} is past the ${MAX_REPEATED} any grammar may need`);
   const parts: string[] = [];
   for (; max > 0; min = Math.max(0, min - MAX_REPEAT), max -= MAX_REPEAT) {
     const lo = Math.min(min, MAX_REPEAT);

@@ -7,8 +7,17 @@
  * with `\uXXXX` for anything else.
  */
 export { findUnsupportedSchemaFeature, UnsupportedSchemaError } from './schema-support.js';
-export type { JsonSchema, SchemaProblem } from './schema-support.js';
-export { jsonSchemaGrammar, minimumJsonBytes } from './json-grammar.js';
+export type { JsonSchema, SchemaProblem, SchemaProblemKind } from './schema-support.js';
+export {
+  jsonSchemaGrammar,
+  MAX_GRAMMAR_BYTES,
+  MAX_GRAMMAR_CHARS,
+  minimumJsonBytes,
+  schemaBudgetProblem,
+} from './json-grammar.js';
+export { checkJson } from './json-check.js';
+export { resultCheck } from './result-check.js';
+export { MAX_SCHEMA_PARTS } from './schema-keywords.js';
 export type { JsonGrammar } from './json-grammar.js';
 export { gbnfLiteral } from './gbnf.js';
 export { isObject } from './json-values.js';

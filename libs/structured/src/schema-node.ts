@@ -1,3 +1,5 @@
+import type { Pattern } from './pattern-grammar.js';
+
 /**
  * The supported part of JSON Schema, resolved into a tree the grammar emitter
  * walks. Every node accepts at least one value: unsatisfiable schemas are
@@ -8,16 +10,43 @@ export type SchemaNode =
   /** Compact, ASCII-only JSON text of a fixed value (const, enum, true/false/null). */
   | { kind: 'literal'; json: string }
   | { kind: 'union'; options: SchemaNode[] }
-  | { kind: 'string'; minLength: number; maxLength: number | null; format: StringFormat | null }
-  | { kind: 'number'; integer: boolean; nonNegative: boolean }
+  | {
+      kind: 'string';
+      minLength: number;
+      maxLength: number | null;
+      format: StringFormat | null;
+      /** The schema's `pattern`, where the grammar can write it (then the lengths are 0 and null). */
+      pattern?: Pattern;
+    }
+  | NumberNode
   | ObjectNode
   | ArrayNode;
+
+/**
+ * A number the grammar writes without exponent: its sign held (`positive`: 1 or more, for integers),
+ * its integer part at most `digits` digits long when the schema's bounds say so (null: the size caps
+ * decide). Finer bounds are checked on the result.
+ */
+export interface NumberNode {
+  kind: 'number';
+  integer: boolean;
+  sign: 'any' | 'nonNegative' | 'positive' | 'negative';
+  digits: number | null;
+  /**
+   * Inclusive whole-number bounds, below 1e15 in magnitude: an integer's exactly; a number's (then both
+   * non-negative) as the numbers from `lo` up to but not including `hi` with any fraction, and `hi` itself.
+   */
+  range?: [number, number];
+}
 
 export interface ObjectNode {
   kind: 'object';
   properties: PropertyNode[];
   /** Schema of extra properties under free-form keys; null: emit none. */
   additional: SchemaNode | null;
+  /** Free-form members, when `additional` is set: at least `minKeys`, at most `maxKeys` (null: the size caps decide). */
+  minKeys?: number;
+  maxKeys?: number | null;
   /** Rule-name hint ($defs name) for readable grammars. */
   name?: string;
 }

@@ -1,8 +1,17 @@
-/** A schema feature this server cannot enforce: `path` is a JSON pointer-ish path like "properties.age.minimum", `feature` the keyword (e.g. "minimum", "pattern", "recursive $ref"). */
+/**
+ * Why a schema cannot be enforced: `invalid` (the JSON Schema specification refuses it),
+ * `unsatisfiable` (no value, or none this server can write, conforms), `too_large` (past the
+ * documented limits on schema and grammar size), `unsupported` (a reference this server cannot
+ * follow, such as a remote URL).
+ */
+export type SchemaProblemKind = 'invalid' | 'unsatisfiable' | 'too_large' | 'unsupported';
+
+/** A schema this server refuses: `path` is a JSON pointer-ish path like "properties.age.minimum", `feature` the keyword (e.g. "minimum", "$ref"). */
 export interface SchemaProblem {
   path: string;
   feature: string;
   message: string;
+  kind: SchemaProblemKind;
 }
 
 export class UnsupportedSchemaError extends Error {
@@ -15,7 +24,7 @@ export class UnsupportedSchemaError extends Error {
 /** `key` under `path`, spelt as a SchemaProblem's path. */
 export const at = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-/** Stops resolving at the first feature the grammar cannot enforce. */
-export function fail(path: string, feature: string, message: string): never {
-  throw new UnsupportedSchemaError({ path, feature, message });
+/** Stops resolving at the first problem found. */
+export function fail(path: string, feature: string, message: string, kind: SchemaProblemKind): never {
+  throw new UnsupportedSchemaError({ path, feature, message, kind });
 }

@@ -1,27 +1,27 @@
-import { asciiJson, ObjectNode, PropertyNode, SchemaNode } from './schema-node.js';
+import { asciiJson, PropertyNode, SchemaNode } from './schema-node.js';
 import { isObject } from './json-values.js';
+import { checkJson, matches, schemaRegExp } from './json-check.js';
+import { numberNode, stringNode, union } from './scalar-nodes.js';
 import {
-  ANNOTATIONS,
-  checkNumericKeywords,
-  COMBINATORS,
+  checkSchemaSyntax,
+  constrains,
   count,
-  dedupe,
-  hasType,
   inferTypes,
-  isJsonValue,
+  MAX_SCHEMA_PARTS,
   readTypes,
-  stringNode,
-  TYPE_KEYWORDS,
+  refName,
   TypeName,
 } from './schema-keywords.js';
+import { merge } from './schema-merge.js';
+import { resolvePointer } from './schema-pointer.js';
 import { at, fail, SchemaProblem, UnsupportedSchemaError } from './schema-problem.js';
 
 export { UnsupportedSchemaError } from './schema-problem.js';
-export type { SchemaProblem } from './schema-problem.js';
+export type { SchemaProblem, SchemaProblemKind } from './schema-problem.js';
 
 export type JsonSchema = boolean | { [keyword: string]: unknown };
 
-/** null when every keyword in the schema is supported, else the first problem found. */
+/** null when the schema can be enforced, else the first problem found (invalid, unsatisfiable, too large). */
 export function findUnsupportedSchemaFeature(schema: unknown): SchemaProblem | null {
   try {
     resolveSchema(schema);
@@ -34,180 +34,259 @@ export function findUnsupportedSchemaFeature(schema: unknown): SchemaProblem | n
 
 const ANY: SchemaNode = { kind: 'any' };
 
-/** The schema as a tree of supported nodes; throws UnsupportedSchemaError at the first unsupported feature. */
+/** How many times one definition may be unrolled inside itself: recursive schemas are cut there. */
+const RECURSION_DEPTH = 3;
+/** `$ref` and `allOf` chains that nest deeper than this consume no value: the schema is refused. */
+const MAX_FLATTEN_DEPTH = 32;
+
+/**
+ * The schema as a tree of nodes the grammar emitter writes. The tree may be narrower than the schema
+ * (every value it allows conforms to what it enforces); keywords it cannot hold are left to the check
+ * on the result. Throws UnsupportedSchemaError for an invalid, unsatisfiable or too large schema.
+ */
 export function resolveSchema(schema: unknown): SchemaNode {
-  return new SchemaResolver(schema).node(schema, '');
+  checkSchemaSyntax(schema);
+  const node = new SchemaResolver(schema).node(schema, '');
+  if (!node)
+    fail('', 'schema', 'no value conforms to the schema (as far as it can be written within bounds)', 'unsatisfiable');
+  return node;
 }
 
+type Flat = Record<string, unknown>;
+
+/** A node, or null where no value can be written. */
+type Maybe = SchemaNode | null;
+
 class SchemaResolver {
-  private readonly defs = new Map<string, SchemaNode>();
-  private readonly resolving = new Set<string>();
+  private parts = 0;
+  /** Definitions being resolved, by how deep each is nested in itself. */
+  private readonly active = new Map<object, number>();
+  private readonly cache = new Map<object, Maybe>();
+  private cuts = 0;
 
   constructor(private readonly root: unknown) {}
 
-  node(schema: unknown, path: string): SchemaNode {
+  node(schema: unknown, path: string): Maybe {
+    if (++this.parts > MAX_SCHEMA_PARTS)
+      fail(
+        path,
+        'schema size',
+        `the schema expands to more than ${MAX_SCHEMA_PARTS} parts; it is too large to enforce`,
+        'too_large',
+      );
     if (schema === true) return ANY;
-    if (schema === false) fail(path, 'false schema', 'the `false` schema accepts no value');
-    if (!isObject(schema)) fail(path, 'schema', 'a schema must be an object or a boolean');
+    if (!isObject(schema)) return null;
+    // `{"$ref": ...}` alone (annotations aside) is resolved once for all its uses.
+    const target = typeof schema.$ref === 'string' ? resolvePointer(this.root, schema.$ref) : undefined;
+    const plainRef = isObject(target) && Object.keys(schema).every((k) => k === '$ref' || !constrains(k));
+    if (plainRef && this.cache.has(target)) return this.cache.get(target)!;
 
-    const keywords = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
-    for (const k of keywords) {
-      if (!Object.hasOwn(TYPE_KEYWORDS, k) && k !== 'type' && !COMBINATORS.includes(k))
-        fail(at(path, k), k, `\`${k}\` is not supported`);
+    const targets: object[] = [];
+    const flat = this.flatten(schema, path, 0, targets);
+    if (!flat) return null;
+    // A definition inside itself: unrolled a few times, then that branch is cut (left out where optional).
+    if (targets.some((t) => (this.active.get(t) ?? 0) >= RECURSION_DEPTH)) {
+      this.cuts++;
+      return null;
     }
-    checkNumericKeywords(schema, path);
-
-    const combinator = COMBINATORS.find((k) => Object.hasOwn(schema, k));
-    if (combinator) {
-      // Combining would need an intersection of grammars; only `type` narrows enum/const.
-      const allowed = combinator === 'const' || combinator === 'enum' ? ['type', combinator] : [combinator];
-      const extra = keywords.find((k) => !allowed.includes(k));
-      if (extra) fail(at(path, extra), extra, `\`${extra}\` cannot be combined with \`${combinator}\``);
-      return this.combinator(combinator, schema, path);
-    }
-
-    const types = schema.type === undefined ? inferTypes(keywords) : readTypes(schema.type, at(path, 'type'));
-    if (types.length === 0) return ANY;
-    // Formats on numbers (int32, double...) would constrain their range, which the grammar cannot.
-    if (Object.hasOwn(schema, 'format') && !types.includes('string'))
-      fail(at(path, 'format'), 'format', `format "${String(schema.format)}" is only supported on strings`);
-    const options = dedupe(types.map((t) => this.typed(t, schema, path)));
-    return options.length === 1 ? options[0] : { kind: 'union', options };
-  }
-
-  private combinator(keyword: string, schema: Record<string, unknown>, path: string): SchemaNode {
-    const value = schema[keyword];
-    const p = at(path, keyword);
-    switch (keyword) {
-      case '$ref':
-        return this.ref(value, p);
-      case 'allOf':
-        if (!Array.isArray(value) || value.length !== 1)
-          fail(p, 'allOf', '`allOf` is only supported with a single schema');
-        return this.node(value[0], at(p, '0'));
-      case 'anyOf':
-      case 'oneOf': {
-        // oneOf is treated as anyOf: the grammar cannot check that exactly one branch matches,
-        // so oneOf schemas should have disjoint branches.
-        if (!Array.isArray(value) || value.length === 0) fail(p, keyword, `\`${keyword}\` must be a non-empty array`);
-        const options = dedupe(value.map((s, i) => this.node(s, at(p, String(i)))));
-        return options.length === 1 ? options[0] : { kind: 'union', options };
+    const cutsBefore = this.cuts;
+    for (const t of targets) this.active.set(t, (this.active.get(t) ?? 0) + 1);
+    try {
+      const node = this.flat(flat, schema, path);
+      if (plainRef && this.cuts === cutsBefore) {
+        const named =
+          node && (node.kind === 'object' || node.kind === 'array')
+            ? { ...node, name: refName(schema.$ref as string) }
+            : node;
+        this.cache.set(target, named);
+        return named;
       }
-      default: {
-        const values = keyword === 'const' ? [value] : value;
-        if (!Array.isArray(values) || values.length === 0) fail(p, keyword, '`enum` must be a non-empty array');
-        const types = schema.type === undefined ? [] : readTypes(schema.type, at(path, 'type'));
-        const kept = values.filter((v) => isJsonValue(v) && (types.length === 0 || types.some((t) => hasType(v, t))));
-        if (kept.length === 0) fail(p, keyword, `no \`${keyword}\` value matches the schema's type`);
-        const literals = [...new Set(kept.map(asciiJson))].map((json): SchemaNode => ({ kind: 'literal', json }));
-        return literals.length === 1 ? literals[0] : { kind: 'union', options: literals };
-      }
+      return node;
+    } finally {
+      for (const t of targets) this.active.set(t, this.active.get(t)! - 1);
     }
   }
 
-  private ref(ref: unknown, path: string): SchemaNode {
-    if (ref === '#')
-      fail(path, 'recursive $ref', '`#` refers to the whole schema; recursive schemas cannot be bounded');
-    const match = typeof ref === 'string' ? /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref) : null;
-    if (!match) fail(path, '$ref', 'only `#/$defs/<name>` and `#/definitions/<name>` references are supported');
-    const [, container, encoded] = match;
-    const name = decodeURIComponent(encoded).replace(/~1/g, '/').replace(/~0/g, '~');
-    const key = `${container}/${name}`;
-    const cached = this.defs.get(key);
-    if (cached) return cached;
-    if (this.resolving.has(key))
-      fail(path, 'recursive $ref', `\`${ref}\` refers to itself; recursive schemas cannot be bounded`);
-    const defs = isObject(this.root) ? this.root[container] : undefined;
-    if (!isObject(defs) || !Object.hasOwn(defs, name)) fail(path, '$ref', `\`${ref}\` does not resolve`);
-
-    this.resolving.add(key);
-    const node = this.node(defs[name], `${container}.${name}`);
-    this.resolving.delete(key);
-    // Shared by every reference, so the emitter makes one rule for it.
-    const named = node.kind === 'object' || node.kind === 'array' ? { ...node, name } : node;
-    this.defs.set(key, named);
-    return named;
+  /** The schema with its `$ref` and `allOf` merged in; null when a part of it is `false`. */
+  private flatten(schema: Flat, path: string, depth: number, targets: object[]): Flat | null {
+    if (depth > MAX_FLATTEN_DEPTH)
+      fail(path, '$ref', '`$ref` / `allOf` refer to each other without end', 'unsatisfiable');
+    const { $ref, allOf, ...rest } = schema;
+    let out: Flat = rest;
+    const parts: unknown[] = [];
+    if (typeof $ref === 'string') {
+      const target = resolvePointer(this.root, $ref);
+      if (target === undefined)
+        fail(
+          at(path, '$ref'),
+          '$ref',
+          `\`${$ref}\` does not resolve within the schema (only local references are followed)`,
+          'unsupported',
+        );
+      if (isObject(target)) targets.push(target);
+      parts.push(target);
+    }
+    if (Array.isArray(allOf)) parts.push(...allOf);
+    for (const part of parts) {
+      if (part === false) return null;
+      if (!isObject(part)) continue;
+      const inner = this.flatten(part, path, depth + 1, targets);
+      if (!inner) return null;
+      out = merge(out, inner);
+    }
+    return out;
   }
 
-  private typed(type: TypeName, schema: Record<string, unknown>, path: string): SchemaNode {
+  /** A flattened schema; `original` is what the result check holds enum values to. */
+  private flat(s: Flat, original: Flat, path: string): Maybe {
+    const branches = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : null;
+    if (branches) {
+      // Each branch with the keywords beside it. oneOf is written as anyOf: the result check counts its matches.
+      const { anyOf: _a, oneOf: _o, ...base } = s;
+      const plain = !Object.keys(base).some(constrains);
+      const options = branches.map((b, i) =>
+        this.node(plain ? b : { allOf: [base, b] }, at(at(path, s.anyOf ? 'anyOf' : 'oneOf'), String(i))),
+      );
+      return union(options);
+    }
+    if (Object.hasOwn(s, 'const') || Array.isArray(s.enum)) {
+      const values: unknown[] = Object.hasOwn(s, 'const') ? [s.const] : (s.enum as unknown[]);
+      // Only values the whole schema accepts: enum and const hold exactly, whatever else sits beside them.
+      const kept = values.filter((v) => checkJson(v, original, this.root) === null);
+      return union([...new Set(kept.map(asciiJson))].map((json): SchemaNode => ({ kind: 'literal', json })));
+    }
+    const keywords = Object.keys(s);
+    const types = s.type === undefined ? inferTypes(keywords) : readTypes(s.type, at(path, 'type'));
+    if (s.type === undefined && types.length === 0) return ANY;
+    return union(types.map((t) => this.typed(t, s, path)));
+  }
+
+  private typed(type: TypeName, s: Flat, path: string): Maybe {
     switch (type) {
       case 'string':
-        return stringNode(schema, path);
+        return stringNode(s);
       case 'number':
       case 'integer':
-        return { kind: 'number', integer: type === 'integer', nonNegative: schema.minimum === 0 };
+        return numberNode(s, type === 'integer');
       case 'boolean':
-        return {
-          kind: 'union',
-          options: [
-            { kind: 'literal', json: 'true' },
-            { kind: 'literal', json: 'false' },
-          ],
-        };
+        return union([
+          { kind: 'literal', json: 'true' },
+          { kind: 'literal', json: 'false' },
+        ]);
       case 'null':
         return { kind: 'literal', json: 'null' };
       case 'object':
-        return this.object(schema, path);
+        return this.object(s, path);
       case 'array':
-        return this.array(schema, path);
+        return this.array(s, path);
     }
   }
 
-  private object(schema: Record<string, unknown>, path: string): ObjectNode {
-    const props = schema.properties ?? {};
-    if (!isObject(props)) fail(at(path, 'properties'), 'properties', '`properties` must be an object');
-    const required = schema.required ?? [];
-    if (!Array.isArray(required) || !required.every((r) => typeof r === 'string')) {
-      fail(at(path, 'required'), 'required', '`required` must be an array of strings');
-    }
-    const additional = schema.additionalProperties;
-    const additionalNode =
-      additional === undefined || additional === true || additional === false
-        ? null
-        : this.node(additional, at(path, 'additionalProperties'));
+  private object(s: Flat, path: string): Maybe {
+    const props = isObject(s.properties) ? s.properties : {};
+    const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+    const patterns = isObject(s.patternProperties) ? Object.entries(s.patternProperties) : [];
+    const additional = s.additionalProperties;
+    const minProperties = count(s, 'minProperties') ?? 0;
+    const maxProperties = count(s, 'maxProperties');
+    // What a property not in `properties` must be: the patterns its name matches, else additionalProperties.
+    const undeclared = (key: string): unknown => {
+      const matching = patterns
+        .filter(([p]) => {
+          const re = schemaRegExp(p);
+          return re !== null && matches(re, key);
+        })
+        .map(([, sub]) => sub);
+      if (matching.length) return { allOf: matching };
+      return additional ?? true;
+    };
 
-    const properties: PropertyNode[] = Object.entries(props).map(([key, sub]) => ({
-      keyJson: asciiJson(key),
-      value: this.node(sub, at(at(path, 'properties'), key)),
-      required: required.includes(key),
-    }));
-    // Required names without a `properties` entry take the additionalProperties schema.
-    for (const key of new Set(required)) {
+    const properties: PropertyNode[] = [];
+    for (const [key, sub] of Object.entries(props)) {
+      const value = this.node(sub, at(at(path, 'properties'), key));
+      if (value) properties.push({ keyJson: asciiJson(key), value, required: required.has(key) });
+      else if (required.has(key)) return null;
+    }
+    for (const key of required) {
       if (Object.hasOwn(props, key)) continue;
-      if (additional === false)
-        fail(
-          at(path, 'required'),
-          'required',
-          `required property "${key}" is forbidden by additionalProperties: false`,
-        );
-      properties.push({ keyJson: asciiJson(key), value: additionalNode ?? ANY, required: true });
+      const value = this.node(undeclared(key), at(path, 'required'));
+      if (!value) return null;
+      properties.push({ keyJson: asciiJson(key), value, required: true });
     }
-    // Extra properties are optional, so output is strict (declared properties only)
-    // unless the object is a pure map: free keys could collide with declared ones.
-    return { kind: 'object', properties, additional: properties.length === 0 ? additionalNode : null };
+    // dependentRequired: a required property's dependents are required too.
+    const dependent = isObject(s.dependentRequired) ? s.dependentRequired : {};
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const p of properties) {
+        const needs = p.required ? dependent[JSON.parse(p.keyJson) as string] : undefined;
+        if (!Array.isArray(needs)) continue;
+        for (const n of needs) {
+          const q = properties.find((x) => x.keyJson === asciiJson(n));
+          if (q && !q.required) grew = q.required = true;
+        }
+      }
+    }
+
+    if (properties.length === 0 && required.size === 0) {
+      // A pure map: free names, values of additionalProperties (or of the patterns: names are checked after).
+      const values =
+        additional === false
+          ? null
+          : patterns.length && additional === undefined
+            ? { anyOf: patterns.map(([, sub]) => sub) }
+            : (additional ?? true);
+      const value = values === null ? null : this.node(values, at(path, 'additionalProperties'));
+      if (!value) return minProperties > 0 ? null : { kind: 'object', properties: [], additional: null };
+      if (maxProperties !== null && maxProperties < minProperties) return null;
+      return { kind: 'object', properties: [], additional: value, minKeys: minProperties, maxKeys: maxProperties };
+    }
+
+    // Declared properties only (extra ones are optional). minProperties makes optional ones required, in
+    // order; maxProperties leaves out the optional ones past it.
+    let requiredCount = properties.filter((p) => p.required).length;
+    for (const p of properties) {
+      if (requiredCount >= minProperties) break;
+      if (p.required) continue;
+      p.required = true;
+      requiredCount++;
+    }
+    if (requiredCount < minProperties) return null;
+    if (maxProperties !== null) {
+      if (requiredCount > maxProperties) return null;
+      let room = maxProperties - requiredCount;
+      const kept = properties.filter((p) => p.required || room-- > 0);
+      return { kind: 'object', properties: kept, additional: null };
+    }
+    return { kind: 'object', properties, additional: null };
   }
 
-  private array(schema: Record<string, unknown>, path: string): SchemaNode {
-    const minItems = count(schema, 'minItems', path) ?? 0;
-    const maxItems = count(schema, 'maxItems', path);
-    if (maxItems !== null && minItems > maxItems)
-      fail(at(path, 'maxItems'), 'maxItems', '`maxItems` is below `minItems`');
-    if (schema.uniqueItems !== undefined && schema.uniqueItems !== false)
-      fail(at(path, 'uniqueItems'), 'uniqueItems', '`uniqueItems` is not supported');
-
-    const prefixSchemas = schema.prefixItems ?? [];
-    if (!Array.isArray(prefixSchemas)) fail(at(path, 'prefixItems'), 'prefixItems', '`prefixItems` must be an array');
-    const prefix = prefixSchemas.map((s, i) => this.node(s, at(at(path, 'prefixItems'), String(i))));
-
-    if (Array.isArray(schema.items))
-      fail(at(path, 'items'), 'items', 'array-form `items` is not supported; use `prefixItems`');
-    let items: SchemaNode | null;
-    if (schema.items === false) items = null;
-    else if (schema.items !== undefined) items = this.node(schema.items, at(path, 'items'));
-    // After a tuple, extra items are optional: emit them only when minItems needs them.
-    else items = prefix.length === 0 || minItems > prefix.length ? ANY : null;
-    if (items === null && minItems > prefix.length)
-      fail(at(path, 'minItems'), 'minItems', '`minItems` exceeds the items allowed');
+  private array(s: Flat, path: string): Maybe {
+    const minItems = count(s, 'minItems') ?? 0;
+    const maxItems = count(s, 'maxItems');
+    if (maxItems !== null && minItems > maxItems) return null;
+    // Draft 2020-12 `prefixItems` + `items`, or the older array-form `items` + `additionalItems`.
+    const prefixSchemas = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : [];
+    const rest = Array.isArray(s.items) ? s.additionalItems : s.items;
+    const prefix: SchemaNode[] = [];
+    let cut = false;
+    for (const [i, sub] of prefixSchemas.entries()) {
+      if (maxItems !== null && i >= maxItems) break;
+      const node = this.node(sub, at(at(path, 'prefixItems'), String(i)));
+      if (!node) {
+        // Items from here on cannot be written: the array stops before them, if it may.
+        if (i < minItems) return null;
+        cut = true;
+        break;
+      }
+      prefix.push(node);
+    }
+    let items: Maybe = null;
+    if (!cut) {
+      // After a tuple, extra items are optional: written only when minItems needs them.
+      if (rest !== undefined) items = this.node(rest, at(path, 'items'));
+      else if (prefix.length === 0 || minItems > prefix.length) items = ANY;
+    }
+    if (items === null && minItems > prefix.length) return null;
     return { kind: 'array', prefix, items, minItems, maxItems };
   }
 }

@@ -1,5 +1,5 @@
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import { EngineInputError } from '@conveyor/engine';
+import { EngineInputError, EngineOutputError } from '@conveyor/engine';
 import { ErrorCode } from '@conveyor/openai';
 import { isEmbedJob, isTokenizeJob, type QueuedJobData } from '@conveyor/queue';
 import { STOP } from '../cancel/cancellation-tracker.port.js';
@@ -53,6 +53,11 @@ export const serverFailure = (data: QueuedJobData, reason: string): { code: Erro
 export async function reportFailure(sink: ReplySink, err: unknown, job: Job<QueuedJobData>): Promise<unknown> {
   if (err instanceof EngineInputError) {
     await sink.fail(400, err.code, err.message, err.param);
+    return new UnrecoverableError(err.message);
+  }
+  // Checked output that failed its check again on the run's own retry: running the job again would not help.
+  if (err instanceof EngineOutputError) {
+    await sink.fail(500, err.code, err.message).catch(() => undefined);
     return new UnrecoverableError(err.message);
   }
   if (endsForGood(err, job)) {

@@ -91,6 +91,17 @@ export interface GenerationEngine {
   dispose(): Promise<void>;
 }
 
+/** Output that failed the request's own check (a JSON result that does not conform to its schema) after a retry. */
+export class EngineOutputError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'EngineOutputError';
+  }
+}
+
 /** Input that no retry can fix (a prompt longer than the context, say). `param`: the request field at fault. */
 export class EngineInputError extends Error {
   constructor(

@@ -36,8 +36,14 @@ export interface NextCallPlan {
   leastTokens: number;
 }
 
+/**
+ * `check`, on a JSON reply whose schema has keywords the grammar cannot hold: why a complete reply's text
+ * does not conform (null when it does). Such a reply is held back until checked, and run again once when it fails.
+ */
 export type ReplyShape =
-  { kind: 'text' } | { kind: 'json'; grammar: LlamaGrammar } | { kind: 'tool'; call: ToolCallPlan };
+  | { kind: 'text' }
+  | { kind: 'json'; grammar: LlamaGrammar; check?: (text: string) => string | null }
+  | { kind: 'tool'; call: ToolCallPlan };
 
 /** Everything one reply needs to run on its sequence. */
 export interface ReplyPlan {

@@ -8,7 +8,15 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import type { OutputFormat, ToolChoice, ToolSpec } from '@conveyor/queue';
-import { gbnfLiteral, jsonSchemaGrammar, minimumJsonBytes, type JsonSchema } from '@conveyor/structured';
+import {
+  gbnfLiteral,
+  jsonSchemaGrammar,
+  minimumJsonBytes,
+  resultCheck,
+  UnsupportedSchemaError,
+  type JsonGrammar,
+  type JsonSchema,
+} from '@conveyor/structured';
 import { EngineInputError } from '../core/generation-engine.js';
 import type { NextCallPlan, ReplyShape, ToolCallPlan } from './reply-plan.js';
 
@@ -73,14 +81,15 @@ export class ReplyShapes {
     const format = request.responseFormat;
     if (!format) return { kind: 'text' };
     const schema = format.type === 'json_schema' ? (format.schema as JsonSchema) : null;
-    const gbnf = jsonSchemaGrammar(schema, budget);
+    const gbnf = schemaGrammar(schema, budget);
     if (!gbnf) {
       throw new EngineInputError(
-        `The reply may have ${budget} tokens, too few for the smallest JSON response_format allows (${minimumJsonBytes(schema)} tokens); raise max_tokens.`,
+        `The reply may have ${budget} tokens, too few for the smallest JSON response_format allows (${minimumJsonBytes(schema, budget)} tokens); raise max_tokens.`,
         'max_tokens_too_small',
       );
     }
-    return { kind: 'json', grammar: await this.grammar(gbnf.gbnf) };
+    const check = schema === null ? null : resultCheck(schema);
+    return { kind: 'json', grammar: await this.grammar(gbnf.gbnf), ...(check ? { check } : {}) };
   }
 
   private async toolCall(
@@ -95,9 +104,9 @@ export class ReplyShapes {
     const { prefix, paramsPrefix, suffix, nextPrefix } = this.syntax;
     const argsSchema = (fn: string): JsonSchema =>
       (byName.get(fn)?.parameters as JsonSchema | undefined) ?? NO_PARAMETERS;
-    if (forced && name && !jsonSchemaGrammar(argsSchema(name), budget)) {
+    if (forced && name && !schemaGrammar(argsSchema(name), budget)) {
       throw new EngineInputError(
-        `The reply may have ${budget} tokens, too few for a call of "${name}" (at least ${minimumJsonBytes(argsSchema(name))}); raise max_tokens.`,
+        `The reply may have ${budget} tokens, too few for a call of "${name}" (at least ${minimumJsonBytes(argsSchema(name), budget)}); raise max_tokens.`,
         'max_tokens_too_small',
       );
     }
@@ -109,7 +118,7 @@ export class ReplyShapes {
         : await this.grammar(`root ::= ${tools.map((t) => gbnfLiteral(t.name)).join(' | ')}`),
       paramsPrefix: paramsPrefix.tokenize(this.model.tokenizer),
       argsGrammar: async (fn, left) => {
-        const gbnf = jsonSchemaGrammar(argsSchema(fn), left);
+        const gbnf = schemaGrammar(argsSchema(fn), left);
         return gbnf ? this.grammar(gbnf.gbnf) : null;
       },
       newCallId: () => `call_${randomBytes(12).toString('hex')}`,
@@ -132,7 +141,7 @@ export class ReplyShapes {
   ): Promise<NextCallPlan> {
     const names = forced ? [forced] : tools.map((t) => t.name);
     const nameBytes = forced ? 0 : Math.max(...names.map((n) => Buffer.byteLength(n))) + 1;
-    const argsBytes = Math.max(...names.map((n) => minimumJsonBytes(argsSchema(n))));
+    const argsBytes = Math.max(...names.map((n) => minimumJsonBytes(argsSchema(n), budgetCap)));
     return {
       suffix: suffix.tokenize(this.model.tokenizer),
       opening: opening.tokenize(this.model.tokenizer),
@@ -151,6 +160,22 @@ export class ReplyShapes {
       this.grammars.set(gbnf, grammar);
     }
     return grammar;
+  }
+}
+
+/** Far past any reply's budget: a schema's least output beyond it is not looked at closer. */
+const budgetCap = 1 << 24;
+
+/**
+ * The schema's grammar for `budget` (null when none fits). A schema refused (invalid, unsatisfiable, too
+ * large: a request that did not pass the API's check, as a batch line) is input no retry fixes.
+ */
+function schemaGrammar(schema: JsonSchema | null, budget: number): JsonGrammar | null {
+  try {
+    return jsonSchemaGrammar(schema, budget);
+  } catch (err) {
+    if (err instanceof UnsupportedSchemaError) throw new EngineInputError(err.message, 'invalid_schema');
+    throw err;
   }
 }
 

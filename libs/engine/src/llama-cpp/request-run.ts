@@ -1,6 +1,13 @@
 import type { LlamaModel } from 'node-llama-cpp';
 import type { FinishReason } from '@conveyor/queue';
-import type { GenerateCallbacks, GenerateRequest, GenerateResult } from '../core/generation-engine.js';
+import {
+  EngineOutputError,
+  type GenerateCallbacks,
+  type GenerateRequest,
+  type GenerateResult,
+  type OutputPiece,
+} from '../core/generation-engine.js';
+import type { SamplingOptions } from './llama-options.js';
 import { requestedStops } from '../core/stop-matcher.js';
 import { LlamaReply } from './llama-reply.js';
 import type { ReplyOutcome } from './reply-plan.js';
@@ -37,21 +44,50 @@ export async function runRequest(
       const choice = plan.choices[index]!;
       reused[index] = await lease.ready();
       if (over) throw new Error('The request ended before this choice started.');
-      const reply = new LlamaReply(at.model, lease.sequenceId, {
-        ...choice.reply,
-        prompt: choice.prompt.tokens,
-        reused: reused[index],
-        progressed: (position) => lease.progressed(position),
-        signal: request.signal,
-        emit: (piece) =>
-          callbacks.onOutput({
-            choice: index,
-            ...piece,
-            tokens: piece.tokens === undefined ? undefined : sentTokens + piece.tokens,
-          }),
-      });
-      if (await reply.open()) at.loop.add(reply);
-      return reply.outcome.then((outcome) => (outcomes[index] = outcome));
+      const send = (piece: Omit<OutputPiece, 'choice'>, before = 0) =>
+        callbacks.onOutput({
+          choice: index,
+          ...piece,
+          tokens: piece.tokens === undefined ? undefined : sentTokens + before + piece.tokens,
+        });
+      const run = async (from: number, seedShift: number, emit: (piece: Omit<OutputPiece, 'choice'>) => void) => {
+        const reply = new LlamaReply(at.model, lease.sequenceId, {
+          ...choice.reply,
+          ...(seedShift ? { evaluate: (recent) => reseeded(choice.reply.evaluate(recent), seedShift) } : {}),
+          prompt: choice.prompt.tokens,
+          reused: from,
+          progressed: (position) => lease.progressed(position),
+          signal: request.signal,
+          emit,
+        });
+        if (await reply.open()) at.loop.add(reply);
+        return reply.outcome;
+      };
+      const shape = choice.reply.shape;
+      const check = shape.kind === 'json' ? shape.check : undefined;
+      if (!check) return run(reused[index], 0, (piece) => send(piece)).then((o) => (outcomes[index] = o));
+      // A reply its schema's check must see whole is held back until checked; one that fails runs again once.
+      let spent = 0;
+      for (let attempt = 0; ; attempt++) {
+        const held: Array<Omit<OutputPiece, 'choice'>> = [];
+        const outcome = await run(attempt ? choice.prompt.tokens.length - 1 : reused[index], attempt, (p) =>
+          held.push(p),
+        );
+        outcomes[index] = outcome;
+        const problem = outcome.aborted ? null : check(held.map((p) => p.text ?? '').join(''));
+        if (!problem || !outcome.cached) {
+          held.forEach((p) => send(p, spent));
+          return { ...outcome, generatedTokens: spent + outcome.generatedTokens };
+        }
+        if (attempt > 0)
+          throw new EngineOutputError(
+            `The structured output did not conform to its schema, twice: ${problem}.`,
+            'schema_not_met',
+          );
+        spent += outcome.generatedTokens;
+        // The prompt stays in the cells; its last token is evaluated again to sample the new reply's first.
+        await lease.rewind(choice.prompt.tokens.length - 1);
+      }
     });
     const ended: ReplyOutcome[] = await Promise.all(replies).catch(async (err: unknown) => {
       // Every choice is settled before the leases go back, so none runs on a sequence given away.
@@ -85,4 +121,9 @@ export async function runRequest(
       lease.release(cached ? { tokens: cached, prompt: plan.choices[index]!.prompt.tokens.length } : null);
     });
   }
+}
+
+/** The same sampling on another seed, so that a reply run again is not the same reply. */
+function reseeded(options: SamplingOptions, shift: number): SamplingOptions {
+  return { ...options, seed: (options.seed ?? 0) + 7919 * shift };
 }

@@ -39,6 +39,8 @@ export interface SlotLease {
   ready(): Promise<number>;
   /** The generation has this many tokens of its prompt in the cells (for requests waiting to share them). */
   progressed(position: number): void;
+  /** Empties the cells past the first `keep` tokens, so that a reply can run again from there. */
+  rewind(keep: number): Promise<void>;
   /**
    * Gives the slot back with the tokens now in its cells (what the generation evaluated) and how many of
    * them were its prompt; `null` after a failure, when nobody knows what the cells hold.
@@ -167,6 +169,12 @@ export class SequenceSlots {
           slot.progress = position;
           this.notify();
         },
+        rewind: (keep) =>
+          withLock([this.context, 'context'], async () => {
+            if (slot.taken !== taken) return;
+            this.native.removeTokenCellsFromSequence(slot.id, keep, -1);
+            slot.progress = Math.min(slot.progress, keep);
+          }),
         release: (cells) => this.release(slot, taken, cells),
       };
     });
