@@ -65,4 +65,29 @@ describe('the Responses API with a reasoning model', () => {
     expect(deltas.map((d) => (d.type === 'response.reasoning_text.delta' ? d.delta : '')).join('')).toBe(thought);
     expect(streamed?.output_text ?? '').toBe(sync.output_text);
   });
+
+  it('gives a stateless client its reasoning as encrypted_content, and takes it back as input', async () => {
+    const stateless = { ...ask, store: false, include: ['reasoning.encrypted_content' as const] };
+    const first = await client.responses.create(stateless);
+    const reasoning = first.output[0];
+    expect(reasoning).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^cvr1\./) });
+    const plain = await client.responses.create({ ...ask, store: false });
+    expect(plain.output[0]).not.toHaveProperty('encrypted_content');
+
+    // Codex sends the whole conversation back, its reasoning items included, every turn.
+    const next = await client.responses.create({
+      ...stateless,
+      max_output_tokens: 4,
+      input: [
+        { role: 'user', content: ask.input },
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'And the rivers?' },
+      ],
+    });
+    expect(next.status).toMatch(/^(completed|incomplete)$/);
+    const streamed: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of await client.responses.create({ ...stateless, stream: true })) streamed.push(event);
+    const done = streamed.flatMap((e) => (e.type === 'response.output_item.done' ? [e.item] : []));
+    expect(done[0]).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^cvr1\./) });
+  });
 });

@@ -8,6 +8,8 @@ import { writeDeploymentsFile } from './support/deployments-file.js';
 import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import { toFile } from 'openai';
+import { encodeReasoning } from '@conveyor/protocol';
+import { codexRequest } from './support/codex-request.js';
 
 const MODEL = 'conveyor-tiny';
 const KEY = 'sk-responses-main-0123';
@@ -55,7 +57,7 @@ describe('the Responses API end to end, with the official Node client', () => {
         {
           id: MODEL,
           model: 'tiny',
-          contextSize: 2048,
+          contextSize: 4096, // Room for a Codex-shaped request: its tools and grammar are about 2,600 tokens.
           parallel: 2,
           threads: 1,
           alias: { org: 'acme', app: 'replies' },
@@ -330,18 +332,89 @@ describe('the Responses API end to end, with the official Node client', () => {
     expect(items.status).toBe(200);
   });
 
+  it('answers a request shaped as Codex CLI sends it, unstreamed and streamed, with the same ids streamed as in the end', async () => {
+    const body = { ...codexRequest(MODEL), max_output_tokens: 8, temperature: 0 };
+    const res = await post('/v1/responses', body);
+    if (res.status !== 200) throw new Error(await res.text());
+    const response = await readJson<ResponseObject>(res);
+    expect(response).toMatchObject({
+      status: 'incomplete',
+      store: false,
+      parallel_tool_calls: true,
+      reasoning: { summary: 'auto' },
+      tools: codexRequest(MODEL).tools,
+      output: [{ type: 'message', status: 'incomplete' }],
+    });
+    // Not stored: there is nothing to retrieve.
+    expect(
+      (await fetch(`${platform.baseUrl}/v1/responses/${response.id}`, { headers: { authorization: `Bearer ${KEY}` } }))
+        .status,
+    ).toBe(404);
+
+    const streamed = await post('/v1/responses', { ...body, stream: true });
+    expect(streamed.status).toBe(200);
+    const events = await readEvents(streamed);
+    const last = events.at(-1);
+    expect(last?.type).toBe('response.incomplete');
+    const final = last && 'response' in last ? last.response : null;
+    const added = events.flatMap((e) => (e.type === 'response.output_item.added' ? [e.item.id] : []));
+    const done = events.flatMap((e) => (e.type === 'response.output_item.done' ? [e.item] : []));
+    expect(added.length).toBeGreaterThan(0);
+    expect(final?.output.map((i) => i.id)).toEqual(added);
+    expect(final?.output).toEqual(done);
+    expect(final?.output.at(-1)).toMatchObject({ type: 'message', status: 'incomplete' });
+  });
+
+  it("takes back Codex's history: a namespace's call, a custom tool's call and their outputs as content parts", async () => {
+    const base = codexRequest(MODEL);
+    const res = await post('/v1/responses', {
+      ...base,
+      max_output_tokens: 4,
+      input: [
+        ...(base.input as unknown[]),
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encodeReasoning('Patch, then close.') },
+        { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n' },
+        {
+          type: 'function_call',
+          call_id: 'call_c',
+          name: 'close_agent',
+          namespace: 'multi_agent_v1',
+          arguments: '{"target":"t"}',
+        },
+        { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Success.' },
+        { type: 'function_call_output', call_id: 'call_c', output: [{ type: 'input_text', text: 'closed' }] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const altered = await post('/v1/responses', {
+      ...base,
+      input: [
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'cvr1.AAAA.x' },
+        ...(base.input as unknown[]),
+      ],
+    });
+    expect(altered.status).toBe(400);
+    expect((await readJson<OpenAiErrorBody>(altered)).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('encrypted_content'),
+    });
+  });
+
   it('refuses bad input with an OpenAI error naming the field, and queues nothing', async () => {
     const queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
     try {
       const before = await queue.getJobCounts();
       const cases: Array<[unknown, number, string | null]> = [
         [{ model: MODEL, input: [{ role: 'robot', content: 'x' }] }, 400, 'input'],
-        [{ model: MODEL, input: 'x', tools: [{ type: 'web_search' }] }, 400, 'tools[0].type'],
+        [{ model: MODEL, input: 'x', tools: [{ type: 'teleport' }] }, 400, 'tools[0].type'],
+        [{ ...codexRequest(MODEL), tool_choice: { type: 'web_search' } }, 400, 'tool_choice.type'],
+        [{ model: MODEL, input: 'x', tools: [{ type: 'file_search' }], tool_choice: 'required' }, 400, 'tool_choice'],
+        [{ model: MODEL, input: 'x', tools: [{ type: 'namespace', name: 'n', tools: [] }] }, 400, 'tools[0].tools'],
         [{ model: MODEL, input: 'x', text: { format: { type: 'xml' } } }, 400, 'text.format.type'],
         [{ model: MODEL, input: 'x', background: true, store: false }, 400, 'store'],
         [{ model: MODEL, input: 'x', previous_response_id: 'resp_nothing' }, 404, 'previous_response_id'],
         [{ model: 'nope', input: 'x' }, 404, 'model'],
-        [{ model: MODEL, input: 'x', max_output_tokens: 4096 }, 400, 'max_output_tokens'],
+        [{ model: MODEL, input: 'x', max_output_tokens: 8192 }, 400, 'max_output_tokens'],
       ];
       for (const [body, status, param] of cases) {
         const res = await post('/v1/responses', body);

@@ -35,16 +35,41 @@ export interface FunctionCallItem {
   type: 'function_call';
   id?: string;
   call_id: string;
+  /** The function's name as its tool declared it (inside its namespace, for a namespace's function). */
   name: string;
+  /** The namespace tool the function belongs to, if any. */
+  namespace?: string;
   arguments: string;
   status?: ResponseItemStatus;
 }
+
+/** A tool's result: text, or content parts (their text is what the model reads). */
+export type ToolOutput = string | Array<InputTextPart | InputImagePart | { type: string; [field: string]: unknown }>;
 
 export interface FunctionCallOutputItem {
   type: 'function_call_output';
   id?: string;
   call_id: string;
-  output: string;
+  output: ToolOutput;
+  status?: ResponseItemStatus;
+}
+
+/** A call of a custom (free-form) tool: its input is plain text, not JSON. */
+export interface CustomToolCallItem {
+  type: 'custom_tool_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  namespace?: string;
+  input: string;
+  status?: ResponseItemStatus;
+}
+
+export interface CustomToolCallOutputItem {
+  type: 'custom_tool_call_output';
+  id?: string;
+  call_id: string;
+  output: ToolOutput;
   status?: ResponseItemStatus;
 }
 
@@ -58,11 +83,19 @@ export interface ReasoningItem {
   id: string;
   summary: Array<{ type: 'summary_text'; text: string }>;
   content?: ReasoningTextPart[];
+  /** With `include: ["reasoning.encrypted_content"]`: the reasoning, encoded to be sent back as input. */
+  encrypted_content?: string | null;
   status?: ResponseItemStatus;
 }
 
 /** What `input` may hold: messages, calls the model made, their results, and earlier reasoning (skipped). */
-export type ResponseInputItem = ResponseInputMessage | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
+export type ResponseInputItem =
+  | ResponseInputMessage
+  | FunctionCallItem
+  | FunctionCallOutputItem
+  | CustomToolCallItem
+  | CustomToolCallOutputItem
+  | ReasoningItem;
 
 export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -74,7 +107,8 @@ export interface ResponseOutputMessage {
   content: OutputTextPart[];
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | (FunctionCallItem & { id: string }) | ReasoningItem;
+export type ResponseOutputItem =
+  ResponseOutputMessage | (FunctionCallItem & { id: string }) | (CustomToolCallItem & { id: string }) | ReasoningItem;
 
 export interface ResponseFunctionTool {
   type: 'function';
@@ -84,7 +118,50 @@ export interface ResponseFunctionTool {
   strict?: boolean | null;
 }
 
-export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+/** The input a custom tool takes: free text, or text a grammar (Lark or a regex) describes. */
+export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
+
+/** A custom (free-form) tool: the model calls it with plain text rather than JSON arguments. */
+export interface ResponseCustomTool {
+  type: 'custom';
+  name: string;
+  description?: string | null;
+  format?: CustomToolFormat | null;
+}
+
+/** A group of function and custom tools under one name; their calls carry it as `namespace`. */
+export interface ResponseNamespaceTool {
+  type: 'namespace';
+  name: string;
+  description?: string | null;
+  tools: Array<ResponseFunctionTool | ResponseCustomTool>;
+}
+
+/** A tool OpenAI runs itself (web search, file search, code interpreter…), by its type. */
+export type HostedToolType =
+  | 'web_search'
+  | 'web_search_preview'
+  | 'file_search'
+  | 'code_interpreter'
+  | 'image_generation'
+  | 'computer_use_preview'
+  | 'mcp'
+  | 'local_shell'
+  | (string & {});
+
+export interface ResponseHostedTool {
+  type: HostedToolType;
+  [field: string]: unknown;
+}
+
+export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseNamespaceTool | ResponseHostedTool;
+
+export type ResponseToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string; namespace?: string }
+  | { type: 'custom'; name: string };
 
 export type ResponseTextFormat =
   | { type: 'text' }
@@ -131,7 +208,7 @@ export interface ResponseObject {
   temperature: number | null;
   text: { format: ResponseTextFormat };
   tool_choice: ResponseToolChoice;
-  tools: ResponseFunctionTool[];
+  tools: ResponseTool[];
   top_p: number | null;
   truncation: 'disabled';
   usage: ResponseUsage | null;
@@ -195,4 +272,6 @@ export type ResponseStreamEvent = { sequence_number: number } & (
       name: string;
       arguments: string;
     }
+  | { type: 'response.custom_tool_call_input.delta'; item_id: string; output_index: number; delta: string }
+  | { type: 'response.custom_tool_call_input.done'; item_id: string; output_index: number; input: string }
 );

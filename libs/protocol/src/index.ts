@@ -30,8 +30,16 @@ export { RequestProblem } from './request-problem.js';
 export { parseImageDataUri, base64DecodedBytes, type DecodedImage, type ImageLimits } from './image-data-uri.parser.js';
 export type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 export { ResponseRequestDto, type ResponseToolChoiceValue } from './response-request.dto.js';
-export { ResponseToolDto, ResponseTextDto, ResponseTextFormatDto, ResponseReasoningDto } from './response-tools.dto.js';
+export { ResponseTextDto, ResponseTextFormatDto, ResponseReasoningDto } from './response-tools.dto.js';
 export { describeInputProblem, inputItems, MAX_INPUT_ITEMS } from './response-input.js';
+export {
+  CUSTOM_INPUT,
+  HOSTED_TOOL_TYPES,
+  offeredTools,
+  toolsByModelName,
+  type OfferedTool,
+} from './response-tool-list.js';
+export { decodeReasoning, encodeReasoning } from './reasoning-content.js';
 export { MessagesPromptDto } from './messages-prompt.dto.js';
 export { MessagesRequestDto } from './messages-request.dto.js';
 export {

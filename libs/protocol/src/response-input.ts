@@ -1,10 +1,12 @@
 import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
-import type { InputContentPart, InputImagePart, ResponseInputItem } from '@conveyor/openai';
+import type { InputContentPart, InputImagePart, ResponseInputItem, ToolOutput } from '@conveyor/openai';
 import type { ChatTurn, TurnPart } from '@conveyor/queue';
 import { isObject } from '@conveyor/structured';
 import type { DecodedImage } from './image-data-uri.parser.js';
 import { isWellFormedText } from './message-content.validator.js';
+import { decodeReasoning } from './reasoning-content.js';
 import { RequestProblem } from './request-problem.js';
+import { CUSTOM_INPUT, modelNameOf } from './response-tool-list.js';
 import { FUNCTION_NAME } from './tools.dto.js';
 
 /** As many items as chat takes messages. */
@@ -48,18 +50,55 @@ function itemProblem(item: unknown, at: string): string | null {
       return null;
     }
     case 'function_call':
+    case 'custom_tool_call': {
       if (!callId(item.call_id)) return `${at}.call_id must be a string of 1 to 256 characters`;
       if (typeof item.name !== 'string' || !FUNCTION_NAME.test(item.name))
         return `${at}.name must be 1-64 letters, digits, underscores or dashes`;
+      if (
+        item.namespace !== undefined &&
+        item.namespace !== null &&
+        !(typeof item.namespace === 'string' && FUNCTION_NAME.test(item.namespace))
+      )
+        return `${at}.namespace must be 1-64 letters, digits, underscores or dashes`;
+      if (item.type === 'custom_tool_call') return text(item.input) ? null : `${at}.input must be a string`;
       return text(item.arguments) ? null : `${at}.arguments must be a string (JSON text)`;
+    }
     case 'function_call_output':
+    case 'custom_tool_call_output':
       if (!callId(item.call_id)) return `${at}.call_id must be a string of 1 to 256 characters`;
-      return text(item.output) ? null : `${at}.output must be a string`;
+      return outputProblem(item.output, `${at}.output`);
     case 'reasoning':
+      if (item.encrypted_content !== undefined && item.encrypted_content !== null) {
+        if (typeof item.encrypted_content !== 'string') return `${at}.encrypted_content must be a string`;
+        if (decodeReasoning(item.encrypted_content) === null)
+          return `${at}.encrypted_content was not made by this server (or was altered)`;
+      }
       return null;
     default:
-      return `${at} has unsupported type ${JSON.stringify(item.type)}; expected "message", "function_call", "function_call_output" or "reasoning"`;
+      return `${at} has unsupported type ${JSON.stringify(item.type)}; expected "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output" or "reasoning"`;
   }
+}
+
+/** A tool's output: a string, or content parts whose text parts are strings. */
+function outputProblem(output: unknown, at: string): string | null {
+  if (typeof output === 'string') return isWellFormedText(output) ? null : `${at} contains a lone UTF-16 surrogate`;
+  if (!Array.isArray(output)) return `${at} must be a string or an array of content parts`;
+  for (const [j, part] of output.entries()) {
+    if (!isObject(part) || typeof part.type !== 'string') return `${at}[${j}] must be a content part with a type`;
+    if ((part.type === 'input_text' || part.type === 'output_text') && !text(part.text))
+      return `${at}[${j}] of type "${part.type}" must have a string "text" of valid text`;
+  }
+  return null;
+}
+
+/** A tool's output as the model reads it: the text of its text parts (other parts are not shown). */
+export function outputText(output: ToolOutput): string {
+  if (typeof output === 'string') return output;
+  return output
+    .flatMap((p) =>
+      (p.type === 'input_text' || p.type === 'output_text') && typeof p.text === 'string' ? [p.text] : [],
+    )
+    .join('\n');
 }
 
 /** Why an `input` value is malformed, naming the item at fault, or null when it is well-formed. */
@@ -109,13 +148,18 @@ export function imageParts(items: readonly ResponseInputItem[], base: string): I
   return found;
 }
 
-/** Checks that each function_call_output answers a call made before it (`known`: calls of earlier turns). */
+/** The call ids of the function and custom tool calls among `items`. */
+export const callIds = (items: readonly ResponseInputItem[]): string[] =>
+  items.flatMap((i) => (i.type === 'function_call' || i.type === 'custom_tool_call' ? [i.call_id] : []));
+
+/** Checks that each tool call output answers a call made before it (`known`: calls of earlier turns). */
 export function checkCallOutputs(items: readonly ResponseInputItem[], known: Set<string>): void {
   for (const [i, item] of items.entries()) {
-    if (item.type === 'function_call') known.add(item.call_id);
-    if (item.type === 'function_call_output' && !known.has(item.call_id)) {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') known.add(item.call_id);
+    if ((item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && !known.has(item.call_id)) {
+      const kind = item.type === 'function_call_output' ? 'function_call' : 'custom_tool_call';
       throw new RequestProblem(
-        `input[${i}] answers function call '${item.call_id}', which no earlier function_call item made.`,
+        `input[${i}] answers call '${item.call_id}', which no earlier ${kind} item made.`,
         `input[${i}].call_id`,
       );
     }
@@ -126,7 +170,9 @@ const partText = (p: InputContentPart): string | null => (p.type === 'input_imag
 
 /**
  * The items as chat turns, as the job carries them: developer messages become system turns, a
- * function_call joins the assistant turn before it (or opens one), reasoning items are left out.
+ * tool call joins the assistant turn before it (or opens one) under the name the model was offered
+ * it by (`namespace__name`; a custom tool's input as its one JSON argument), reasoning items are
+ * left out.
  */
 export function itemsToTurns(
   items: readonly ResponseInputItem[],
@@ -135,15 +181,19 @@ export function itemsToTurns(
   const turns: ChatTurn[] = [];
   for (const item of items) {
     if (item.type === 'reasoning') continue;
-    if (item.type === 'function_call') {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
       const last = turns.at(-1);
-      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+      const call = {
+        id: item.call_id,
+        name: modelNameOf(item.name, item.namespace),
+        arguments: item.type === 'function_call' ? item.arguments : JSON.stringify({ [CUSTOM_INPUT]: item.input }),
+      };
       if (last?.role === 'assistant') (last.toolCalls ??= []).push(call);
       else turns.push({ role: 'assistant', content: '', toolCalls: [call] });
       continue;
     }
-    if (item.type === 'function_call_output') {
-      turns.push({ role: 'tool', content: item.output, toolCallId: item.call_id });
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+      turns.push({ role: 'tool', content: outputText(item.output), toolCallId: item.call_id });
       continue;
     }
     const role = item.role === 'developer' ? 'system' : item.role;
@@ -174,7 +224,9 @@ export function itemChars(items: readonly ResponseInputItem[]): number {
   let chars = 0;
   for (const item of items) {
     if (item.type === 'function_call') chars += item.name.length + item.arguments.length;
-    else if (item.type === 'function_call_output') chars += item.output.length;
+    else if (item.type === 'custom_tool_call') chars += item.name.length + item.input.length;
+    else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
+      chars += outputText(item.output).length;
     else if (item.type !== 'reasoning') {
       if (typeof item.content === 'string') chars += item.content.length;
       else for (const p of item.content) chars += partText(p)?.length ?? 0;

@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
+import { decodeReasoning, encodeReasoning } from './reasoning-content.js';
+import { PATCH_GRAMMAR, codexRequest } from '../../../test/support/codex-request.js';
 import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
 
 const deployment = deploymentTraits();
@@ -35,11 +37,132 @@ describe('ResponseRequestDto validation', () => {
     expect(parse({ input: 42 }).ok).toBe(false);
   });
 
-  it('refuses tools other than functions, naming the field', () => {
-    expect(parse({ input: 'x', tools: [{ type: 'web_search' }] })).toMatchObject({
-      ok: false,
-      problem: { param: 'tools[0].type' },
+  it('refuses a tool of no known type when checked, naming the field', () => {
+    const dto = parsed({ input: 'x', tools: [{ type: 'teleport' }] });
+    expect(requestProblem(() => dto.check(deployment, IMAGE_LIMITS)).param).toBe('tools[0].type');
+  });
+});
+
+describe('ResponseRequestDto with the tools Codex sends', () => {
+  it("offers functions, a namespace's functions under qualified names and custom tools, never hosted ones", () => {
+    const dto = parsed(codexRequest('m'));
+    dto.check(deployment, IMAGE_LIMITS);
+    const job = dto.toJob('r', deployment, 5);
+    expect(job.tools?.map((t) => t.name)).toEqual([
+      'exec_command',
+      'view_image',
+      'multi_agent_v1__close_agent',
+      'multi_agent_v1__wait_agent',
+      'apply_patch',
+    ]);
+    const patch = job.tools?.find((t) => t.name === 'apply_patch');
+    expect(patch?.parameters).toEqual({
+      type: 'object',
+      properties: { input: { type: 'string' } },
+      required: ['input'],
+      additionalProperties: false,
     });
+    expect(patch?.description).toContain(PATCH_GRAMMAR);
+    expect(job.tools?.find((t) => t.name === 'multi_agent_v1__close_agent')?.description).toContain(
+      'multi_agent_v1: Tools for spawning',
+    );
+    // Developer messages are system turns, after the instructions.
+    expect(job.messages.map((m) => m.role)).toEqual(['system', 'system', 'user', 'user']);
+  });
+
+  it("refuses a tool_choice forcing a hosted tool, and names a namespace's function by its own name", () => {
+    const forced = parsed({ ...codexRequest('m'), tool_choice: { type: 'web_search' } });
+    expect(requestProblem(() => forced.check(deployment, IMAGE_LIMITS))).toMatchObject({
+      param: 'tool_choice.type',
+      message: expect.stringContaining('web_search'),
+    });
+    const onlyHosted = parsed({ input: 'x', tools: [{ type: 'file_search' }], tool_choice: 'required' });
+    expect(requestProblem(() => onlyHosted.check(deployment, IMAGE_LIMITS)).param).toBe('tool_choice');
+    const named = parsed({
+      ...codexRequest('m'),
+      tool_choice: { type: 'function', name: 'close_agent', namespace: 'multi_agent_v1' },
+    });
+    named.check(deployment, IMAGE_LIMITS);
+    expect(named.toJob('r', deployment).toolChoice).toEqual({ name: 'multi_agent_v1__close_agent' });
+    const custom = parsed({ ...codexRequest('m'), tool_choice: { type: 'custom', name: 'apply_patch' } });
+    custom.check(deployment, IMAGE_LIMITS);
+    expect(custom.toJob('r', deployment).toolChoice).toEqual({ name: 'apply_patch' });
+  });
+
+  it('refuses a malformed namespace or custom tool, and two tools the model would call alike', () => {
+    const problem = (tools: unknown[]) =>
+      requestProblem(() => parsed({ input: 'x', tools }).check(deployment, IMAGE_LIMITS)).param;
+    expect(problem([{ type: 'namespace', name: 'ns', tools: [] }])).toBe('tools[0].tools');
+    expect(problem([{ type: 'namespace', name: 'ns', tools: [{ type: 'web_search' }] }])).toBe(
+      'tools[0].tools[0].type',
+    );
+    expect(problem([{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'bad name' }] }])).toBe(
+      'tools[0].tools[0].name',
+    );
+    expect(problem([{ type: 'custom', name: 'p', format: { type: 'grammar', syntax: 'ebnf', definition: 'x' } }])).toBe(
+      'tools[0].format.syntax',
+    );
+    expect(
+      problem([
+        { type: 'function', name: 'ns__f' },
+        { type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f' }] },
+      ]),
+    ).toBe('tools[1].tools[0].name');
+  });
+
+  it('renders earlier namespaced and custom calls as the model was offered them, and their outputs as text', () => {
+    const dto = parsed({
+      ...codexRequest('m'),
+      input: [
+        { type: 'message', role: 'user', content: 'Patch it.' },
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: encodeReasoning('I will patch.') },
+        { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n' },
+        { type: 'function_call', call_id: 'c2', name: 'close_agent', namespace: 'multi_agent_v1', arguments: '{}' },
+        { type: 'custom_tool_call_output', call_id: 'c1', output: 'Done.' },
+        {
+          type: 'function_call_output',
+          call_id: 'c2',
+          output: [
+            { type: 'input_text', text: 'closed' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+          ],
+        },
+      ],
+    });
+    dto.check(deployment, IMAGE_LIMITS);
+    expect(dto.toJob('r', deployment).messages.slice(2)).toEqual([
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'c1', name: 'apply_patch', arguments: JSON.stringify({ input: '*** Begin Patch\n*** End Patch\n' }) },
+          { id: 'c2', name: 'multi_agent_v1__close_agent', arguments: '{}' },
+        ],
+      },
+      { role: 'tool', content: 'Done.', toolCallId: 'c1' },
+      { role: 'tool', content: 'closed', toolCallId: 'c2' },
+    ]);
+  });
+
+  it('takes back reasoning whose encrypted_content this server made, and refuses an altered one', () => {
+    const item = (encrypted_content: string) => ({
+      input: [
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
+    expect(parse(item(encodeReasoning('Thinking…'))).ok).toBe(true);
+    expect(decodeReasoning(encodeReasoning('Thinking…'))).toBe('Thinking…');
+    expect(parse(item(`${encodeReasoning('Thinking…')}x`))).toMatchObject({
+      ok: false,
+      problem: { message: expect.stringContaining('input[0].encrypted_content') },
+    });
+    expect(parse(item('gAAAAB-opaque')).ok).toBe(false);
+  });
+
+  it('wants encrypted reasoning only when include asks for it', () => {
+    expect(parsed(codexRequest('m')).wantsEncryptedReasoning()).toBe(true);
+    expect(parsed({ input: 'x' }).wantsEncryptedReasoning()).toBe(false);
   });
 });
 

@@ -16,24 +16,31 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type InputContentPart, type ResponseInputItem } from '@conveyor/openai';
+import { ErrorCode, type InputContentPart, type ResponseInputItem, type ResponseTool } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
 import { decodeImages } from './response-images.js';
-import { ResponseInputConstraint, checkCallOutputs, inputItems, itemChars, itemsToTurns } from './response-input.js';
-import { checkFormat, checkTools, outputFormat, responseJobTools } from './response-tools.js';
 import {
-  ResponseReasoningDto,
-  ResponseTextDto,
-  ResponseToolChoiceConstraint,
-  ResponseToolDto,
-} from './response-tools.dto.js';
+  ResponseInputConstraint,
+  callIds,
+  checkCallOutputs,
+  inputItems,
+  itemChars,
+  itemsToTurns,
+} from './response-input.js';
+import { checkFormat, checkTools, outputFormat, responseJobTools } from './response-tools.js';
+import { ResponseReasoningDto, ResponseTextDto, ResponseToolChoiceConstraint } from './response-tools.dto.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 
-export type ResponseToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+export type ResponseToolChoiceValue =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string; namespace?: string }
+  | { type: 'custom'; name: string };
 
 /**
  * The body of `POST /v1/responses`: its fields and their validation, the checks that need the
@@ -94,12 +101,12 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   @MaxLength(128)
   previous_response_id?: string | null;
 
+  /** Function, custom and namespace tools, and hosted tools (accepted, left out of the prompt); checked in `check`. */
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(128)
-  @ValidateNested({ each: true })
-  @Type(() => ResponseToolDto)
-  tools?: ResponseToolDto[] | null;
+  @ApiProperty({ required: false, nullable: true, type: 'array', items: { type: 'object' } })
+  tools?: ResponseTool[] | null;
 
   @IsOptional()
   @Validate(ResponseToolChoiceConstraint)
@@ -111,7 +118,11 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       {
         type: 'object',
         required: ['type', 'name'],
-        properties: { type: { type: 'string', enum: ['function'] }, name: { type: 'string' } },
+        properties: {
+          type: { type: 'string', enum: ['function', 'custom'] },
+          name: { type: 'string' },
+          namespace: { type: 'string' },
+        },
       },
     ],
   })
@@ -142,10 +153,28 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   @IsString()
   user?: string | null;
 
+  /** Extra output: `reasoning.encrypted_content` puts an encoding of each reasoning item on it, to send back as input. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(16)
+  @IsString({ each: true })
+  include?: string[] | null;
+
+  /** The conversation's key: requests with the same key are routed to the worker holding its prompt. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  prompt_cache_key?: string | null;
+
   /** Only "disabled" is honoured: a conversation longer than the context is refused, never cut. */
   @IsOptional()
   @IsIn(['disabled'], { message: 'truncation must be "disabled": conversations are never truncated here' })
   truncation?: 'disabled' | null;
+
+  /** Whether reasoning items carry `encrypted_content` (`include: ["reasoning.encrypted_content"]`). */
+  wantsEncryptedReasoning(): boolean {
+    return this.include?.includes('reasoning.encrypted_content') ?? false;
+  }
 
   readonly #images = new Map<InputContentPart, DecodedImage>();
   /** Items of the responses this one continues, oldest first. */
@@ -192,7 +221,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       );
     }
     const items = this.items();
-    checkCallOutputs(items, new Set(this.#history.flatMap((i) => (i.type === 'function_call' ? [i.call_id] : []))));
+    checkCallOutputs(items, new Set(callIds(this.#history)));
     const chars =
       itemChars(this.#history) +
       itemChars(items) +

@@ -3,31 +3,25 @@ import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import { isObject } from '@conveyor/structured';
-import { FUNCTION_NAME, FunctionDefinitionDto, NAME_MESSAGE } from './tools.dto.js';
+import { FUNCTION_NAME, NAME_MESSAGE } from './tools.dto.js';
 
 /**
- * A Responses API tool: a function definition flat on the tool, not nested under `function` as chat's
- * are, with chat's checks of name, description and schema. Only functions run here.
+ * `"none" | "auto" | "required" | {type: "function" | "custom", name}`, or `{type}` forcing a hosted
+ * tool: well-formed, though `check` refuses it, since hosted tools do not run here.
  */
-export class ResponseToolDto extends FunctionDefinitionDto {
-  @IsIn(['function'], {
-    message: 'type must be "function": built-in tools (web search, files, computer use) do not run here',
-  })
-  type: 'function';
-}
-
-/** `"none" | "auto" | "required" | {type: "function", name}`. */
 @ValidatorConstraint({ name: 'responseToolChoice' })
 export class ResponseToolChoiceConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
     if (value === 'none' || value === 'auto' || value === 'required') return true;
-    return (
-      isObject(value) && value.type === 'function' && typeof value.name === 'string' && FUNCTION_NAME.test(value.name)
-    );
+    if (!isObject(value) || typeof value.type !== 'string') return false;
+    if (value.type !== 'function' && value.type !== 'custom') return true;
+    const namespaceOk =
+      value.namespace === undefined || value.namespace === null || typeof value.namespace === 'string';
+    return typeof value.name === 'string' && FUNCTION_NAME.test(value.name) && namespaceOk;
   }
 
   defaultMessage(args: ValidationArguments): string {
-    return `${args.property} must be "none", "auto", "required" or {"type": "function", "name": "<tool name>"}`;
+    return `${args.property} must be "none", "auto", "required" or {"type": "function" | "custom", "name": "<tool name>"}`;
   }
 }
 

@@ -3,27 +3,27 @@ import type { OutputFormat } from '@conveyor/queue';
 import { jobTools, type JobTools } from './job-tools.js';
 import { RequestProblem } from './request-problem.js';
 import type { ResponseRequestDto } from './response-request.dto.js';
+import { chosenTool, offeredTools } from './response-tool-list.js';
 import { given } from './sampling-fields.dto.js';
 import { checkSchema } from './schema-checks.js';
 
 /** The responses body's fields that name its tools and the reply's format. */
 type ToolFields = Pick<ResponseRequestDto, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'text'>;
 
-/** Refuses a tool name used twice, a parameters schema the grammar cannot enforce, and a tool_choice naming no tool. */
+/**
+ * Refuses a malformed tool, a name the model would see twice, a parameters schema the grammar cannot
+ * enforce, and a tool_choice naming no tool it is offered (a hosted tool among them).
+ */
 export function checkTools(request: ToolFields): void {
-  const tools = request.tools ?? [];
-  const names = new Set<string>();
-  for (const [i, tool] of tools.entries()) {
-    if (names.has(tool.name)) throw new RequestProblem(`Tool name '${tool.name}' is used twice.`, `tools[${i}].name`);
-    names.add(tool.name);
-    const parameters = given(tool.parameters);
-    if (parameters !== undefined) checkSchema(parameters, `tools[${i}].parameters`);
-  }
+  const offered = offeredTools(request.tools);
+  for (const tool of offered)
+    if (tool.kind === 'function' && tool.parameters !== undefined)
+      checkSchema(tool.parameters, `${tool.at}.parameters`);
   const choice = given(request.tool_choice);
   if (choice === undefined || choice === 'none' || choice === 'auto') return;
-  if (!tools.length) throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs tools.`, 'tool_choice');
-  if (typeof choice === 'object' && !names.has(choice.name))
-    throw new RequestProblem(`tool_choice names '${choice.name}', which is not one of the tools.`, 'tool_choice.name');
+  if (typeof choice === 'object') chosenTool(choice, offered);
+  else if (!offered.length)
+    throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs function or custom tools.`, 'tool_choice');
 }
 
 /** Refuses a json_schema format without a name or with a schema the grammar cannot enforce, and a format beside callable tools. */
@@ -36,7 +36,7 @@ export function checkFormat(request: ToolFields): void {
     const schema = given(format.schema);
     if (schema !== undefined) checkSchema(schema, 'text.format.schema');
   }
-  if (request.tools?.length && request.tool_choice !== 'none') {
+  if (offeredTools(request.tools).length && request.tool_choice !== 'none') {
     throw new RequestProblem(
       'text.format cannot be combined with tools unless tool_choice is "none".',
       'text.format',
@@ -48,9 +48,10 @@ export function checkFormat(request: ToolFields): void {
 /** The tools the job offers the model, and its choice among them; none when tool_choice is "none". */
 export function responseJobTools(request: ToolFields): JobTools {
   const choice = given(request.tool_choice);
+  const offered = offeredTools(request.tools);
   return jobTools(
-    request.tools,
-    typeof choice === 'object' ? { name: choice.name } : (choice ?? 'auto'),
+    offered.map((t) => ({ name: t.modelName, description: t.description, parameters: t.parameters })),
+    typeof choice === 'object' ? { name: chosenTool(choice, offered).modelName } : (choice ?? 'auto'),
     request.parallel_tool_calls !== false,
   );
 }

@@ -134,6 +134,7 @@ export class BackgroundResponses implements OnModuleDestroy {
       echo: echoFromResponse(stored.response),
       conversation: stored.context,
       stored: true,
+      options: {},
     };
     this.track(id, controller, this.follow(started));
   }
@@ -167,7 +168,10 @@ export class BackgroundResponses implements OnModuleDestroy {
         }
         const result = reply.apply(event);
         if (result) {
-          await this.responses.finished(started, toResponseObject(started.run.who, result, started.echo));
+          await this.responses.finished(
+            started,
+            toResponseObject(started.run.who, result, started.echo, started.options),
+          );
           return;
         }
       }

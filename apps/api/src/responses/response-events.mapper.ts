@@ -1,16 +1,34 @@
-import type { ResponseObject, ResponseOutputItem, ResponseStreamEvent } from '@conveyor/openai';
+import type { ResponseError, ResponseObject, ResponseOutputItem, ResponseStreamEvent } from '@conveyor/openai';
+import type { OpenAiHttpError } from '../errors/openai-http.error.js';
 import type { ToolCall } from '@conveyor/queue';
 import type { DeltaEvent, EndEvent, ReplyIdentity } from '../generation/reply-run.js';
 import type { ChunkFormatter } from '../generation/reply-stream.js';
 import {
   OutputIds,
-  callItem,
+  OutputShape,
   finishedResponse,
   messageItem,
   pendingResponse,
   reasoningItem,
+  type OutputOptions,
   type ResponseEcho,
 } from './response.mapper.js';
+
+/** The codes a `response.failed` event's error carries, as OpenAI's own; anything else is a server_error. */
+const FAILURE_CODES: ReadonlySet<string> = new Set([
+  'server_error',
+  'rate_limit_exceeded',
+  'context_length_exceeded',
+  'invalid_prompt',
+  'insufficient_quota',
+]);
+
+/** A failure as a response's `error`: OpenAI's code for it, and what went wrong. */
+export function responseError(err: OpenAiHttpError): ResponseError {
+  const code =
+    err.code && FAILURE_CODES.has(err.code) ? err.code : err.status === 429 ? 'rate_limit_exceeded' : 'server_error';
+  return { code, message: err.message };
+}
 
 /** An event before it is numbered: the formatter numbers them in the order it makes them. */
 type Unnumbered = ResponseStreamEvent extends infer E
@@ -22,7 +40,7 @@ type Unnumbered = ResponseStreamEvent extends infer E
 type Open =
   | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'message'; index: number; id: string; text: string }
-  | { kind: 'call'; index: number; id: string; call: ToolCall; callIndex: number };
+  | { kind: 'call'; index: number; id: string; call: ToolCall; callIndex: number; custom: boolean };
 
 /**
  * A reply's events as the Responses API streams them: response.created and .in_progress, then per
@@ -33,6 +51,7 @@ type Open =
 export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEvent> {
   private seq = 0;
   private readonly ids: OutputIds;
+  private readonly shape: OutputShape;
   private readonly output: ResponseOutputItem[] = [];
   private open: Open | null = null;
   private messages = 0;
@@ -42,8 +61,10 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
   constructor(
     private readonly who: ReplyIdentity,
     private readonly echo: ResponseEcho,
+    options: OutputOptions = {},
   ) {
     this.ids = new OutputIds(who.id);
+    this.shape = new OutputShape(this.ids, echo, options);
   }
 
   private number(events: Unnumbered[]): ResponseStreamEvent[] {
@@ -94,20 +115,19 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
         open = {
           kind: 'call',
           index: this.output.length,
-          id: this.ids.call(piece.index),
+          id: this.shape.callId(piece.index, call.name),
           call,
           callIndex: piece.index,
+          custom: this.shape.tools.get(call.name)?.kind === 'custom',
         };
         this.open = open;
-        this.output.push(callItem(open.id, call, 'in_progress'));
-        out.push({
-          type: 'response.output_item.added',
-          output_index: open.index,
-          item: callItem(open.id, call, 'in_progress'),
-        });
+        const item = this.shape.call(open.id, call, 'in_progress');
+        this.output.push(item);
+        out.push({ type: 'response.output_item.added', output_index: open.index, item });
       }
       open.call.arguments += piece.arguments;
-      if (piece.arguments)
+      // A custom tool's input is one JSON string argument: it is sent once whole, at the call's end.
+      if (piece.arguments && !open.custom)
         out.push({
           type: 'response.function_call_arguments.delta',
           item_id: open.id,
@@ -120,7 +140,7 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
 
   final(event: EndEvent): ResponseStreamEvent[] {
     const out: Unnumbered[] = [];
-    this.close(out);
+    this.close(out, event.finishReason === 'length' ? 'incomplete' : 'completed');
     // A reply with neither text nor calls is one empty message, as the unstreamed response has.
     if (!this.output.some((i) => i.type !== 'reasoning')) {
       this.openMessage(out);
@@ -130,6 +150,19 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
     this.result = response;
     out.push({ type: response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response });
     return this.number(out);
+  }
+
+  /**
+   * The `response.failed` event for a failure once the stream is open: the response as far as it
+   * got, `failed`, with OpenAI's error code. It is the stream's last event.
+   */
+  failed(err: OpenAiHttpError): ResponseStreamEvent {
+    const response: ResponseObject = {
+      ...pendingResponse(this.who, this.echo, 'failed'),
+      output: [...this.output],
+      error: responseError(err),
+    };
+    return { type: 'response.failed', response, sequence_number: this.seq++ };
   }
 
   private openReasoning(out: Unnumbered[]): Extract<Open, { kind: 'reasoning' }> {
@@ -171,15 +204,15 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
     return open;
   }
 
-  /** Ends the item under way: its done events, and its finished form in the output. */
-  private close(out: Unnumbered[]): void {
+  /** Ends the item under way: its done events, and its finished form in the output (a cut message `incomplete`). */
+  private close(out: Unnumbered[], status: 'completed' | 'incomplete' = 'completed'): void {
     const open = this.open;
     if (!open) return;
     this.open = null;
     const at = { item_id: open.id, output_index: open.index };
     let item: ResponseOutputItem;
     if (open.kind === 'reasoning') {
-      item = { ...reasoningItem(open.id, open.text), status: 'completed' };
+      item = { ...this.shape.reasoning(open.id, open.text), status: 'completed' };
       out.push({ type: 'response.reasoning_text.done', ...at, content_index: 0, text: open.text });
       out.push({
         type: 'response.content_part.done',
@@ -188,17 +221,22 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
         part: { type: 'reasoning_text', text: open.text },
       });
     } else if (open.kind === 'message') {
-      item = messageItem(open.id, open.text, 'completed');
+      item = messageItem(open.id, open.text, status);
       out.push({ type: 'response.output_text.done', ...at, content_index: 0, text: open.text, logprobs: [] });
       out.push({ type: 'response.content_part.done', ...at, content_index: 0, part: item.content[0]! });
     } else {
-      item = callItem(open.id, open.call, 'completed');
-      out.push({
-        type: 'response.function_call_arguments.done',
-        ...at,
-        name: open.call.name,
-        arguments: open.call.arguments,
-      });
+      item = this.shape.call(open.id, open.call, 'completed');
+      if (item.type === 'custom_tool_call') {
+        if (item.input) out.push({ type: 'response.custom_tool_call_input.delta', ...at, delta: item.input });
+        out.push({ type: 'response.custom_tool_call_input.done', ...at, input: item.input });
+      } else if (item.type === 'function_call') {
+        out.push({
+          type: 'response.function_call_arguments.done',
+          ...at,
+          name: item.name,
+          arguments: open.call.arguments,
+        });
+      }
     }
     this.output[open.index] = item;
     out.push({ type: 'response.output_item.done', output_index: open.index, item });

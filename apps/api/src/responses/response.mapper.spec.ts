@@ -1,9 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ResponseStreamEvent } from '@conveyor/openai';
 import type { ReplyResult } from '@conveyor/queue';
+import { encodeReasoning } from '@conveyor/protocol';
+import { codexRequest } from '../../../../test/support/codex-request.js';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import type { DeltaEvent, EndEvent } from '../generation/reply-run.js';
-import { ResponseEventFormatter } from './response-events.mapper.js';
-import { DEFAULT_ECHO, toResponseObject } from './response.mapper.js';
+import { ResponseEventFormatter, responseError } from './response-events.mapper.js';
+import { DEFAULT_ECHO, customInput, toResponseObject, type ResponseEcho } from './response.mapper.js';
 
 const who = { id: 'resp_0a1b2c3d-0000-4000-8000-000000000001', model: 'm', created: 100 };
 const HEX = '0a1b2c3d000040008000000000000001';
@@ -184,5 +187,109 @@ describe('ResponseEventFormatter', () => {
   it('makes the same events, with the same numbers, when a reply is replayed', () => {
     const deltas = [delta({ text: 'a' }), delta({ text: 'b' })];
     expect(run(deltas, 'stop').events).toEqual(run(deltas, 'stop').events);
+  });
+});
+
+describe('calls of namespace and custom tools, reasoning content, cut and failed replies', () => {
+  const echo: ResponseEcho = { ...DEFAULT_ECHO, tools: codexRequest('m').tools as ResponseEcho['tools'] };
+  const calls = [
+    { id: 'call_p', name: 'apply_patch', arguments: JSON.stringify({ input: '*** Begin Patch\n*** End Patch\n' }) },
+    { id: 'call_c', name: 'multi_agent_v1__close_agent', arguments: '{"target":"t1"}' },
+  ];
+  const stream = (deltas: DeltaEvent[], reason: EndEvent['finishReason'], options = {}) => {
+    const f = new ResponseEventFormatter(who, echo, options);
+    const events = [...f.opening(), ...deltas.flatMap((d) => f.delta(d)), ...f.final(end(reason))];
+    return { events, result: f.result };
+  };
+
+  it("names each call back as the client declared its tool: a custom_tool_call with its input, a namespace's function with its namespace", () => {
+    const reply: ReplyResult = {
+      choices: [{ index: 0, text: '', toolCalls: calls, finishReason: 'tool_calls' }],
+      usage,
+    };
+    expect(toResponseObject(who, reply, echo).output).toEqual([
+      {
+        type: 'custom_tool_call',
+        id: `ctc_${HEX}_0`,
+        call_id: 'call_p',
+        name: 'apply_patch',
+        input: '*** Begin Patch\n*** End Patch\n',
+        status: 'completed',
+      },
+      {
+        type: 'function_call',
+        id: `fc_${HEX}_1`,
+        call_id: 'call_c',
+        name: 'close_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"target":"t1"}',
+        status: 'completed',
+      },
+    ]);
+    expect(customInput('not json')).toBe('not json');
+  });
+
+  it("streams a custom call's input whole at its end, and ends with the same items, ids included, as the stream made", () => {
+    const { events, result } = stream(
+      [
+        delta({
+          toolCall: { index: 0, id: 'call_p', name: 'apply_patch', arguments: calls[0]!.arguments.slice(0, 9) },
+        }),
+        delta({ toolCall: { index: 0, arguments: calls[0]!.arguments.slice(9) } }),
+        delta({ toolCall: { index: 1, id: 'call_c', name: calls[1]!.name, arguments: calls[1]!.arguments } }),
+      ],
+      'tool_calls',
+    );
+    expect(events.filter((e) => e.type.startsWith('response.custom_tool_call_input'))).toEqual([
+      expect.objectContaining({
+        type: 'response.custom_tool_call_input.delta',
+        delta: '*** Begin Patch\n*** End Patch\n',
+      }),
+      expect.objectContaining({
+        type: 'response.custom_tool_call_input.done',
+        input: '*** Begin Patch\n*** End Patch\n',
+      }),
+    ]);
+    expect(
+      events.some((e) => e.type === 'response.function_call_arguments.delta' && e.item_id.startsWith('ctc_')),
+    ).toBe(false);
+    const done = events.flatMap((e) => (e.type === 'response.output_item.done' ? [e.item] : []));
+    const added = events.flatMap((e) => (e.type === 'response.output_item.added' ? [e.item.id] : []));
+    expect(result?.output).toEqual(done);
+    expect(result?.output.map((i) => i.id)).toEqual(added);
+    expect(done[1]).toMatchObject({ type: 'function_call', name: 'close_agent', namespace: 'multi_agent_v1' });
+  });
+
+  it('puts encrypted_content on reasoning only when asked, and marks a cut message incomplete', () => {
+    const reply: ReplyResult = {
+      choices: [{ index: 0, text: 'Hal', reasoning: 'Think', finishReason: 'length' }],
+      usage,
+    };
+    const asked = toResponseObject(who, reply, echo, { encryptReasoning: true });
+    expect(asked.output[0]).toMatchObject({ type: 'reasoning', encrypted_content: encodeReasoning('Think') });
+    expect(asked.output[1]).toMatchObject({ type: 'message', status: 'incomplete' });
+    expect(toResponseObject(who, reply, echo).output[0]).not.toHaveProperty('encrypted_content');
+    const { result } = stream([delta({ reasoning: 'Think' }), delta({ text: 'Hal' })], 'length', {
+      encryptReasoning: true,
+    });
+    expect(result?.output).toEqual([
+      { ...asked.output[0], status: 'completed' },
+      { ...asked.output[1], status: 'incomplete' },
+    ]);
+  });
+
+  it("makes a failure a last response.failed event with the output so far and OpenAI's error code", () => {
+    const f = new ResponseEventFormatter(who, echo);
+    const events = [...f.opening(), ...f.delta(delta({ text: 'Hi' }))];
+    const failed = f.failed(OpenAiHttpError.serverError('The worker died.', 'reply_restarted'));
+    expect(failed).toMatchObject({
+      type: 'response.failed',
+      sequence_number: events.length,
+      response: { status: 'failed', error: { code: 'server_error', message: 'The worker died.' } },
+    });
+    expect(responseError(OpenAiHttpError.unavailable('Busy.'))).toEqual({ code: 'server_error', message: 'Busy.' });
+    expect(responseError(new OpenAiHttpError(429, 'rate_limit_error', 'Slow down.'))).toMatchObject({
+      code: 'rate_limit_exceeded',
+    });
   });
 });

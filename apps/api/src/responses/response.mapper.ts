@@ -7,7 +7,13 @@ import type {
   ResponseTextFormat,
   ResponseUsage,
 } from '@conveyor/openai';
-import type { ResponseRequestDto } from '@conveyor/protocol';
+import {
+  CUSTOM_INPUT,
+  encodeReasoning,
+  toolsByModelName,
+  type OfferedTool,
+  type ResponseRequestDto,
+} from '@conveyor/protocol';
 import type { ChoiceResult, FinishReason, ReplyResult, TokenUsage, ToolCall } from '@conveyor/queue';
 import type { ReplyIdentity } from '../generation/reply-run.js';
 
@@ -94,13 +100,7 @@ export function echoOf(dto: ResponseRequestDto): ResponseEcho {
     temperature: dto.temperature ?? null,
     text: { format: formatOf(dto) },
     tool_choice: dto.tool_choice ?? 'auto',
-    tools: (dto.tools ?? []).map((t) => ({
-      type: 'function',
-      name: t.name,
-      description: t.description ?? null,
-      parameters: t.parameters ?? null,
-      strict: t.strict ?? null,
-    })),
+    tools: dto.tools ?? [],
     top_p: dto.top_p ?? null,
     user: dto.user ?? null,
   };
@@ -120,6 +120,40 @@ export class OutputIds {
   }
   call(index: number): string {
     return `fc_${this.hex}_${index}`;
+  }
+  customCall(index: number): string {
+    return `ctc_${this.hex}_${index}`;
+  }
+}
+
+/** How a response's output items are made beyond its echo: whether reasoning carries `encrypted_content`. */
+export interface OutputOptions {
+  encryptReasoning?: boolean;
+}
+
+/** The tools a response offered the model, by the names the model calls them; and the options. */
+export class OutputShape {
+  readonly tools: Map<string, OfferedTool>;
+  constructor(
+    readonly ids: OutputIds,
+    echo: ResponseEcho,
+    readonly options: OutputOptions = {},
+  ) {
+    this.tools = toolsByModelName(echo.tools);
+  }
+
+  /** The id of the call item for the reply's `index`-th call. */
+  callId(index: number, name: string): string {
+    return this.tools.get(name)?.kind === 'custom' ? this.ids.customCall(index) : this.ids.call(index);
+  }
+
+  call(id: string, call: ToolCall, status: 'in_progress' | 'completed'): ResponseOutputItem {
+    return callItem(id, call, status, this.tools.get(call.name));
+  }
+
+  reasoning(id: string, text: string): ReasoningItem {
+    const item = reasoningItem(id, text);
+    return this.options.encryptReasoning ? { ...item, encrypted_content: encodeReasoning(text) } : item;
   }
 }
 
@@ -150,22 +184,61 @@ export const reasoningItem = (id: string, text: string): ReasoningItem => ({
   content: [{ type: 'reasoning_text', text }],
 });
 
-export const callItem = (id: string, call: ToolCall, status: 'in_progress' | 'completed'): ResponseOutputItem => ({
-  type: 'function_call',
-  id,
-  call_id: call.id,
-  name: call.name,
-  arguments: call.arguments,
-  status,
-});
+/** A custom tool's input from the JSON arguments the model wrote: its one string, or the text as it is. */
+export function customInput(args: string): string {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed === 'object' && parsed !== null && CUSTOM_INPUT in parsed) {
+      const input = (parsed as Record<string, unknown>)[CUSTOM_INPUT];
+      if (typeof input === 'string') return input;
+    }
+  } catch {
+    // Not JSON: the model wrote the input bare.
+  }
+  return args;
+}
+
+/**
+ * A call as its output item, named as the client declared its tool (`tool`, found by the name the
+ * model called): a custom tool's call is a `custom_tool_call` with its input, a namespace's function
+ * a `function_call` with its own name and `namespace`.
+ */
+export function callItem(
+  id: string,
+  call: ToolCall,
+  status: 'in_progress' | 'completed',
+  tool?: OfferedTool,
+): ResponseOutputItem {
+  const namespace = tool?.namespace ? { namespace: tool.namespace } : {};
+  if (tool?.kind === 'custom') {
+    return {
+      type: 'custom_tool_call',
+      id,
+      call_id: call.id,
+      name: tool.name,
+      ...namespace,
+      input: customInput(call.arguments),
+      status,
+    };
+  }
+  return {
+    type: 'function_call',
+    id,
+    call_id: call.id,
+    name: tool?.name ?? call.name,
+    ...namespace,
+    arguments: call.arguments,
+    status,
+  };
+}
 
 /** A finished choice as output items: its reasoning, its message (unless it only called tools), each call. */
-export function outputItems(ids: OutputIds, choice: ChoiceResult): ResponseOutputItem[] {
+export function outputItems(shape: OutputShape, choice: ChoiceResult): ResponseOutputItem[] {
   const items: ResponseOutputItem[] = [];
   const calls = choice.toolCalls ?? [];
-  if (choice.reasoning !== undefined) items.push(reasoningItem(ids.reasoning(), choice.reasoning));
-  if (choice.text || !calls.length) items.push(messageItem(ids.message(), choice.text, 'completed'));
-  calls.forEach((call, i) => items.push(callItem(ids.call(i), call, 'completed')));
+  if (choice.reasoning !== undefined) items.push(shape.reasoning(shape.ids.reasoning(), choice.reasoning));
+  if (choice.text || !calls.length) items.push(messageItem(shape.ids.message(), choice.text, 'completed'));
+  calls.forEach((call, i) => items.push(shape.call(shape.callId(i, call.name), call, 'completed')));
   return items;
 }
 
@@ -186,7 +259,7 @@ export function pendingResponse(who: ReplyIdentity, echo: ResponseEcho, status: 
   };
 }
 
-/** A finished response: `incomplete` when its output ran into max_output_tokens. */
+/** A finished response: `incomplete` when its output ran into max_output_tokens, as is its message then. */
 export function finishedResponse(
   who: ReplyIdentity,
   echo: ResponseEcho,
@@ -198,7 +271,9 @@ export function finishedResponse(
   return {
     ...pendingResponse(who, echo, incomplete ? 'incomplete' : 'completed'),
     incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
-    output,
+    output: incomplete
+      ? output.map((item) => (item.type === 'message' ? { ...item, status: 'incomplete' as const } : item))
+      : output,
     usage: toResponseUsage(usage),
   };
 }
@@ -207,7 +282,9 @@ export function toResponseObject(
   who: ReplyIdentity,
   reply: ReplyResult,
   echo: ResponseEcho = DEFAULT_ECHO,
+  options: OutputOptions = {},
 ): ResponseObject {
   const choice = reply.choices[0] ?? { index: 0, text: '', finishReason: 'stop' as const };
-  return finishedResponse(who, echo, outputItems(new OutputIds(who.id), choice), choice.finishReason, reply.usage);
+  const shape = new OutputShape(new OutputIds(who.id), echo, options);
+  return finishedResponse(who, echo, outputItems(shape, choice), choice.finishReason, reply.usage);
 }

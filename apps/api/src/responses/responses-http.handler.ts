@@ -16,7 +16,13 @@ import type { ReplyRun } from '../generation/reply-run.js';
 import { streamReply, type SseFraming } from '../generation/reply-stream.js';
 import { BackgroundResponses } from './background-responses.js';
 import { ResponseEventFormatter } from './response-events.mapper.js';
-import { DEFAULT_ECHO, RESPONSE_ID_PREFIX, echoFromResponse, type ResponseEcho } from './response.mapper.js';
+import {
+  DEFAULT_ECHO,
+  RESPONSE_ID_PREFIX,
+  echoFromResponse,
+  type OutputOptions,
+  type ResponseEcho,
+} from './response.mapper.js';
 import { ResponsesService } from './responses.service.js';
 
 /** The query of `GET /v1/responses/{id}`: the response, or (`stream=true`) its stream from a point. */
@@ -32,12 +38,15 @@ export interface InputItemsQuery {
   after?: string;
 }
 
-/** The Responses API's stream framing: each event named by its type, errors in OpenAI's shape, no `[DONE]`. */
-const FRAMING: SseFraming<ResponseStreamEvent> = {
+/**
+ * The Responses API's stream framing: each event named by its type, no `[DONE]`, and a failure once
+ * open as a last `response.failed` event carrying the response so far with OpenAI's error code.
+ */
+const framing = (formatter: ResponseEventFormatter): SseFraming<ResponseStreamEvent> => ({
   eventName: (event) => event.type,
-  error: (err) => ({ body: err.toBody() }),
+  error: (err) => ({ event: 'response.failed', body: formatter.failed(err) }),
   done: false,
-};
+});
 
 function eventNumber(raw: string | undefined, param: string): number {
   if (raw === undefined) return -1;
@@ -79,7 +88,7 @@ export class ResponsesHttpHandler {
     }
     const started = await this.responses.start(dto, caller, signal, only);
     name(started.run.who);
-    const formatter = await this.stream(started.run, started.echo, reply, -1);
+    const formatter = await this.stream(started.run, started.echo, reply, -1, started.options);
     if (formatter.result) await this.responses.finished(started, formatter.result);
     else
       await this.responses.failed(
@@ -143,9 +152,10 @@ export class ResponsesHttpHandler {
     echo: ResponseEcho,
     reply: FastifyReply,
     after: number,
+    options: OutputOptions = {},
   ): Promise<ResponseEventFormatter> {
-    const formatter = new ResponseEventFormatter(run.who, echo);
-    await streamReply(run, reply, formatter, { numbered: true, after, framing: FRAMING });
+    const formatter = new ResponseEventFormatter(run.who, echo, options);
+    await streamReply(run, reply, formatter, { numbered: true, after, framing: framing(formatter) });
     return formatter;
   }
 }

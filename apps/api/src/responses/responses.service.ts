@@ -14,7 +14,14 @@ import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
-import { RESPONSE_ID_PREFIX, echoOf, pendingResponse, toResponseObject, type ResponseEcho } from './response.mapper.js';
+import {
+  RESPONSE_ID_PREFIX,
+  echoOf,
+  pendingResponse,
+  toResponseObject,
+  type OutputOptions,
+  type ResponseEcho,
+} from './response.mapper.js';
 
 /** A response whose job is queued: its reply, what its body repeats, and what storing it needs. */
 export interface StartedResponse {
@@ -24,6 +31,8 @@ export interface StartedResponse {
   conversation: ResponseInputItem[];
   /** Whether it was stored as asked (false when not asked, or when the store failed). */
   stored: boolean;
+  /** How its output items are made (reasoning's `encrypted_content` when asked). */
+  options: OutputOptions;
 }
 
 const notFound = (id: string): OpenAiHttpError =>
@@ -39,6 +48,8 @@ const ID_PREFIXES: Record<string, string> = {
   message: 'msg',
   function_call: 'fc',
   function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
   reasoning: 'rs',
 };
 
@@ -98,7 +109,13 @@ export class ResponsesService {
         images: dto.decodedImages(),
       },
     );
-    const started = { run, echo: echoOf(dto), conversation: dto.conversation(), stored: false };
+    const started = {
+      run,
+      echo: echoOf(dto),
+      conversation: dto.conversation(),
+      stored: false,
+      options: { encryptReasoning: dto.wantsEncryptedReasoning() },
+    };
     if (started.echo.store) {
       const record: StoredResponse = {
         owner: caller,
@@ -124,7 +141,8 @@ export class ResponsesService {
   async complete(dto: ResponseRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig) {
     const started = await this.start(dto, caller, signal, only);
     try {
-      const response = toResponseObject(started.run.who, await collectReply(started.run), started.echo);
+      const reply = await collectReply(started.run);
+      const response = toResponseObject(started.run.who, reply, started.echo, started.options);
       await this.finished(started, response);
       return response;
     } catch (err) {
