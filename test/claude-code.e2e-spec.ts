@@ -6,6 +6,8 @@ const MODEL = 'conveyor-tiny';
 /** What `claude -p … --output-format json` prints at the end of a turn (the fields read here). */
 interface ClaudeResult {
   type: string;
+  subtype?: string;
+  terminal_reason?: string;
   is_error: boolean;
   num_turns: number;
   result?: string;
@@ -32,8 +34,9 @@ describe('Claude Code against the Messages API', () => {
         ANTHROPIC_API_KEY: 'sk-any',
         // Its small model (titles, summaries) is the same deployment.
         ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
-        // It asks for 32000 tokens by default; the generated model never stops on its own.
-        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '48',
+        // It asks for 32000 tokens by default. At Claude Code's temperature (1) the generated model ends its reply
+        // on its own within some tens of tokens; a reply cut at this cap would fail the turn.
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '2048',
         // No traffic beyond the platform: no telemetry, update checks or error reports.
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         DISABLE_TELEMETRY: '1',
@@ -54,10 +57,15 @@ describe('Claude Code against the Messages API', () => {
   });
 
   it('completes a turn: exit 0, no API error, a reply', () => {
-    expect({ code: run.code, isError: result.is_error, status: result.api_error_status ?? null }).toEqual({
+    const { subtype, terminal_reason, api_error_status, is_error } = result;
+    // On failure the diff shows how the turn ended and what it printed.
+    expect({ code: run.code, is_error, subtype, terminal_reason, status: api_error_status ?? null }).toEqual({
       code: 0,
-      isError: false,
+      is_error: false,
+      subtype: 'success',
+      terminal_reason: 'completed',
       status: null,
+      ...(run.code === 0 ? {} : { result: result.result, stderr: run.stderr.slice(-2000) }),
     });
     expect(result.num_turns).toBeGreaterThanOrEqual(1);
     expect(typeof result.result).toBe('string');
