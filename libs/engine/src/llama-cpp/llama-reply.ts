@@ -72,6 +72,8 @@ export class LlamaReply implements LoopReply {
           ? callPhase(shape.call)
           : { kind: 'text' };
     if (shape.kind === 'json') this.grammar = new LlamaGrammarEvaluationState({ model, grammar: shape.grammar });
+    else if (shape.kind === 'tool' && this.phase.kind === 'text' && shape.call.textGrammar)
+      this.grammar = new LlamaGrammarEvaluationState({ model, grammar: shape.call.textGrammar });
     this.options = plan.evaluate(() => this.recent.slice(-PENALTY_WINDOW));
     this.sampling = nativeSampler(model);
   }

@@ -8,6 +8,11 @@ import type { SamplingOptions } from './llama-options.js';
 export interface ToolCallPlan {
   /** Auto: text the model writes to start a call. Empty when the prompt already opens the call (a forced call). */
   triggers: string[];
+  /**
+   * Auto, with a response format: what the reply's text may be, the format's JSON or a call's opening. Unset,
+   * the text is free.
+   */
+  textGrammar?: LlamaGrammar;
   /** The one function the call must name (a named tool_choice, or the only tool): its name is written for the model. */
   forcedName?: string;
   /** Chooses among the tools' names when the model must pick one. */

@@ -72,15 +72,26 @@ export class ReplyShapes {
     },
     budget: number,
   ): Promise<ReplyShape> {
+    const format = request.responseFormat;
     if (request.tools?.length) {
       const choice = request.toolChoice ?? 'auto';
       // A named function is called once, as OpenAI does; otherwise as often as the model calls, unless told not to.
       const maxCalls = typeof choice === 'object' || request.parallelToolCalls === false ? 1 : Infinity;
-      return { kind: 'tool', call: await this.toolCall(request.tools, choice, maxCalls, budget) };
+      const call = await this.toolCall(request.tools, choice, maxCalls, budget);
+      // A reply that may call or answer, with a response format: its text is the format's JSON or a call's
+      // opening (a forced call has no text, and the format does not apply to it).
+      if (format && call.triggers.length) call.textGrammar = await this.jsonOrCall(format, call.triggers, budget);
+      return { kind: 'tool', call };
     }
-    const format = request.responseFormat;
     if (!format) return { kind: 'text' };
     const schema = format.type === 'json_schema' ? (format.schema as JsonSchema) : null;
+    const gbnf = this.formatGrammar(schema, budget);
+    const check = schema === null ? null : resultCheck(schema);
+    return { kind: 'json', grammar: await this.grammar(gbnf), ...(check ? { check } : {}) };
+  }
+
+  /** The GBNF of a response format's JSON within `budget` tokens; a 400 when even its least output does not fit. */
+  private formatGrammar(schema: JsonSchema | null, budget: number): string {
     const gbnf = schemaGrammar(schema, budget);
     if (!gbnf) {
       throw new EngineInputError(
@@ -88,8 +99,17 @@ export class ReplyShapes {
         'max_tokens_too_small',
       );
     }
-    const check = schema === null ? null : resultCheck(schema);
-    return { kind: 'json', grammar: await this.grammar(gbnf.gbnf), ...(check ? { check } : {}) };
+    return gbnf.gbnf;
+  }
+
+  /** A grammar of a response format's JSON, or else of one of a call's openings (the reply then goes on as the call). */
+  private jsonOrCall(format: OutputFormat, triggers: readonly string[], budget: number): Promise<LlamaGrammar> {
+    const schema = format.type === 'json_schema' ? (format.schema as JsonSchema) : null;
+    const json = this.formatGrammar(schema, budget);
+    const [first, ...rules] = json.split('\n');
+    const answer = first!.replace(/^root ::= /, '');
+    const opening = triggers.map((t) => gbnfLiteral(t)).join(' | ');
+    return this.grammar([`root ::= (${answer}) | ${opening}`, ...rules].join('\n'));
   }
 
   private async toolCall(

@@ -140,4 +140,36 @@ describe('LlamaCppEngine: several tool calls in one reply', () => {
     expect(again.result.usage.completionTokens).toBe(first.result.usage.completionTokens);
     expect(first.result.usage.completionTokens).toBeLessThanOrEqual(12);
   });
+
+  it("with a response format beside the tools, answers with the format's JSON or calls: never free text", async () => {
+    const format = {
+      type: 'json_schema' as const,
+      name: 'verdict',
+      schema: {
+        type: 'object',
+        properties: { answer: { type: 'string', maxLength: 8 }, score: { type: 'integer', minimum: 0, maximum: 9 } },
+        required: ['answer', 'score'],
+        additionalProperties: false,
+      },
+    };
+    const outcomes = new Set<string>();
+    for (let seed = 1; seed <= 8; seed++) {
+      const { result, pieces, calls } = await run(
+        ask({ tools: [weather], responseFormat: format, sampling: { temperature: 1, seed }, maxTokens: 160 }),
+      );
+      if (calls.length) {
+        expect(result.finishReason).toBe('tool_calls');
+        expect(calls[0]!.name).toBe('get_weather');
+        outcomes.add('call');
+        continue;
+      }
+      const text = pieces.map((p) => p.text ?? '').join('');
+      expect({ finishReason: result.finishReason, text }).toEqual({ finishReason: 'stop', text });
+      const value = JSON.parse(text) as { answer: string; score: number };
+      expect(Object.keys(value).sort()).toEqual(['answer', 'score']);
+      expect(Number.isInteger(value.score) && value.score >= 0 && value.score <= 9).toBe(true);
+      outcomes.add('json');
+    }
+    expect(outcomes.size).toBeGreaterThan(0);
+  });
 });
