@@ -13,7 +13,7 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type ContentPart } from '@conveyor/openai';
+import type { ContentPart } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
@@ -133,13 +133,6 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       const schema = given(format.json_schema.schema);
       if (schema !== undefined)
         checkSchema(schema, 'response_format.json_schema.schema', this.maxTokens(deployment) ?? deployment.contextSize);
-    }
-    if (format && format.type !== 'text' && this.tools?.length && this.tool_choice !== 'none') {
-      throw new RequestProblem(
-        'response_format cannot be combined with tools unless tool_choice is "none".',
-        'response_format',
-        ErrorCode.unsupportedParameter,
-      );
     }
     // Last: decoding is the costliest check, and a request refused for another reason need not pay it.
     decodeImages(this.messages, images, this.#images);

@@ -14,7 +14,6 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData, OutputFormat } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { given } from './sampling-fields.dto.js';
@@ -92,14 +91,7 @@ export class MessagesRequestDto extends MessagesPromptDto {
     }
     const format = this.outputFormat();
     if (format) {
-      checkSchema(format.schema, 'output_config.format.schema');
-      if (this.jobTools().tools?.length) {
-        throw new RequestProblem(
-          'output_config.format cannot be combined with tools unless tool_choice is "none".',
-          'output_config.format',
-          ErrorCode.unsupportedParameter,
-        );
-      }
+      checkSchema(format.schema, 'output_config.format.schema', this.max_tokens);
     }
     this.checkPrompt(deployment, images);
   }

@@ -240,7 +240,7 @@ describe('ResponseRequestDto.check', () => {
     });
   });
 
-  it('refuses background with store false or with stream, a format beside tools, and an unknown tool_choice', () => {
+  it('refuses background with store false or with stream and an unknown tool_choice, and takes a format beside tools', () => {
     expect(
       requestProblem(() => parsed({ input: 'x', background: true, store: false }).check(deployment, IMAGE_LIMITS))
         .param,
@@ -250,11 +250,9 @@ describe('ResponseRequestDto.check', () => {
         .param,
     ).toBe('stream');
     const tools = [{ type: 'function', name: 'f' }];
-    expect(
-      requestProblem(() =>
-        parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } }).check(deployment, IMAGE_LIMITS),
-      ).param,
-    ).toBe('text.format');
+    const both = parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } });
+    both.check(deployment, IMAGE_LIMITS);
+    expect(both.toJob('r', deploymentTraits()).responseFormat).toEqual({ type: 'json_object' });
     expect(
       requestProblem(() =>
         parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, IMAGE_LIMITS),

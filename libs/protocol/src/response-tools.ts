@@ -1,4 +1,3 @@
-import { ErrorCode } from '@conveyor/openai';
 import type { OutputFormat } from '@conveyor/queue';
 import { jobTools, type JobTools } from './job-tools.js';
 import { RequestProblem } from './request-problem.js';
@@ -35,13 +34,6 @@ export function checkFormat(request: ToolFields): void {
       throw new RequestProblem('text.format of type json_schema needs a name.', 'text.format.name');
     const schema = given(format.schema);
     if (schema !== undefined) checkSchema(schema, 'text.format.schema');
-  }
-  if (offeredTools(request.tools).length && request.tool_choice !== 'none') {
-    throw new RequestProblem(
-      'text.format cannot be combined with tools unless tool_choice is "none".',
-      'text.format',
-      ErrorCode.unsupportedParameter,
-    );
   }
 }
 
