@@ -259,11 +259,12 @@ function report(header, runs) {
     fresh(runs.Conveyor),
     '',
   ]);
-  const worstSide = Math.max(...runs.Conveyor.flat().map((t) => t.sideTtft));
+  // The goal is about a short request behind a long prompt: the first turn's, taken in whole.
+  const worstSide = Math.max(...runs.Conveyor.map((turns) => turns[0]?.sideTtft ?? NaN));
   console.log(`\n# Agent session: Conveyor beside llama-server\n${header.join('\n')}\n`);
   console.log(table(['figure (median over rounds)', 'llama-server', 'Conveyor', 'Conveyor ÷ llama-server'], rows));
   console.log(
-    `\nGoal: a side request's first token within ${SIDE_GOAL_MS} ms while a long prompt is taken in: ` +
+    `\nGoal: a side request's first token within ${SIDE_GOAL_MS} ms while a long prompt is taken in (first turns): ` +
       `worst ${ms(worstSide)} — ${worstSide <= SIDE_GOAL_MS ? 'met' : 'NOT met'}`,
   );
 }

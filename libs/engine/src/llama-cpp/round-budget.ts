@@ -14,11 +14,12 @@ export const STREAMING_ROUND_MS = 100;
 
 /**
  * How long any round may take: a request that arrives while a prompt is taken in alone waits for the round
- * under way before its own prompt joins, so this bounds a short request's wait behind a long prompt. Long
- * enough that a prompt alone goes in in whole batches on a CPU like the benches', where smaller rounds cost
- * prefill speed.
+ * under way before its own prompt joins, so this bounds a short request's wait behind a long prompt (the
+ * agent bench's goal: its first token within 0.5 s). On the benches' CPU a 512-token round at a few thousand
+ * tokens of context took 400-600 ms, and a prompt alone went in no slower in rounds of this length
+ * (bench/agent.bench.mjs, first turns); on a GPU a whole batch fits.
  */
-export const ROUND_MS = 400;
+export const ROUND_MS = 200;
 
 /** The figures a budget is made from. */
 export interface RoundBudgetOptions {
