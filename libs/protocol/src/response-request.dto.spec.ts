@@ -191,6 +191,15 @@ describe('ResponseRequestDto.toJob', () => {
     expect(job).toMatchObject({ maxTokens: 32, sampling: { temperature: 0 }, stop: [], enqueuedAt: 5 });
   });
 
+  it('carries prompt_cache_key to the job as its cache key, for routing', () => {
+    const keyed = parsed({ input: 'x', prompt_cache_key: 'session-7' });
+    keyed.check(deployment, IMAGE_LIMITS);
+    expect(keyed.toJob('r', deployment).cacheKey).toBe('session-7');
+    const plain = parsed({ input: 'x' });
+    plain.check(deployment, IMAGE_LIMITS);
+    expect(plain.toJob('r', deployment).cacheKey).toBeUndefined();
+  });
+
   it('maps tools, tool_choice and text.format to the job', () => {
     const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
     const named = parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'f' } });

@@ -246,6 +246,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
 
   toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): GenerationJobData {
     const instructions = given(this.instructions);
+    const cacheKey = given(this.prompt_cache_key);
     return {
       requestId,
       deployment: deployment.id,
@@ -255,6 +256,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
       ],
       ...responseJobTools(this),
       responseFormat: outputFormat(this),
+      ...(cacheKey ? { cacheKey } : {}),
       sampling: {
         ...this.knobs(deployment.defaults),
         seed: given(this.seed),

@@ -89,6 +89,12 @@ export interface GenerationJobData {
   /** False: a reply makes at most one tool call. Absent or true: as many as the model makes (a named toolChoice: one). */
   parallelToolCalls?: boolean;
   responseFormat?: OutputFormat;
+  /**
+   * The client's key for requests that share a beginning (Responses' `prompt_cache_key`: an agent's
+   * session). It seeds the prompt's block hashes, so cache-aware routing keeps a key's requests on the
+   * worker holding its prefix, and requests under other keys do not crowd onto it.
+   */
+  cacheKey?: string;
   sampling: Sampling;
   maxTokens?: number;
   /**

@@ -54,4 +54,13 @@ describe('prompt block hashes', () => {
     expect(promptBlockHashes({ messages: [], prompts: ['y'.repeat(3000)] }).length).toBeGreaterThan(0);
     expect(promptBlockHashes({ messages: [], prompts: ['y'.repeat(3000), 'z'] })).toEqual([]);
   });
+
+  it('a cache key seeds the chain: prompts under one key match, under another key or none they do not', () => {
+    const messages = [system, turn('user', 'Step one.')];
+    const a = promptBlockHashes({ messages, cacheKey: 'session-1' });
+    const again = promptBlockHashes({ messages: [...messages, turn('user', 'Step two.')], cacheKey: 'session-1' });
+    expect(shared(a, again)).toBe(a.length);
+    expect(shared(a, promptBlockHashes({ messages, cacheKey: 'session-2' }))).toBe(0);
+    expect(shared(a, promptBlockHashes({ messages }))).toBe(0);
+  });
 });

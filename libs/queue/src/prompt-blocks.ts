@@ -27,6 +27,8 @@ export interface PromptShape {
   messages: readonly ChatTurn[];
   prompts?: readonly string[];
   tools?: readonly ToolSpec[];
+  /** The client's key for prompts that share a beginning: prompts under other keys (or none) never match. */
+  cacheKey?: string;
 }
 
 // Separators no chat text contains in practice, so two different turn lists never join to one text.
@@ -59,7 +61,10 @@ export function promptBlockHashes(shape: PromptShape, reply?: string): string[] 
   if (text === null) return [];
   const count = Math.min(Math.floor(text.length / PROMPT_BLOCK_CHARS), MAX_BLOCKS);
   const hashes: string[] = [];
-  let previous = '';
+  // A key seeds the chain: every block's hash then covers it too.
+  let previous = shape.cacheKey
+    ? createHash('sha1').update(`K${FIELD}${shape.cacheKey}`).digest('hex').slice(0, 16)
+    : '';
   for (let i = 0; i < count; i++) {
     const block = text.slice(i * PROMPT_BLOCK_CHARS, (i + 1) * PROMPT_BLOCK_CHARS);
     previous = createHash('sha1').update(previous).update(block).digest('hex').slice(0, 16);
