@@ -1,4 +1,5 @@
-import { agentBin, runAgentCli, type CliRun } from './support/agent-cli.js';
+import { agentBin, runAgentCli } from './support/agent-cli.js';
+import type { ProcessRun } from './support/run-owned.js';
 import { TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -21,7 +22,7 @@ interface ClaudeResult {
 // vocabulary some 40k tokens, so the context is 64k.
 describe('Claude Code against the Messages API', () => {
   let platform: TestPlatform;
-  let run: CliRun;
+  let run: ProcessRun;
   let result: ClaudeResult;
 
   beforeAll(async () => {

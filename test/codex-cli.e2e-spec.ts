@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { agentBin, runAgentCli } from './support/agent-cli.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { TestPlatform } from './support/platform.js';
 
-const CODEX = resolve(import.meta.dirname, '../node_modules/.bin/codex');
 const MODEL = 'conveyor-tiny';
 const TEXT = 'Hi from the queue.';
 
@@ -58,27 +57,16 @@ describe('Codex CLI against the Responses API', () => {
   });
 
   it('completes a turn of `codex exec`, first try', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'conveyor-codex-work-'));
-    const run = await new Promise<{ code: number | null; out: string }>((done, fail) => {
-      const child = spawn(CODEX, ['exec', '--skip-git-repo-check', 'say hi'], {
-        cwd: work,
-        env: { ...process.env, CODEX_HOME: home, CONVEYOR_API_KEY: 'unused', NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-      child.on('error', fail);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        done({ code, out });
-      });
-    });
-    rmSync(work, { recursive: true, force: true });
-    if (run.code !== 0) throw new Error(`codex exec exited with ${run.code}:\n${run.out}`);
+    const run = await runAgentCli(
+      agentBin('codex'),
+      ['exec', '--skip-git-repo-check', 'say hi'],
+      { CODEX_HOME: home, CONVEYOR_API_KEY: 'unused', NO_COLOR: '1' },
+      90_000,
+    );
+    const out = run.stdout + run.stderr;
+    if (run.code !== 0) throw new Error(`codex exec exited with ${run.code}:\n${out}`);
     // The reply reached Codex: the simulated text is its last message.
-    expect(run.out).toContain(TEXT.split(' ')[0]);
-    expect(run.out).not.toMatch(/ERROR/);
+    expect(out).toContain(TEXT.split(' ')[0]);
+    expect(out).not.toMatch(/ERROR/);
   }, 120_000);
 });

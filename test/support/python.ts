@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { spawnOwned } from './owned-processes.mjs';
+import { runOwned } from './run-owned.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -61,29 +61,18 @@ const parseLine = (line: string): CheckLine | null => {
  * Runs a check script to its end (killed after `timeoutMs`); such a script reports every check whatever
  * fails, so nothing here stops it early.
  */
-export function runCheckScript(
+export async function runCheckScript(
   python: string,
   script: string,
   env: Record<string, string>,
   timeoutMs: number,
 ): Promise<CheckRun> {
-  return new Promise((ok, fail) => {
-    const proc = spawnOwned(python, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    proc.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.on('error', fail);
-    proc.on('close', (code) => {
-      clearTimeout(timer);
-      const lines = stdout
-        .split('\n')
-        .map(parseLine)
-        .filter((l): l is CheckLine => l !== null);
-      ok({ code, stdout, stderr, lines });
-    });
-  });
+  const run = await runOwned(python, [script], { env: { ...process.env, ...env } }, timeoutMs);
+  const lines = run.stdout
+    .split('\n')
+    .map(parseLine)
+    .filter((l): l is CheckLine => l !== null);
+  return { ...run, lines };
 }
 
 /**
