@@ -27,6 +27,7 @@ import { median, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
+import { seededWords } from './lib/words.mjs';
 
 /** @import { StreamResult } from './lib/http.mjs' */
 /** @typedef {{ role: 'system' | 'user' | 'assistant', content: string }} Message */
@@ -81,24 +82,11 @@ let nonces = 0;
 const nonce = () => `Session ${RUN_TAG}-${String(++nonces).padStart(3, '0')}.`;
 
 /**
- * `count` words from a seeded generator, a full stop now and then.
+ * `count` words of the bench's vocabulary, the same for the same seed.
  * @param {number} seed
  * @param {number} count
  */
-function words(seed, count) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  /** @type {string[]} */
-  const out = [];
-  for (let i = 0; i < count; i++) out.push(WORDS[Math.floor(next() * WORDS.length)] + (next() < 0.1 ? '.' : ''));
-  return out.join(' ');
-}
+const words = (seed, count) => seededWords(WORDS, seed, count);
 
 /**
  * An agent's instructions: prose, then its tools as JSON schemas, as agents render them into the prompt.

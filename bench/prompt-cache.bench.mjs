@@ -36,6 +36,7 @@ import { median, now, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
+import { seededWords } from './lib/words.mjs';
 
 /** @import { StreamResult, StreamOptions } from './lib/http.mjs' */
 /** @import { ReadyChild } from './lib/processes.mjs' */
@@ -184,25 +185,11 @@ let nonceCount = 0;
 const nonce = () => `Ticket ${RUN_TAG}-${String(++nonceCount).padStart(4, '0')}.`;
 
 /**
- * `count` words picked by a seeded generator, with a full stop now and then: varied text that a
- * byte-level tokenizer cannot compress into a few tokens.
+ * `count` words of the bench's vocabulary, the same for the same seed.
  * @param {number} seed
  * @param {number} count
  */
-function words(seed, count) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  /** @type {string[]} */
-  const out = [];
-  for (let i = 0; i < count; i++) out.push(WORDS[Math.floor(next() * WORDS.length)] + (next() < 0.1 ? '.' : ''));
-  return out.join(' ');
-}
+const words = (seed, count) => seededWords(WORDS, seed, count);
 
 /**
  * The longest `words(seed, n)` of at most `target` tokens, as the model's tokenizer counts them.
