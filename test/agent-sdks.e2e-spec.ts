@@ -105,6 +105,7 @@ describe('agent SDKs against the platform', () => {
     const model = () => new OpenAIProvider({ baseURL: v1, apiKey: KEY, useResponses: true }).getModel(MODEL);
 
     it('makes a forced tool call, sends its result back and gets a final answer', async () => {
+      let called = 0;
       const agent = new Agent({
         name: 'Weather',
         instructions: 'Answer questions about the weather.',
@@ -114,7 +115,13 @@ describe('agent SDKs against the platform', () => {
             name: 'get_weather',
             description: weatherDescription,
             parameters: weatherInput,
-            execute: weather,
+            execute: (input) => {
+              called++;
+              return weather(input);
+            },
+            // Offered until called once: left free to call again, a random-weight model may keep calling
+            // (the reply is a call or the output's JSON) until the run's turns run out.
+            isEnabled: () => called === 0,
           }),
         ],
         // The SDK forces the tool for the first turn only (resetToolChoice), then lets the model answer.
