@@ -149,7 +149,9 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     const pending = post({ max_tokens: 3000 });
     let kills = 0;
     const killer = (async () => {
-      for (;;) {
+      // Never more kills than the bound below: the fourth worker must live to fail the job, and a kill that
+      // lands before BullMQ marks the job's deferred failure would otherwise leave no worker to end it.
+      while (kills < 3) {
         const holder = await holderOf(queue, live()).catch(() => null);
         if (!holder) return;
         // Past its stalls the job is marked to fail, and the next worker takes it only to fail it (BullMQ's
@@ -173,7 +175,8 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     // has counted the previous stall can add one more, so the bound is maxStalls + 2.
     expect(kills).toBeGreaterThanOrEqual(2);
     expect(kills).toBeLessThanOrEqual(3);
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // Bounded, not timed: a loaded machine slows every takeover (the takeover bench measures them).
+    expect(Date.now() - started).toBeLessThan(60_000);
     await killer;
     // Starting the two extra workers, and the killer's last 10 s look for a holder, come on top of the
     // 20 s the request may take: on a loaded machine worker starts alone have taken over 30 s.
