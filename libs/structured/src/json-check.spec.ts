@@ -1,24 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { checkJson, JsonSchema } from './index.js';
-
-/** What `z.toJSONSchema` (zod 4) writes for an object with `z.number().int()`, a bounded int and an email. */
-const zodSchema: JsonSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  properties: {
-    count: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
-    rating: { type: 'integer', minimum: 1, maximum: 5 },
-    price: { type: 'number', exclusiveMinimum: 0 },
-    email: {
-      type: 'string',
-      format: 'email',
-      pattern:
-        "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$",
-    },
-  },
-  required: ['count', 'rating', 'price', 'email'],
-  additionalProperties: false,
-};
+import { zodSchema } from '../../../test/support/client-schemas.js';
 
 describe('checkJson: the check on results', () => {
   it.each<[JsonSchema, unknown, unknown]>([
