@@ -50,6 +50,18 @@ describe('batches survive the API replica that drives them being killed, at any 
   it.each(KILL_AT.map((at, round) => [round + 1, at]))(
     'round %i: the driver is killed at %p of the batch; it completes with every custom_id exactly once',
     async (_round, at) => {
+      // A batch can finish before its driver is found (late kill points on a loaded machine):
+      // such an attempt still proves nothing lost, and the round tries again with a new batch.
+      let killedThisRound = false;
+      for (let attempt = 0; attempt < 3 && !killedThisRound; attempt++)
+        killedThisRound = await attemptRound(at as number);
+      if (killedThisRound) kills++;
+    },
+  );
+
+  /** One batch, its driver killed `at` of the way through; true when a kill happened. */
+  async function attemptRound(at: number): Promise<boolean> {
+    {
       while (alive().length < 2) {
         const api = await platform.startExtraApi();
         apis.push({ proc: api.api, url: api.baseUrl });
@@ -74,7 +86,6 @@ describe('batches survive the API replica that drives them being killed, at any 
           }
           if (killed) {
             killed.proc.proc.kill('SIGKILL');
-            kills++;
           }
           break;
         }
@@ -93,10 +104,11 @@ describe('batches survive the API replica that drives them being killed, at any 
       expect(written.length).toBe(LINES);
       expect(new Set(written)).toEqual(new Set(ids));
       expect(errors).toEqual([]);
-    },
-  );
+      return killed !== undefined;
+    }
+  }
 
-  it('killed the driver in nearly every round (a batch that finished first is the only excuse)', () => {
-    expect(kills).toBeGreaterThanOrEqual(KILL_AT.length - 2);
+  it('killed the driver in every round (a batch that finished first is tried again)', () => {
+    expect(kills).toBe(KILL_AT.length);
   });
 });
