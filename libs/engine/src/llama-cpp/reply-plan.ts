@@ -27,6 +27,17 @@ export interface ToolCallPlan {
   maxCalls: number;
   /** How a call is followed by another, where the template has a syntax for several calls in one reply. */
   next?: NextCallPlan;
+  /**
+   * Where a tool's parameters have keywords the grammar cannot hold: why a complete reply's calls do not
+   * conform (null when they do). Such a reply is held back until checked, and run again once when it fails.
+   */
+  check?: (calls: readonly WrittenCall[]) => string | null;
+}
+
+/** A call as the reply wrote it, its deltas joined. */
+export interface WrittenCall {
+  name: string;
+  arguments: string;
 }
 
 /** After a call: the model either ends the reply or opens another call, which is then held like the first. */

@@ -144,6 +144,7 @@ export class ReplyShapes {
       newCallId: () => `call_${randomBytes(12).toString('hex')}`,
       maxCalls,
       next: maxCalls > 1 && nextPrefix ? await this.nextCall(suffix, nextPrefix, name, tools, argsSchema) : undefined,
+      ...argumentsCheck(tools),
     };
   }
 
@@ -197,6 +198,28 @@ function schemaGrammar(schema: JsonSchema | null, budget: number): JsonGrammar |
     if (err instanceof UnsupportedSchemaError) throw new EngineInputError(err.message, 'invalid_schema');
     throw err;
   }
+}
+
+/**
+ * The check a reply's calls need, where some tool's parameters have keywords the grammar cannot hold:
+ * each call's arguments against its tool's schema, the first problem named with the call.
+ */
+function argumentsCheck(tools: readonly ToolSpec[]): Pick<ToolCallPlan, 'check'> {
+  const checks = new Map<string, (text: string) => string | null>();
+  for (const tool of tools) {
+    const check = tool.parameters ? resultCheck(tool.parameters) : null;
+    if (check) checks.set(tool.name, check);
+  }
+  if (!checks.size) return {};
+  return {
+    check: (calls) => {
+      for (const [i, call] of calls.entries()) {
+        const problem = checks.get(call.name)?.(call.arguments);
+        if (problem) return `call ${i} (${call.name}): ${problem}`;
+      }
+      return null;
+    },
+  };
 }
 
 /** The function a call must name: the named one, or the only tool when a call is required. */

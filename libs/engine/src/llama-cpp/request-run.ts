@@ -10,7 +10,7 @@ import {
 import type { SamplingOptions } from './llama-options.js';
 import { requestedStops } from '../core/stop-matcher.js';
 import { LlamaReply } from './llama-reply.js';
-import type { ReplyOutcome } from './reply-plan.js';
+import type { ReplyOutcome, ReplyShape, WrittenCall } from './reply-plan.js';
 import type { RequestPlan } from './request-plan.js';
 import type { RoundLoop } from './round-loop.js';
 import type { SequenceSlots } from './sequence-slots.js';
@@ -63,8 +63,7 @@ export async function runRequest(
         if (await reply.open()) at.loop.add(reply);
         return reply.outcome;
       };
-      const shape = choice.reply.shape;
-      const check = shape.kind === 'json' ? shape.check : undefined;
+      const check = replyCheck(choice.reply.shape);
       if (!check) return run(reused[index], 0, (piece) => send(piece)).then((o) => (outcomes[index] = o));
       // A reply its schema's check must see whole is held back until checked; one that fails runs again once.
       let spent = 0;
@@ -74,14 +73,14 @@ export async function runRequest(
           held.push(p),
         );
         outcomes[index] = outcome;
-        const problem = outcome.aborted ? null : check(held.map((p) => p.text ?? '').join(''));
+        const problem = outcome.aborted ? null : check(held);
         if (!problem || !outcome.cached) {
           held.forEach((p) => send(p, spent));
           return { ...outcome, generatedTokens: spent + outcome.generatedTokens };
         }
         if (attempt > 0)
           throw new EngineOutputError(
-            `The structured output did not conform to its schema, twice: ${problem}.`,
+            `${choice.reply.shape.kind === 'tool' ? "The tool calls' arguments did not conform to their parameters" : 'The structured output did not conform to its schema'}, twice: ${problem}.`,
             'schema_not_met',
           );
         spent += outcome.generatedTokens;
@@ -126,4 +125,34 @@ export async function runRequest(
 /** The same sampling on another seed, so that a reply run again is not the same reply. */
 function reseeded(options: SamplingOptions, shift: number): SamplingOptions {
   return { ...options, seed: (options.seed ?? 0) + 7919 * shift };
+}
+
+type Held = Omit<OutputPiece, 'choice'>;
+
+/**
+ * What a reply is checked by once complete, where its shape has keywords the grammar cannot hold: a JSON
+ * reply's text, or a reply's calls with their arguments joined. Undefined: the reply streams unchecked.
+ */
+function replyCheck(shape: ReplyShape): ((held: readonly Held[]) => string | null) | undefined {
+  if (shape.kind === 'json' && shape.check) {
+    const check = shape.check;
+    return (held) => check(held.map((p) => p.text ?? '').join(''));
+  }
+  if (shape.kind === 'tool' && shape.call.check) {
+    const check = shape.call.check;
+    return (held) => check(writtenCalls(held));
+  }
+  return undefined;
+}
+
+/** The calls among a reply's pieces, in the order written, each call's argument deltas joined. */
+function writtenCalls(held: readonly Held[]): WrittenCall[] {
+  const calls: WrittenCall[] = [];
+  for (const { toolCall } of held) {
+    if (!toolCall) continue;
+    const call = (calls[toolCall.index] ??= { name: '', arguments: '' });
+    if (toolCall.name) call.name = toolCall.name;
+    call.arguments += toolCall.arguments;
+  }
+  return calls.filter(Boolean);
 }

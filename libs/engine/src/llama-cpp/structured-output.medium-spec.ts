@@ -71,4 +71,70 @@ describe('LlamaCppEngine: structured output checked on the result', () => {
     const { text } = await run(ask(zodSchema, 11));
     expect(checkJson(JSON.parse(text), zodSchema)).toBeNull();
   });
+
+  /** A forced call of one tool whose parameters are `parameters`. */
+  const call = (parameters: Record<string, unknown>, seed: number): GenerateRequest => ({
+    messages: [{ role: 'user', content: 'Call the tool.' }],
+    sampling: { temperature: 1, seed },
+    maxTokens: 120,
+    stop: [],
+    tools: [{ name: 'pick', description: 'Picks.', parameters }],
+    toolChoice: 'required',
+    parallelToolCalls: false,
+  });
+  const callsOf = (pieces: OutputPiece[]) =>
+    pieces
+      .flatMap((p) => (p.toolCall ? [p.toolCall] : []))
+      .reduce<string[]>((args, d) => {
+        args[d.index] = (args[d.index] ?? '') + d.arguments;
+        return args;
+      }, []);
+
+  it("checks a call's arguments where the grammar cannot hold its parameters, sending only conforming calls", async () => {
+    // `not` is checked on the result: a random model's digits fail it about half the time.
+    const parameters = {
+      type: 'object',
+      properties: { n: { type: 'integer', minimum: 0, maximum: 9, not: { enum: [0, 1, 2, 3, 4] } } },
+      required: ['n'],
+      additionalProperties: false,
+    };
+    let passed = 0;
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const pieces: OutputPiece[] = [];
+      const outcome = await engine
+        .generate(call(parameters, seed), { onStart: () => undefined, onOutput: (p) => pieces.push(p) })
+        .then(
+          (result) => result.finishReason,
+          (err: unknown) => err,
+        );
+      if (outcome instanceof EngineOutputError) {
+        expect(outcome.code).toBe('schema_not_met');
+        expect(outcome.message).toMatch(/call 0 \(pick\)/);
+        // Nothing of a non-conforming call was sent.
+        expect(pieces.filter((p) => p.toolCall)).toEqual([]);
+        continue;
+      }
+      expect(outcome).toBe('tool_calls');
+      for (const args of callsOf(pieces)) expect(checkJson(JSON.parse(args), parameters)).toBeNull();
+      passed++;
+    }
+    // Half the digits pass: two tries pass for most seeds.
+    expect(passed).toBeGreaterThan(0);
+  });
+
+  it('runs a call that fails its check again once, then fails with schema_not_met', async () => {
+    const parameters = {
+      type: 'object',
+      properties: { code: { type: 'string', maxLength: 8, pattern: '^only-me$' } },
+      required: ['code'],
+      additionalProperties: false,
+    };
+    const pieces: OutputPiece[] = [];
+    const failure = await engine
+      .generate(call(parameters, 3), { onStart: () => undefined, onOutput: (p) => pieces.push(p) })
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(EngineOutputError);
+    expect((failure as EngineOutputError).message).toMatch(/tool calls' arguments did not conform.*twice/);
+    expect(pieces.filter((p) => p.toolCall)).toEqual([]);
+  });
 });
