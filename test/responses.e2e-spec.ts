@@ -400,6 +400,26 @@ describe('the Responses API end to end, with the official Node client', () => {
     });
   });
 
+  it("holds a custom tool's input to its regular-expression grammar", async () => {
+    const definition = '^[A-Z]{3}-[0-9]{2,4}( (open|shut))?$';
+    const tool = { type: 'custom', name: 'ticket', format: { type: 'grammar', syntax: 'regex', definition } };
+    for (const seed of [1, 2, 3]) {
+      const res = await post('/v1/responses', {
+        model: MODEL,
+        input: 'File a ticket.',
+        tools: [tool],
+        tool_choice: { type: 'custom', name: 'ticket' },
+        temperature: 1,
+        seed,
+        max_output_tokens: 64,
+      });
+      if (res.status !== 200) throw new Error(await res.text());
+      const response = await readJson<ResponseObject>(res);
+      const call = response.output.find((i) => i.type === 'custom_tool_call');
+      expect(call).toMatchObject({ name: 'ticket', input: expect.stringMatching(new RegExp(definition)) });
+    }
+  });
+
   it('refuses bad input with an OpenAI error naming the field, and queues nothing', async () => {
     const queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
     try {

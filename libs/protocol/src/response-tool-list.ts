@@ -118,6 +118,23 @@ function describeFormat(format: unknown): string {
   return `Its input is plain text (not JSON) that must match ${kind}:\n${String(format.definition)}`;
 }
 
+/**
+ * A regular-expression format as the input's `pattern`, matched whole: held by the grammar where it can
+ * be, else checked on the result like any schema's. One JavaScript cannot compile (a Rust-only construct)
+ * and a Lark grammar stay in the description only: a check no result could pass would fail every call.
+ */
+function inputPattern(format: unknown): { pattern?: string } {
+  if (!isObject(format) || format.type !== 'grammar' || format.syntax !== 'regex') return {};
+  const source = String(format.definition);
+  const pattern = `^(?:${source.replace(/^\^/, '').replace(/(?<!\\)\$$/, '')})$`;
+  try {
+    new RegExp(pattern, 'u');
+    return { pattern };
+  } catch {
+    return {};
+  }
+}
+
 function offered({ tool, at, namespace, namespaceDescription }: Flat): OfferedTool {
   const name = tool.name as string;
   const modelName = namespace ? `${namespace}${NAMESPACE_SEPARATOR}${name}` : name;
@@ -134,7 +151,7 @@ function offered({ tool, at, namespace, namespaceDescription }: Flat): OfferedTo
       description,
       parameters: {
         type: 'object',
-        properties: { [CUSTOM_INPUT]: { type: 'string' } },
+        properties: { [CUSTOM_INPUT]: { type: 'string', ...inputPattern(tool.format) } },
         required: [CUSTOM_INPUT],
         additionalProperties: false,
       },
