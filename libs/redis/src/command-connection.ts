@@ -22,28 +22,41 @@ export interface CommandConnectionOptions {
 
 /**
  * The one connection a process sends its commands and scripts on, shared by its repositories and
- * adapters. Redis runs one client's commands in order, whichever caller sent them, and a pipelined
- * connection is not busier for having more callers. Only what holds a connection for itself has one of
- * its own: a blocking read (XREAD BLOCK, BullMQ's workers) waits on its connection and would hold up
- * every command behind it, and a subscribed connection takes no other commands.
+ * adapters, which take it as their constructor's argument (it is also their injection token). Redis
+ * runs one connection's commands in order, whoever sent them. Only what holds a connection for itself
+ * has one of its own: a blocking read (XREAD BLOCK, BullMQ's workers) waits on its connection and
+ * would hold up every command behind it, and a subscribed connection takes no other commands.
  */
 export class CommandConnection {
-  readonly redis: RedisClient;
-
+  /** `redis`, with `scripts` defined on it; `end` closes it at shutdown. */
   constructor(
-    settings: RedisSettings,
-    private readonly options: CommandConnectionOptions,
+    readonly redis: RedisClient,
+    scripts: readonly LuaScript[],
+    private readonly end: () => Promise<void> = async () => redis.disconnect(),
   ) {
-    this.redis = createRedis(settings, options.name, options.role, options.logger, options.extra);
-    defineScripts(this.redis, options.scripts);
+    defineScripts(redis, scripts);
   }
 
   /**
-   * A request's connection is dropped at once; a worker's is quit, which sends the writes it holds
-   * first (its callers' shutdowns have run: they depend on it, so Nest stops them before it).
+   * A process's connection. Closing drops a request's (`command`) connection at once, and quits a
+   * worker's (`background`) one, which sends the writes it holds first.
    */
-  async close(): Promise<void> {
-    if (this.options.role === 'command') this.redis.disconnect();
-    else await this.redis.quit().catch(() => undefined);
+  static open(settings: RedisSettings, options: CommandConnectionOptions): CommandConnection {
+    const redis = createRedis(settings, options.name, options.role, options.logger, options.extra);
+    if (options.role === 'command') return new CommandConnection(redis, options.scripts);
+    return new CommandConnection(redis, options.scripts, () =>
+      redis.quit().then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+  }
+
+  /**
+   * Closes the connection. Nest calls it at shutdown after every provider that depends on it, so their
+   * own shutdowns (withdrawing an announcement, closing queues) still have it.
+   */
+  onApplicationShutdown(): Promise<void> {
+    return this.end();
   }
 }
