@@ -18,7 +18,11 @@ declare module 'ioredis' {
   }
 }
 
-/** The store identity in Redis, one hash per prefix. */
+/**
+ * The store identity in Redis, one hash per prefix (scripts/hold-store-identity.lua). Not a lease (see
+ * Leases in @conveyor/redis): every live replica holds the record at once, each with a lapse of its
+ * own, and the record stands while any of them lives.
+ */
 @Injectable()
 export class StoreIdentityRepository extends StoreIdentities {
   private readonly redis: RedisClient;
