@@ -19,9 +19,10 @@ export interface LoadedScript {
 
 /**
  * Reads a script and its header: the comment lines it opens with must hold a `-- KEYS: a, b` line (or
- * `-- KEYS: none`) and an `-- ARGV: ...` line. The KEYS line is what the script is registered with, so
- * the header cannot drift from how the script is called: every key a script touches is passed as one of
- * KEYS (on a cluster, all in one slot), never built inside it.
+ * `-- KEYS: none`) and an `-- ARGV: ...` line. The number of names on the KEYS line is the number of
+ * keys the script is registered with, so the header cannot drift from how the script is called. On a
+ * cluster a script's keys must share one slot: a key it names from an argument (a prefix in ARGV) must
+ * carry the same hash tag as its KEYS.
  */
 export function loadScript(script: LuaScript): LoadedScript {
   const lua = readFileSync(script.file, 'utf8');
