@@ -57,6 +57,10 @@ const { ChatCompletionRequestDto: RequestDto, validateDto } = await importDist('
 const { ImageRepository } = await importDist('apps/api/src/repositories/image.repository.js');
 /** @type {typeof import('../apps/api/src/generation/bullmq-job-queue.adapter.js')} */
 const { BullMqJobQueue } = await importDist('apps/api/src/generation/bullmq-job-queue.adapter.js');
+/** @type {typeof import('../apps/api/src/repositories/api-redis.js')} */
+const { apiRedis } = await importDist('apps/api/src/repositories/api-redis.js');
+/** @type {typeof import('../apps/worker/src/worker-redis.js')} */
+const { workerRedis } = await importDist('apps/worker/src/worker-redis.js');
 /** @type {typeof import('../apps/worker/src/images/redis-image.releaser.js')} */
 const { RedisImageReleaser } = await importDist('apps/worker/src/images/redis-image.releaser.js');
 const { Worker } = await import('bullmq');
@@ -144,9 +148,11 @@ const base = loadConfig({ REDIS_URL: redisServer.url, REDIS_PREFIX: prefix, MODE
 /** @type {PlatformConfig} */
 const config = { ...base, deployments: [{ ...base.deployments[0], vision: true }] };
 const deployment = config.deployments[0];
-const queue = new BullMqJobQueue(config);
-const images = new ImageRepository(config);
-const releaser = new RedisImageReleaser(config);
+const apiConnection = apiRedis(config);
+const workerConnection = workerRedis(config);
+const queue = new BullMqJobQueue(config, apiConnection);
+const images = new ImageRepository(config, apiConnection);
+const releaser = new RedisImageReleaser(config, workerConnection);
 const queueName = deploymentQueueName(deployment.id);
 
 /**
@@ -310,8 +316,8 @@ try {
   );
 } finally {
   await queue.onApplicationShutdown();
-  images.onApplicationShutdown();
-  await releaser.onApplicationShutdown();
+  await apiConnection.onApplicationShutdown();
+  await workerConnection.onApplicationShutdown();
   redis.disconnect();
   redisServer.proc.kill('SIGTERM');
 }

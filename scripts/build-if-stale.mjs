@@ -10,7 +10,8 @@ const stamp = join(root, 'dist', '.build-stamp');
 const SETTINGS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'];
 
 /**
- * The newest modification time under `dir` of files ending in `.ts`.
+ * The newest modification time under `dir` of the files the build reads or copies: TypeScript, and the
+ * Lua scripts it copies beside the compiled code.
  * @param {string} dir
  * @returns {number}
  */
@@ -19,7 +20,7 @@ function newestSource(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    else if (/\.(ts|lua)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }

@@ -3,6 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { FileStore, createFileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { CommandConnection } from '@conveyor/redis';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
@@ -66,6 +67,7 @@ import { ScalingService } from './scaling/scaling.service.js';
 import { DrainService } from './platform/drain.service.js';
 import { FileStoreCheck } from './platform/file-store.check.js';
 import { AdmissionRepository } from './repositories/admission.repository.js';
+import { apiRedis } from './repositories/api-redis.js';
 import { QueueAdmission } from './repositories/queue-admission.port.js';
 import { BatchLineRepository } from './repositories/batch-line.repository.js';
 import { BatchLines } from './repositories/batch-lines.port.js';
@@ -137,7 +139,8 @@ export class AppModule {
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        // Repositories and adapters: the only providers that hold Redis connections.
+        // Repositories and adapters: the only providers that use Redis, sharing its one command connection.
+        { provide: CommandConnection, useFactory: () => apiRedis(config) },
         AdmissionRepository,
         { provide: QueueAdmission, useExisting: AdmissionRepository },
         BatchRepository,

@@ -1,6 +1,7 @@
 import { useHashTags } from '@conveyor/queue';
 import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { CommandConnection } from '@conveyor/redis';
 import { ImageSource } from '@conveyor/engine';
 import { BatchResultSink } from './batch/batch-result-sink.port.js';
 import { RedisBatchResultSink } from './batch/redis-batch-result.sink.js';
@@ -24,6 +25,7 @@ import { ReplySinks } from './reply/reply-sinks.js';
 import { WORKER_IDENTITY, workerIdentity } from './presence/worker-identity.js';
 import { PrefixRoutes } from './routing/prefix-routes.port.js';
 import { RedisPrefixRoutes } from './routing/redis-prefix-routes.js';
+import { workerRedis } from './worker-redis.js';
 
 @Module({})
 export class WorkerModule {
@@ -36,7 +38,8 @@ export class WorkerModule {
         { provide: PLATFORM_CONFIG, useValue: config },
         { provide: SERVED_DEPLOYMENTS, useValue: deployments },
         { provide: WORKER_IDENTITY, useValue: workerIdentity() },
-        // Adapters: the Redis connections the job handlers and engines reach their ports through.
+        // Adapters: what the job handlers and engines reach Redis through, on the worker's one command connection.
+        { provide: CommandConnection, useFactory: () => workerRedis(config) },
         RedisImageSource,
         { provide: ImageSource, useExisting: RedisImageSource },
         {

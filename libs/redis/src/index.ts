@@ -12,3 +12,6 @@ export {
   type ConnectionRole,
   type RedisSettings,
 } from './redis-connections.js';
+export { CommandConnection, type CommandConnectionOptions } from './command-connection.js';
+export { Leases, LEASE_SCRIPTS } from './lease.js';
+export { defineScripts, loadScript, type LoadedScript, type LuaScript } from './lua-scripts.js';

@@ -16,6 +16,7 @@ import type { JobQueue } from '../generation/job-queue.port.js';
 import { JobRouting } from '../generation/job-routing.service.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { FileStoreCheck } from '../platform/file-store.check.js';
+import { apiRedis } from '../repositories/api-redis.js';
 import { BatchLineRepository } from '../repositories/batch-line.repository.js';
 import { BatchRepository } from '../repositories/batch.repository.js';
 import { newBatchRecord } from '../repositories/batch-record.js';
@@ -25,6 +26,7 @@ import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
 import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -96,6 +98,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
   let store: LocalFileStore;
   let batches: BatchRepository;
   let lines: BatchLineRepository;
+  let connection: CommandConnection;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
@@ -103,13 +106,13 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
     redis = new Redis(url);
     dir = mkdtempSync(join(tmpdir(), 'conveyor-batch-runner-'));
     store = new LocalFileStore(dir);
-    batches = new BatchRepository(config);
-    lines = new BatchLineRepository(config);
+    connection = apiRedis(config);
+    batches = new BatchRepository(config, connection);
+    lines = new BatchLineRepository(config, connection);
   });
 
   afterAll(async () => {
-    batches.onApplicationShutdown();
-    lines.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     const keys = await redis.keys(`${config.redis.prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();

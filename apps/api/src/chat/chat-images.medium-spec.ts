@@ -14,11 +14,13 @@ import { parseRequest } from '../generation/parse-request.js';
 import { RedisReplyRelay } from '../generation/redis-reply-relay.adapter.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { AdmissionRepository } from '../repositories/admission.repository.js';
+import { apiRedis } from '../repositories/api-redis.js';
 import { ImageRepository } from '../repositories/image.repository.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -63,6 +65,7 @@ describe('chat requests with images, queued in real Redis', () => {
   let admission: AdmissionRepository;
   let images: ImageRepository;
   let chat: ChatService;
+  let connection: CommandConnection;
 
   beforeAll(async () => {
     Logger.overrideLogger(false);
@@ -70,11 +73,12 @@ describe('chat requests with images, queued in real Redis', () => {
     config = { ...base, deployments: [{ ...base.deployments[0]!, vision: true }] };
     redis = new Redis(url);
     const registry = new DeploymentRegistry(config);
-    queue = new BullMqJobQueue(config);
-    relay = new RedisReplyRelay(config);
+    connection = apiRedis(config);
+    queue = new BullMqJobQueue(config, connection);
+    relay = new RedisReplyRelay(config, connection);
     relay.onModuleInit();
     admission = new AdmissionRepository(config);
-    images = new ImageRepository(config);
+    images = new ImageRepository(config, connection);
     const workers = new NoWorkers();
     const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
     const generation = new GenerationService(
@@ -98,7 +102,7 @@ describe('chat requests with images, queued in real Redis', () => {
     await relay.onApplicationShutdown();
     await queue.onApplicationShutdown();
     admission.onApplicationShutdown();
-    images.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();

@@ -13,13 +13,7 @@ import {
   routeQueuesKey,
   type QueuedJobData,
 } from '@conveyor/queue';
-import {
-  bullConnection,
-  createRedis,
-  releaseBullConnection,
-  type BullConnection,
-  type RedisClient,
-} from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { JobQueue, type JobCounts } from './job-queue.port.js';
 
 /**
@@ -27,36 +21,31 @@ import { JobQueue, type JobCounts } from './job-queue.port.js';
  * it one per worker for the jobs routed to that worker (see JobRouting). A job is only ever moved
  * from a worker's queue to its deployment's, added there before it leaves the first: so a job is
  * looked for in the workers' queues first, and then in the deployment's, where it is if it has moved.
+ * Every queue sends its commands on the API's one command connection: a queue only adds, reads and
+ * removes jobs (no blocking reads), and BullMQ leaves a connection it was given open when it closes.
  */
 @Injectable()
 export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   private readonly logger = new Logger(BullMqJobQueue.name);
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
-  /** The deployment queues' own connections, released once their queues are closed. */
-  private readonly connections: BullConnection[] = [];
   private readonly redis: RedisClient;
-  /** One connection for all the workers' queues, however many workers come and go. */
-  private readonly affinityRedis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-commands', 'command', this.logger);
-    this.affinityRedis = createRedis(config.redis, 'conveyor-api-affinity-queues', 'command', this.logger);
+    this.redis = redis;
   }
 
   get reachable(): boolean {
     return this.redis.status === 'ready';
   }
 
-  private queueNamed(name: string, shared = true): Queue<QueuedJobData> {
+  private queueNamed(name: string): Queue<QueuedJobData> {
     let queue = this.queues.get(name);
     if (!queue) {
-      let connection: BullConnection | RedisClient = this.affinityRedis;
-      if (!shared) {
-        connection = bullConnection(this.config.redis, `conveyor-api-queue-${name}`, 'command', this.logger);
-        this.connections.push(connection);
-      }
-      queue = new Queue<QueuedJobData>(name, { connection, prefix: this.config.redis.prefix });
+      queue = new Queue<QueuedJobData>(name, { connection: this.redis, prefix: this.config.redis.prefix });
       queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
       this.queues.set(name, queue);
     }
@@ -64,7 +53,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   }
 
   private queueFor(deployment: string): Queue<QueuedJobData> {
-    return this.queueNamed(deploymentQueueName(deployment), false);
+    return this.queueNamed(deploymentQueueName(deployment));
   }
 
   /** The deployment's workers' own queues, then its queue: the order a moving job is sure to be found in. */
@@ -161,9 +150,6 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
-    this.connections.forEach(releaseBullConnection);
-    this.redis.disconnect();
-    this.affinityRedis.disconnect();
   }
 }
 

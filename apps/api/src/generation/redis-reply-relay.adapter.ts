@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { decodeReplyGroup, readReplyHistory, replyInboxKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, createRedis, type RedisClient } from '@conveyor/redis';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { ReplySubscription } from './reply-subscription.js';
@@ -42,7 +42,8 @@ export class RedisReplyRelay extends ReplyRelay implements OnModuleInit, OnAppli
   private readonly since = new Map<string, number>();
   readonly replica = randomBytes(8).toString('hex');
   private readonly inbox: string;
-  private control!: RedisClient;
+  /** The API's command connection: history reads and trims. Each reader has a connection of its own (startReader). */
+  private readonly control: RedisClient;
   private readonly readers = new Map<string, InboxReader>();
   /** Which inbox each subscription of another replica's inbox reads. */
   private readonly foreign = new Map<string, string>();
@@ -50,13 +51,16 @@ export class RedisReplyRelay extends ReplyRelay implements OnModuleInit, OnAppli
   private trimTimer: NodeJS.Timeout | null = null;
   private readSinceTrim = false;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
     this.inbox = replyInboxKey(config.redis.prefix, this.replica);
+    this.control = redis;
   }
 
   onModuleInit(): void {
-    this.control = createRedis(this.config.redis, 'conveyor-api-relay-control', 'command', this.logger);
     this.startReader(this.inbox, Date.now());
     this.trimTimer = setInterval(() => void this.trim(), TRIM_EVERY_MS);
   }
@@ -68,7 +72,6 @@ export class RedisReplyRelay extends ReplyRelay implements OnModuleInit, OnAppli
     const readers = [...this.readers.values()];
     for (const reader of readers) reader.client.disconnect();
     await Promise.all(readers.map((r) => r.done.catch(() => undefined)));
-    this.control.disconnect();
   }
 
   get open(): number {
@@ -117,7 +120,11 @@ export class RedisReplyRelay extends ReplyRelay implements OnModuleInit, OnAppli
     return sub;
   }
 
-  /** Reads `key` from `fromMs` on, for as long as it is this replica's inbox or a subscription reads it. */
+  /**
+   * Reads `key` from `fromMs` on, for as long as it is this replica's inbox or a subscription reads it,
+   * on a connection of its own: XREAD BLOCK holds its connection for up to BLOCK_MS, so on the shared
+   * one every other command would wait behind it.
+   */
   private startReader(key: string, fromMs: number): void {
     const own = key === this.inbox;
     const reader: InboxReader = {

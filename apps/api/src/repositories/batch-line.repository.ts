@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   batchDoneKey,
@@ -8,29 +8,9 @@ import {
   batchResultsKey,
   type BatchLineResult,
 } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, Leases, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { BatchLines, type CollectedResults, type InflightLine } from './batch-lines.port.js';
-
-/**
- * Commits results already written to the batch's files, if `holder` still drives the batch: their
- * custom_ids become done, their lines leave the window, the results leave the list, the counters and
- * the next part numbers move on. All or nothing, so a replica that dies after writing a part and before
- * this leaves the results to be written again, to the same part, by whoever takes the batch over.
- */
-const COMMIT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local ids = cjson.decode(ARGV[2])
-local lines = cjson.decode(ARGV[3])
-if #ids > 0 then redis.call('SADD', KEYS[2], unpack(ids)) end
-if #lines > 0 then redis.call('HDEL', KEYS[3], unpack(lines)) end
-redis.call('LTRIM', KEYS[4], tonumber(ARGV[4]), -1)
-redis.call('HINCRBY', KEYS[5], 'completed', tonumber(ARGV[5]))
-redis.call('HINCRBY', KEYS[5], 'failed', tonumber(ARGV[6]))
-redis.call('HINCRBY', KEYS[5], 'output_parts', tonumber(ARGV[7]))
-redis.call('HINCRBY', KEYS[5], 'error_parts', tonumber(ARGV[8]))
-return 1
-`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -57,21 +37,21 @@ declare module 'ioredis' {
  * workers hand back, the custom_ids already written, and which API replica drives the batch.
  */
 @Injectable()
-export class BatchLineRepository extends BatchLines implements OnApplicationShutdown {
-  private readonly logger = new Logger(BatchLineRepository.name);
+export class BatchLineRepository extends BatchLines {
   private readonly redis: RedisClient;
+  private readonly leases: Leases;
   private readonly prefix: string;
 
-  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig, { redis }: CommandConnection) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-batch-lines', 'command', this.logger);
-    this.redis.defineCommand('commitBatchResults', { numberOfKeys: 5, lua: COMMIT });
+    this.redis = redis;
+    this.leases = new Leases(redis);
     this.prefix = config.redis.prefix;
   }
 
   /** Whether `holder` drives the batch right now. */
-  async holdsLease(batchId: string, holder: string): Promise<boolean> {
-    return (await this.redis.get(batchLeaseKey(this.prefix, batchId))) === holder;
+  holdsLease(batchId: string, holder: string): Promise<boolean> {
+    return this.leases.holds(batchLeaseKey(this.prefix, batchId), holder);
   }
 
   /** Which of `customIds` are already written. */
@@ -81,7 +61,7 @@ export class BatchLineRepository extends BatchLines implements OnApplicationShut
     return new Set(customIds.filter((_, i) => member[i] === 1));
   }
 
-  /** Commits a collection (see COMMIT); false when another replica drives the batch now, and nothing changed. */
+  /** Commits a collection (see scripts/commit-batch-results.lua); false when another replica drives the batch now, and nothing changed. */
   async commit(batchId: string, holder: string, c: CollectedResults): Promise<boolean> {
     const p = this.prefix;
     const applied = await this.redis.commitBatchResults(
@@ -103,12 +83,8 @@ export class BatchLineRepository extends BatchLines implements OnApplicationShut
   }
 
   /** Takes or renews the batch's lease for `holder`; false while another replica holds it. */
-  async holdLease(batchId: string, holder: string, ttlMs: number): Promise<boolean> {
-    const key = batchLeaseKey(this.prefix, batchId);
-    if ((await this.redis.set(key, holder, 'PX', ttlMs, 'NX')) === 'OK') return true;
-    if ((await this.redis.get(key)) !== holder) return false;
-    await this.redis.pexpire(key, ttlMs);
-    return true;
+  holdLease(batchId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.leases.hold(batchLeaseKey(this.prefix, batchId), holder, ttlMs);
   }
 
   async addInflight(batchId: string, line: number, entry: InflightLine): Promise<void> {
@@ -152,9 +128,5 @@ export class BatchLineRepository extends BatchLines implements OnApplicationShut
       batchResultsKey(this.prefix, batchId),
       batchLeaseKey(this.prefix, batchId),
     );
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

@@ -1,20 +1,19 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { activeBatchesKey, batchIndexKey, batchKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import type { BatchRecord } from './batch-record.js';
 import { BatchRecords, type BatchCounter } from './batch-records.port.js';
 
 /** Batch records in Redis: a hash per batch, an index by creation time, and the set the runner drives. */
 @Injectable()
-export class BatchRepository extends BatchRecords implements OnApplicationShutdown {
-  private readonly logger = new Logger(BatchRepository.name);
+export class BatchRepository extends BatchRecords {
   private readonly redis: RedisClient;
   private readonly prefix: string;
 
-  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig, { redis }: CommandConnection) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-batches', 'command', this.logger);
+    this.redis = redis;
     this.prefix = config.redis.prefix;
   }
 
@@ -70,10 +69,6 @@ export class BatchRepository extends BatchRecords implements OnApplicationShutdo
       start = rank + 1;
     }
     return this.redis.zrevrange(key, start, start + count - 1);
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }
 

@@ -4,8 +4,10 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { imageJobsKey, imageKey } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
+import { apiRedis } from './api-redis.js';
 import { ImageRepository } from './image.repository.js';
 import { untilConnected } from '../../../../test/support/connected.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -26,11 +28,13 @@ describe('ImageRepository against real Redis', () => {
   let store: ImageRepository;
   /** A second store, as another API replica has: its scripts interleave with the first's. */
   let other: ImageRepository;
+  const connections: CommandConnection[] = [];
 
   beforeAll(async () => {
     redis = new Redis(url);
-    store = new ImageRepository(config);
-    other = new ImageRepository(config);
+    connections.push(apiRedis(config), apiRedis(config));
+    store = new ImageRepository(config, connections[0]!);
+    other = new ImageRepository(config, connections[1]!);
     // Its connection queues nothing while it connects (requests are refused at once instead): wait for it.
     await connected(store);
     await connected(other);
@@ -40,8 +44,7 @@ describe('ImageRepository against real Redis', () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
-    store.onApplicationShutdown();
-    other.onApplicationShutdown();
+    await Promise.all(connections.map((c) => c.onApplicationShutdown()));
   });
 
   const keysOf = (sha: string) => [imageKey(prefix, sha), imageJobsKey(prefix, sha)] as const;

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { HOLD_IMAGE_LUA, REFER_IMAGE_LUA, RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { imageJobsKey, imageKey } from '@conveyor/queue';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import type { DecodedImage } from '@conveyor/protocol';
 import type { Result } from 'ioredis';
 import { ImageStore } from './image-store.port.js';
@@ -31,17 +31,16 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * missing image, rather than Redis keeping every leaked image for as long as the longest batch window.
  */
 @Injectable()
-export class ImageRepository extends ImageStore implements OnApplicationShutdown {
-  private readonly logger = new Logger(ImageRepository.name);
+export class ImageRepository extends ImageStore {
   private readonly redis: RedisClient;
   private readonly ttlMs: number;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-images', 'command', this.logger);
-    this.redis.defineCommand('referImage', { numberOfKeys: 2, lua: REFER_IMAGE_LUA });
-    this.redis.defineCommand('holdImage', { numberOfKeys: 2, lua: HOLD_IMAGE_LUA });
-    this.redis.defineCommand('releaseImage', { numberOfKeys: 2, lua: RELEASE_IMAGE_LUA });
+    this.redis = redis;
     this.ttlMs = Math.max(config.api.requestTimeoutMs, DAY_MS);
   }
 
@@ -61,9 +60,5 @@ export class ImageRepository extends ImageStore implements OnApplicationShutdown
     await Promise.all(
       sha256s.map((sha) => this.redis.releaseImage(imageKey(prefix, sha), imageJobsKey(prefix, sha), jobId)),
     );
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

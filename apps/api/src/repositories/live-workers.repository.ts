@@ -1,18 +1,20 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { liveWorkersKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { LiveWorkers } from './live-workers.port.js';
 
 /** How many workers currently announce themselves for each deployment, from their heartbeats in Redis. */
 @Injectable()
-export class LiveWorkersRepository extends LiveWorkers implements OnApplicationShutdown {
-  private readonly logger = new Logger(LiveWorkersRepository.name);
+export class LiveWorkersRepository extends LiveWorkers {
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-workers', 'command', this.logger);
+    this.redis = redis;
   }
 
   /** One command per deployment, sent together: on a cluster, deployments' keys sit in different slots. */
@@ -26,9 +28,5 @@ export class LiveWorkersRepository extends LiveWorkers implements OnApplicationS
 
   async count(deployment: string): Promise<number> {
     return (await this.counts([deployment])).get(deployment) ?? 0;
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

@@ -12,7 +12,9 @@ import {
   routeQueuesKey,
 } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
+import { apiRedis } from './api-redis.js';
 import { PendingWorkRepository } from './pending-work.repository.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -23,6 +25,7 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
   const opened: Array<Queue | Worker> = [];
   let redis: Redis;
   let work: PendingWorkRepository;
+  let connection: CommandConnection;
   const queue = (name: string) => {
     const q = new Queue(name, { connection: { url }, prefix });
     opened.push(q);
@@ -31,14 +34,15 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
 
   beforeAll(async () => {
     redis = new Redis(url);
-    work = new PendingWorkRepository(config);
+    connection = apiRedis(config);
+    work = new PendingWorkRepository(config, connection);
     await untilConnected(() => work.of([]));
   });
   afterAll(async () => {
     await Promise.all(opened.map((o) => o.close()));
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    work.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     redis.disconnect();
   });
 

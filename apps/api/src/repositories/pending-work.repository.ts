@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   activeBatchesKey,
@@ -8,7 +8,7 @@ import {
   queuePartKey,
   routeQueuesKey,
 } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 
 import { PendingWork, type DeploymentWork } from './pending-work.port.js';
 
@@ -27,13 +27,15 @@ interface QueueParts {
  * on a cluster; deployments are read side by side, never in one multi-key command.
  */
 @Injectable()
-export class PendingWorkRepository extends PendingWork implements OnApplicationShutdown {
-  private readonly logger = new Logger(PendingWorkRepository.name);
+export class PendingWorkRepository extends PendingWork {
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-pending-work', 'command', this.logger);
+    this.redis = redis;
   }
 
   async of(deployments: readonly string[]): Promise<Map<string, DeploymentWork>> {
@@ -81,9 +83,5 @@ export class PendingWorkRepository extends PendingWork implements OnApplicationS
       return Number(n);
     });
     return { wait, prioritized, delayed, active };
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

@@ -1,16 +1,18 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { rateLimitKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 
 /** Request counters per API key and time window, in Redis so every API replica shares them. */
 @Injectable()
-export class RateLimitRepository implements OnApplicationShutdown {
-  private readonly logger = new Logger(RateLimitRepository.name);
+export class RateLimitRepository {
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
-    this.redis = createRedis(config.redis, 'conveyor-api-ratelimit', 'command', this.logger);
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
+    this.redis = redis;
   }
 
   /** Counts one request in the key's window `window` (of `windowMs`) and returns the window's count. */
@@ -22,9 +24,5 @@ export class RateLimitRepository implements OnApplicationShutdown {
       .pexpire(key, windowMs + 1000)
       .exec();
     return Number(replies?.[0]?.[1] ?? 0);
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { responseLeaseKey } from '@conveyor/queue';
+import { apiRedis } from './api-redis.js';
 import { ResponseLeaseRepository } from './response-lease.repository.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -26,11 +28,13 @@ describe('ResponseLeaseRepository against real Redis', () => {
   /** Two replicas' repositories: the one following a response, and one that may take it over. */
   let first: ResponseLeaseRepository;
   let second: ResponseLeaseRepository;
+  const connections: CommandConnection[] = [];
 
   beforeAll(async () => {
     redis = new Redis(url);
-    first = new ResponseLeaseRepository(config);
-    second = new ResponseLeaseRepository(config);
+    connections.push(apiRedis(config), apiRedis(config));
+    first = new ResponseLeaseRepository(config, connections[0]!);
+    second = new ResponseLeaseRepository(config, connections[1]!);
     await connected(first);
     await connected(second);
   });
@@ -39,8 +43,7 @@ describe('ResponseLeaseRepository against real Redis', () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
-    first.onApplicationShutdown();
-    second.onApplicationShutdown();
+    await Promise.all(connections.map((c) => c.onApplicationShutdown()));
   });
 
   it('gives a lease to one holder at a time, with its TTL, until it lapses', async () => {

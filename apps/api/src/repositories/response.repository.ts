@@ -1,31 +1,34 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import type { ResponseInputItem, ResponseObject } from '@conveyor/openai';
 import { responseKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 
+import type { Result } from 'ioredis';
 import { ResponseStore, type StoredResponse } from './response-store.port.js';
 
-/** Moves a response on only from a status that may still change, in one step (a cancel may land at any time). */
-const ADVANCE = `
-local status = redis.call('HGET', KEYS[1], 'status')
-if status ~= 'queued' and status ~= 'in_progress' then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'response', ARGV[2])
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'context', ARGV[3]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1`;
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    advanceResponse(
+      response: string,
+      status: string,
+      body: string,
+      context: string,
+      ttlMs: string,
+    ): Result<number, Context>;
+  }
+}
 
 /** Stored responses in Redis: one hash per response, expiring RESPONSE_TTL_MS after its last change. */
 @Injectable()
-export class ResponseRepository extends ResponseStore implements OnApplicationShutdown {
-  private readonly logger = new Logger(ResponseRepository.name);
+export class ResponseRepository extends ResponseStore {
   private readonly redis: RedisClient;
   private readonly prefix: string;
   private readonly ttlMs: number;
 
-  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
+  constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig, { redis }: CommandConnection) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-responses', 'command', this.logger);
+    this.redis = redis;
     this.prefix = config.redis.prefix;
     this.ttlMs = config.redis.responseTtlMs;
   }
@@ -59,9 +62,7 @@ export class ResponseRepository extends ResponseStore implements OnApplicationSh
   }
 
   async advance(response: ResponseObject, context?: readonly ResponseInputItem[]): Promise<boolean> {
-    const moved = await this.redis.eval(
-      ADVANCE,
-      1,
+    const moved = await this.redis.advanceResponse(
       responseKey(this.prefix, response.id),
       response.status,
       JSON.stringify(response),
@@ -73,9 +74,5 @@ export class ResponseRepository extends ResponseStore implements OnApplicationSh
 
   async delete(id: string): Promise<boolean> {
     return (await this.redis.del(responseKey(this.prefix, id))) > 0;
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

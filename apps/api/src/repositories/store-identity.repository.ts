@@ -1,41 +1,9 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { fileStoreKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { StoreIdentities } from './store-identities.port.js';
-
-/**
- * One hash per prefix (one key, so one slot): `identity`, and `h:<holder>` → when that holder's hold
- * lapses. Lapsed holds are dropped first; another identity stands only while one of its holders lives.
- */
-const HOLD = `
-local now = tonumber(ARGV[3])
-local mine = 'h:' .. ARGV[2]
-local fields = redis.call('HGETALL', KEYS[1])
-local current, others = nil, 0
-for i = 1, #fields, 2 do
-  local field, value = fields[i], fields[i + 1]
-  if field == 'identity' then current = value
-  elseif tonumber(value) <= now then redis.call('HDEL', KEYS[1], field)
-  elseif field ~= mine then others = others + 1 end
-end
-if current and current ~= ARGV[1] and others > 0 then return current end
-if current ~= ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('HSET', KEYS[1], 'identity', ARGV[1], mine, now + tonumber(ARGV[4]))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return ARGV[1]
-`;
-
-/** Drops a holder's hold, and the record with its last holder. */
-const RELEASE = `
-redis.call('HDEL', KEYS[1], 'h:' .. ARGV[1])
-for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(field, 1, 2) == 'h:' then return 0 end
-end
-redis.call('DEL', KEYS[1])
-return 1
-`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -50,17 +18,21 @@ declare module 'ioredis' {
   }
 }
 
-/** The store identity in Redis, one hash per prefix. */
+/**
+ * The store identity in Redis, one hash per prefix (scripts/hold-store-identity.lua). Not a lease (see
+ * Leases in @conveyor/redis): every live replica holds the record at once, each with a lapse of its
+ * own, and the record stands while any of them lives.
+ */
 @Injectable()
-export class StoreIdentityRepository extends StoreIdentities implements OnApplicationShutdown {
-  private readonly logger = new Logger(StoreIdentityRepository.name);
+export class StoreIdentityRepository extends StoreIdentities {
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-api-store-identity', 'command', this.logger);
-    this.redis.defineCommand('holdStoreIdentity', { numberOfKeys: 1, lua: HOLD });
-    this.redis.defineCommand('releaseStoreIdentity', { numberOfKeys: 1, lua: RELEASE });
+    this.redis = redis;
   }
 
   hold(identity: string, holder: string, ttlMs: number): Promise<string> {
@@ -69,9 +41,5 @@ export class StoreIdentityRepository extends StoreIdentities implements OnApplic
 
   async release(holder: string): Promise<void> {
     await this.redis.releaseStoreIdentity(fileStoreKey(this.config.redis.prefix), holder);
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

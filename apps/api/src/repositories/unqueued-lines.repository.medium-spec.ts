@@ -4,7 +4,9 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { batchUnqueuedKey } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
+import { apiRedis } from './api-redis.js';
 import { UnqueuedLinesRepository } from './unqueued-lines.repository.js';
+import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -14,18 +16,20 @@ describe('UnqueuedLinesRepository against real Redis', () => {
   const config = { redis: { url, prefix } } as PlatformConfig;
   let redis: Redis;
   let unqueued: UnqueuedLinesRepository;
+  let connection: CommandConnection;
   const left = async (deployment: string, batchId: string) =>
     redis.hget(batchUnqueuedKey(prefix, deployment), batchId).then((v) => (v === null ? null : Number(v)));
 
   beforeAll(async () => {
     redis = new Redis(url);
-    unqueued = new UnqueuedLinesRepository(config);
+    connection = apiRedis(config);
+    unqueued = new UnqueuedLinesRepository(config, connection);
     await untilConnected(() => unqueued.forget('none', ['none']));
   });
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    unqueued.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     redis.disconnect();
   });
 

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
+import type { CommandConnection } from '@conveyor/redis';
+import { workerRedis } from '../worker-redis.js';
 import { cancelKey } from '@conveyor/queue';
 import { STOP } from './cancellation-tracker.port.js';
 import { RedisCancellationTracker } from './redis-cancellation.tracker.js';
@@ -21,17 +23,21 @@ describe('RedisCancellationTracker against real Redis', () => {
   const prefix = `unit-${randomBytes(6).toString('hex')}`;
   let redis: Redis;
   let service: RedisCancellationTracker;
+  let connection: CommandConnection;
 
   beforeAll(() => {
     redis = new Redis(url);
     // Only the Redis settings are read by what is tested here.
-    service = new RedisCancellationTracker({ redis: { url, prefix } } as PlatformConfig);
+    const config = { redis: { url, prefix } } as PlatformConfig;
+    connection = workerRedis(config);
+    service = new RedisCancellationTracker(config, connection);
   });
 
   afterAll(async () => {
     await redis.del(cancelKey(prefix, 'cancelled-early'));
     redis.disconnect();
-    await service.onApplicationShutdown();
+    service.onApplicationShutdown();
+    await connection.onApplicationShutdown();
   });
 
   it('aborts a request whose client cancelled before its job started, with the cancel as reason', async () => {

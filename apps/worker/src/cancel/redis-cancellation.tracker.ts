@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { cancelChannel, cancelKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, createRedis, type RedisClient } from '@conveyor/redis';
 import { CancellationTracker, STOP, type StopReason } from './cancellation-tracker.port.js';
 
 /**
@@ -13,13 +13,17 @@ import { CancellationTracker, STOP, type StopReason } from './cancellation-track
 export class RedisCancellationTracker extends CancellationTracker implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RedisCancellationTracker.name);
   private readonly running = new Map<string, AbortController>();
+  /** A connection of its own: a subscribed connection takes no other commands. */
   private readonly subscriber: RedisClient;
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
     this.subscriber = createRedis(config.redis, 'conveyor-worker-cancel-sub', 'subscriber', this.logger);
-    this.redis = createRedis(config.redis, 'conveyor-worker-cancel', 'background', this.logger);
+    this.redis = redis;
   }
 
   async onModuleInit(): Promise<void> {
@@ -65,8 +69,7 @@ export class RedisCancellationTracker extends CancellationTracker implements OnM
     this.running.delete(requestId);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  onApplicationShutdown(): void {
     this.subscriber.disconnect();
-    await this.redis.quit().catch(() => undefined);
   }
 }

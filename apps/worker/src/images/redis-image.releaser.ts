@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { RELEASE_IMAGE_LUA, imageJobsKey, imageKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { imageJobsKey, imageKey } from '@conveyor/queue';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { ImageReleaser } from './image-releaser.port.js';
 
@@ -13,14 +13,15 @@ declare module 'ioredis' {
 
 /** Releases a finished job's images in Redis with the script the API uses too. */
 @Injectable()
-export class RedisImageReleaser extends ImageReleaser implements OnApplicationShutdown {
-  private readonly logger = new Logger(RedisImageReleaser.name);
+export class RedisImageReleaser extends ImageReleaser {
   private readonly redis: RedisClient;
 
-  constructor(@Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig) {
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    { redis }: CommandConnection,
+  ) {
     super();
-    this.redis = createRedis(config.redis, 'conveyor-worker-images', 'background', this.logger);
-    this.redis.defineCommand('releaseImage', { numberOfKeys: 2, lua: RELEASE_IMAGE_LUA });
+    this.redis = redis;
   }
 
   async release(jobId: string, sha256s: readonly string[]): Promise<void> {
@@ -28,9 +29,5 @@ export class RedisImageReleaser extends ImageReleaser implements OnApplicationSh
     await Promise.all(
       sha256s.map((sha) => this.redis.releaseImage(imageKey(prefix, sha), imageJobsKey(prefix, sha), jobId)),
     );
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
   }
 }

@@ -10,13 +10,7 @@ import {
   routeWorkerName,
   type QueuedJobData,
 } from '@conveyor/queue';
-import {
-  MAX_RECONNECT_DELAY_MS,
-  bullConnection,
-  createRedis,
-  releaseBullConnection,
-  type RedisClient,
-} from '@conveyor/redis';
+import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection, type RedisClient } from '@conveyor/redis';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
@@ -37,7 +31,6 @@ const UNFINISHED = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
  */
 export class AffinityRescuer {
   private readonly logger = new Logger(AffinityRescuer.name);
-  private readonly redis: RedisClient;
   private readonly rescues = new Map<string, Worker<QueuedJobData>>();
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
   private readonly goneSince = new Map<string, number>();
@@ -45,15 +38,18 @@ export class AffinityRescuer {
   private running: Promise<void> | null = null;
   private readonly takeover: DeadWorkerTakeover;
 
-  /** `self`: this worker's route name; `instance`: this process (WorkerIdentity). */
+  /**
+   * `self`: this worker's route name; `instance`: this process (WorkerIdentity); `redis`: the worker's
+   * command connection (each rescue's BullMQ worker has its own, for its blocking fetches).
+   */
   constructor(
     private readonly config: PlatformConfig,
     private readonly deployments: readonly string[],
     private readonly self: string,
     instance: string,
     private readonly forwarder: JobForwarder,
+    private readonly redis: RedisClient,
   ) {
-    this.redis = createRedis(config.redis, 'conveyor-worker-rescue', 'background', this.logger);
     this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance);
   }
 
@@ -169,6 +165,5 @@ export class AffinityRescuer {
     await this.running;
     await Promise.allSettled([...this.rescues.values()].map((w) => w.close()));
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
-    this.redis.disconnect();
   }
 }

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, isGenerationJob, type QueuedJobData } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import type { RedisClient } from '@conveyor/redis';
 
 /** What a job sent on from a worker's own queue ends with there. */
 export interface Forwarded {
@@ -17,12 +17,13 @@ export interface Forwarded {
  */
 export class JobForwarder {
   private readonly logger = new Logger(JobForwarder.name);
-  private readonly redis: RedisClient;
   private readonly queues = new Map<string, Queue<QueuedJobData>>();
 
-  constructor(private readonly config: PlatformConfig) {
-    this.redis = createRedis(config.redis, 'conveyor-worker-forward', 'background', this.logger);
-  }
+  /** `redis`: the worker's command connection, which the queues send on and leave open when closed. */
+  constructor(
+    private readonly config: PlatformConfig,
+    private readonly redis: RedisClient,
+  ) {}
 
   async forward(job: Job<QueuedJobData>, why: string): Promise<Forwarded> {
     const queueName = deploymentQueueName(job.data.deployment);
@@ -45,6 +46,5 @@ export class JobForwarder {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
-    this.redis.disconnect();
   }
 }

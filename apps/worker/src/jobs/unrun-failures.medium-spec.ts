@@ -4,6 +4,8 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
+import type { CommandConnection } from '@conveyor/redis';
+import { workerRedis } from '../worker-redis.js';
 import { batchResultsKey, type BatchLineResult, type GenerationJobData, type ReplyEvent } from '@conveyor/queue';
 import { RedisBatchResultSink } from '../batch/redis-batch-result.sink.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
@@ -42,6 +44,7 @@ describe('UnrunFailures with real BullMQ and Redis', () => {
   let redis: Redis;
   let queue: Queue<GenerationJobData>;
   let results: RedisBatchResultSink;
+  let sinkConnection: CommandConnection;
   const workers: Worker[] = [];
 
   beforeAll(() => {
@@ -49,14 +52,16 @@ describe('UnrunFailures with real BullMQ and Redis', () => {
     redis = new Redis(url);
     queue = new Queue<GenerationJobData>('gen', { connection, prefix });
     // Only the Redis settings are read by the sink.
-    results = new RedisBatchResultSink({ redis: { url, prefix } } as PlatformConfig);
+    const config = { redis: { url, prefix } } as PlatformConfig;
+    sinkConnection = workerRedis(config);
+    results = new RedisBatchResultSink(config, sinkConnection);
   });
 
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.close()));
     await queue.obliterate({ force: true });
     await queue.close();
-    await results.onApplicationShutdown();
+    await sinkConnection.onApplicationShutdown();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
-import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
+import { CommandConnection, MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -40,6 +40,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly cancellation: CancellationTracker,
     private readonly routes: RedisPrefixRoutes,
     private readonly unrun: UnrunFailures,
+    { redis }: CommandConnection,
   ) {
     this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
     this.presence = new WorkerPresence(config.redis, {
@@ -49,13 +50,14 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       deployments: deployments.map((d) => d.id),
       heartbeatMs: config.worker.heartbeatMs,
     });
-    this.forwarder = new JobForwarder(config);
+    this.forwarder = new JobForwarder(config, redis);
     this.rescuer = new AffinityRescuer(
       config,
       deployments.map((d) => d.id),
       identity.routeName,
       identity.instance,
       this.forwarder,
+      redis,
     );
   }
 

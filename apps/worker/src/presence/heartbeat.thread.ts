@@ -6,7 +6,8 @@ import { Heartbeat, type HeartbeatSettings } from './heartbeat.js';
 /**
  * The heartbeat's own thread. A worker's main thread can be busy for seconds (a huge prompt tokenized,
  * a long garbage collection, a machine under load); beating from here keeps a slow worker from looking
- * dead, and its jobs from being taken over, for as long as the process lives.
+ * dead, and its jobs from being taken over, for as long as the process lives. A thread cannot share
+ * the main thread's connection, so the heartbeat has one of its own.
  */
 
 /** What the main thread hands the heartbeat thread. */

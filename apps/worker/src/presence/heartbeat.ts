@@ -1,29 +1,10 @@
 import { liveWorkersKey, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
-import type { RedisClient } from '@conveyor/redis';
+import { defineScripts, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
+import { HEARTBEAT_SCRIPTS } from '../worker-redis.js';
 
 /** Beats a worker may miss before it counts as gone: its announcement and its heartbeat lapse then. */
 export const LAPSE_BEATS = 3;
-
-/**
- * One process's heartbeat for a deployment, scored in Redis's clock: whoever reads it compares it with
- * the same clock, so clock skew between machines cannot make a live worker look dead.
- *
- * It also keeps the heartbeats' clock (KEYS[2], see workerBeatsClockKey): when any process last beat,
- * and since when beats have landed with no gap longer than half a lapse. A longer gap means nobody
- * could beat (their Redis was down or failing over), so every beat is old for a reason other than death.
- */
-const BEAT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lapse = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], now + lapse, ARGV[1])
-local last = tonumber(redis.call('HGET', KEYS[2], 'last'))
-if not last or now - last > lapse / 2 then redis.call('HSET', KEYS[2], 'since', now) end
-redis.call('HSET', KEYS[2], 'last', now)
-redis.call('PEXPIRE', KEYS[2], lapse * 10)
-return now
-`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -46,15 +27,21 @@ export interface HeartbeatSettings {
  * readiness) and its heartbeat (`workerBeatsKey`, for taking over its jobs should it die). Both lapse
  * after LAPSE_BEATS missed beats. A shutdown withdraws the announcement at once and the heartbeat only
  * once the jobs in hand are finished or handed back, so no other worker takes over a job still running.
+ * Each beat is scored in Redis's clock (scripts/beat-instance.lua).
+ *
+ * Not a lease (see Leases in @conveyor/redis): nothing is held by one process against the others. Every
+ * live process adds itself to a deployment's set, and whoever reads the set counts the members whose
+ * beat has not lapsed; a lapse is judged against the beats' own clock, not by a key's TTL.
  */
 export class Heartbeat {
   private announced = true;
 
+  /** `redis`: the heartbeat's own connection (its thread's), on which its script is defined. */
   constructor(
     private readonly redis: RedisClient,
     private readonly settings: HeartbeatSettings,
   ) {
-    redis.defineCommand('beatInstance', { numberOfKeys: 2, lua: BEAT });
+    defineScripts(redis, HEARTBEAT_SCRIPTS);
   }
 
   get lapseMs(): number {

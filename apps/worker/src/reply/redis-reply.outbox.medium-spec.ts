@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { decodeReplyGroup, decodeReplyRecord, replyInboxKey, replyRecordKey, type ReplyEvent } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
+import { CommandConnection } from '@conveyor/redis';
+import { WORKER_SCRIPTS } from '../worker-redis.js';
 import { RedisReplyOutbox } from './redis-reply.outbox.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -22,7 +24,7 @@ describe('RedisReplyOutbox against real Redis', () => {
   beforeAll(async () => {
     // As in the worker: auto-pipelining on, which is what could reorder a MULTI ahead of plain writes.
     redis = new Redis(url, { enableAutoPipelining: true });
-    outbox = new RedisReplyOutbox(config, redis);
+    outbox = new RedisReplyOutbox(config, new CommandConnection(redis, WORKER_SCRIPTS));
     await untilConnected(() => redis.ping());
   });
 
@@ -139,7 +141,11 @@ describe('RedisReplyOutbox against real Redis', () => {
     flaky.on('error', () => undefined);
     await flaky.connect();
     try {
-      const sink = new RedisReplyOutbox(config, flaky).open({ inbox, requestId: 'r3' }, 1, []);
+      const sink = new RedisReplyOutbox(config, new CommandConnection(flaky, WORKER_SCRIPTS)).open(
+        { inbox, requestId: 'r3' },
+        1,
+        [],
+      );
       sink.start(4, false);
       sink.output({ choice: 0, text: 'before' });
       await new Promise((r) => setTimeout(r, 100));

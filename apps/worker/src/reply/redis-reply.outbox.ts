@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { encodeReplyGroup, readReplyHistory, replyRecordKey, type ReplyEvent } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { FlushCadence } from './flush-cadence.js';
 import type { ReplySink } from './reply-sink.js';
 import { ReplyStreamSink, type OutboxNotifier } from './reply-stream.sink.js';
@@ -12,14 +12,13 @@ const RENEW_EXPIRY_MS = 10_000;
 
 /**
  * The reply outbox on Redis. A flush writes, per API replica, ONE inbox entry holding every reply's
- * new events (a field per reply), then the records of the replies that ended, all on one connection
- * with auto-pipelining, so they reach Redis in that order and in one round trip. An inbox is trimmed
+ * new events (a field per reply), then the records of the replies that ended, on the worker's command
+ * connection with auto-pipelining, so they reach Redis in that order and in one round trip. An inbox is trimmed
  * of entries older than a request may live (MINID, as part of the XADD: no command of its own) and
  * expires when no worker writes to it any more (its replica gone).
  */
 @Injectable()
-export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, OnApplicationShutdown {
-  private readonly logger = new Logger(RedisReplyOutbox.name);
+export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier {
   private readonly redis: RedisClient;
   private readonly dirty = new Set<ReplyStreamSink>();
   private readonly cadence = new FlushCadence(() => this.flush());
@@ -27,15 +26,12 @@ export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, On
   private readonly renewed = new Map<string, number>();
   private readonly horizonMs: number;
 
-  /** `redis`: a connection of the caller's (tests); by default one of the outbox's own. */
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    @Optional() redis?: RedisClient,
+    { redis }: CommandConnection,
   ) {
     super();
-    this.redis =
-      redis ??
-      createRedis(config.redis, 'conveyor-worker-publish', 'background', this.logger, { enableAutoPipelining: true });
+    this.redis = redis;
     // An entry is kept as long as a request may run, plus a minute for a client to resume it.
     this.horizonMs = config.api.requestTimeoutMs + 60_000;
   }
@@ -86,9 +82,5 @@ export class RedisReplyOutbox extends ReplyStreams implements OutboxNotifier, On
 
   open(address: ReplyAddress, attempt: number, earlier: readonly ReplyEvent[]): ReplySink {
     return new ReplyStreamSink(this, address, attempt, earlier);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
   }
 }

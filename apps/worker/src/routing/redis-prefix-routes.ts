@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { routeBlocksKey, routeLoadKey, routeQueuesKey } from '@conveyor/queue';
-import { createRedis, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
 import { PrefixRoutes } from './prefix-routes.port.js';
@@ -32,10 +32,11 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     @Inject(SERVED_DEPLOYMENTS) deployments: DeploymentConfig[],
     @Inject(WORKER_IDENTITY) identity: WorkerIdentity,
+    { redis }: CommandConnection,
   ) {
     super();
     this.worker = identity.routeName;
-    this.redis = createRedis(config.redis, 'conveyor-worker-routes', 'background', this.logger);
+    this.redis = redis;
     for (const d of deployments) this.announcements.set(d.id, { sequences: new Map(), free: 0, dirty: false });
   }
 
@@ -107,6 +108,5 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
           .exec(),
       ),
     ).catch(() => undefined);
-    this.redis.disconnect();
   }
 }

@@ -1,0 +1,34 @@
+import { Logger } from '@nestjs/common';
+import type { PlatformConfig } from '@conveyor/config';
+import { IMAGE_SCRIPTS } from '@conveyor/queue';
+import { CommandConnection, type LuaScript } from '@conveyor/redis';
+
+/**
+ * Every script the worker's adapters call, defined once on its command connection under the name each
+ * adapter calls it by. Taking over a dead worker's jobs keeps its scripts with it (jobs/takeover-scripts.ts).
+ */
+export const WORKER_SCRIPTS: readonly LuaScript[] = [IMAGE_SCRIPTS.release];
+
+/** The heartbeat thread's script, on that thread's own connection (see presence/heartbeat.thread.ts). */
+export const HEARTBEAT_SCRIPTS: readonly LuaScript[] = [
+  { name: 'beatInstance', file: new URL('./presence/scripts/beat-instance.lua', import.meta.url) },
+];
+
+/**
+ * The worker's one command connection, shared by its adapters: reply events, batch results, image reads
+ * and releases, cancel checks, routing announcements, and the queues jobs are sent on through. Its
+ * writes are held while Redis is away and sent once it is back (`background`). Auto-pipelining sends
+ * what a turn of the event loop wrote in one round trip, in order: the reply outbox relies on it (a
+ * flush's entries, then the records of the replies that ended). Kept apart: BullMQ's workers, whose
+ * blocking fetches hold their connections; the cancel subscription; and the heartbeat, beaten from a
+ * thread of its own.
+ */
+export function workerRedis(config: PlatformConfig): CommandConnection {
+  return CommandConnection.open(config.redis, {
+    name: 'conveyor-worker',
+    role: 'background',
+    scripts: WORKER_SCRIPTS,
+    logger: new Logger('WorkerRedis'),
+    extra: { enableAutoPipelining: true },
+  });
+}
