@@ -103,7 +103,10 @@ describe('Redis restarted under load (AOF)', () => {
     const back = Date.now();
     const [first, second] = await Promise.all(queued);
     const done = await running;
-    // New requests are answered again, by the same worker that waited out the outage.
+    const ended = Date.now();
+    // New requests are answered again, by the same worker that waited out the outage (timed from when it
+    // is free: the replies before it take what the machine's speed makes them).
+    const asked = Date.now();
     let answeredAt = 0;
     while (!answeredAt) {
       const res = await post({ max_tokens: 2 });
@@ -112,15 +115,16 @@ describe('Redis restarted under load (AOF)', () => {
     }
     const resumedMs = Math.min(first.firstChunkAt, second.firstChunkAt) - back;
     console.log(
-      `Redis away ${OUTAGE_MS} ms (${refusals.length} requests refused with 503 meanwhile): a queued request's first text ` +
-        `${resumedMs} ms after Redis returned, a new request answered after ${answeredAt - back} ms`,
+      `Redis away ${OUTAGE_MS} ms (${refusals.length} requests refused with 503 meanwhile): a queued request's first ` +
+        `text ${resumedMs} ms after Redis returned, every reply in ${ended - back} ms, then a new request answered ` +
+        `${answeredAt - asked} ms after it was sent`,
     );
 
     expect(done.status).toBe(200);
     expect((await readJson<ChatCompletion>(done)).usage.completion_tokens).toBe(2000);
     expect([first.done, second.done]).toEqual([true, true]);
     expect(resumedMs).toBeLessThan(2500);
-    expect(answeredAt - back).toBeLessThan(3000);
+    expect(answeredAt - asked).toBeLessThan(3000);
 
     // What the API and the worker printed while Redis was away (and all along) is JSON, line by line.
     for (const p of [platform.api!, ...platform.workers]) expect(nonJsonLines(p)).toEqual([]);
