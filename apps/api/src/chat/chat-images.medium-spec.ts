@@ -19,6 +19,7 @@ import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
+import { InMemoryUsage } from '../../../../test/support/generation-fakes.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -87,6 +88,7 @@ describe('chat requests with images, queued in real Redis', () => {
       admission,
       new JobRouting(registry, new NoRoutes(), metrics),
       images,
+      new InMemoryUsage(),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.
