@@ -19,6 +19,7 @@ const API_FEATURES = [
   'batches',
   'files',
   'models',
+  'usage',
 ];
 
 /** @type {import('eslint').Linter.Config[]} */

@@ -214,6 +214,9 @@ export class MemoryQueue extends JobQueue {
   async counts(): Promise<JobCounts> {
     return { waiting: this.jobs.size, prioritized: 0, active: 0 };
   }
+  async countsByState(): Promise<Record<string, number>> {
+    return { waiting: this.jobs.size };
+  }
   async exists(_d: string, jobId: string): Promise<boolean> {
     return this.jobs.has(jobId);
   }

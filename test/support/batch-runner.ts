@@ -21,6 +21,7 @@ import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
+import { InMemoryUsage } from './generation-fakes.js';
 import {
   MODEL,
   MemoryFiles,
@@ -68,7 +69,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.images,
     p.unqueued,
   );
-  const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics);
+  const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage());
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
   const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued);
   const runner = new BatchRunner(

@@ -4,13 +4,14 @@
  * jobs queued, cancelled and withdrawn, a Redis that loses a job, a worker writing a reply's events.
  */
 import type { DecodedImage } from '@conveyor/protocol';
-import type { QueuedJobData, ReplyEvent } from '@conveyor/queue';
+import type { QueuedJobData, ReplyEvent, UsageBucketWidth } from '@conveyor/queue';
 import { JobQueue, type JobCounts } from '../../apps/api/src/generation/job-queue.port.js';
 import { ReplyRelay } from '../../apps/api/src/generation/reply-relay.port.js';
 import { ReplySubscription } from '../../apps/api/src/generation/reply-subscription.js';
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { QueueAdmission, type Admission } from '../../apps/api/src/repositories/queue-admission.port.js';
+import { UsageLedger, type UsageEntry, type UsageGroup } from '../../apps/api/src/repositories/usage-ledger.port.js';
 
 /** The job queue in memory: jobs wait until a worker takes them, and stay findable after. */
 export class InMemoryJobQueue extends JobQueue {
@@ -60,6 +61,10 @@ export class InMemoryJobQueue extends JobQueue {
 
   async counts(deployment: string): Promise<JobCounts> {
     return { waiting: await this.waiting(deployment), prioritized: 0, active: 0 };
+  }
+  async countsByState(deployment: string): Promise<Record<string, number>> {
+    const c = await this.counts(deployment);
+    return { waiting: c.waiting, prioritized: c.prioritized, active: c.active };
   }
 
   reachable = true;
@@ -179,5 +184,18 @@ export class FakeLiveWorkers extends LiveWorkers {
 
   async count(deployment: string): Promise<number> {
     return this.live[deployment] ?? 0;
+  }
+}
+
+/** Usage counted in memory, each request once, as the ledger's script counts it. */
+export class InMemoryUsage extends UsageLedger {
+  readonly entries: UsageEntry[] = [];
+  async count(entry: UsageEntry): Promise<boolean> {
+    if (this.entries.some((e) => e.requestId === entry.requestId)) return false;
+    this.entries.push(entry);
+    return true;
+  }
+  async read(_width: UsageBucketWidth, starts: readonly number[]): Promise<UsageGroup[][]> {
+    return starts.map(() => []);
   }
 }

@@ -19,6 +19,7 @@ import {
   FakeReplyRelay,
   InMemoryImageStore,
   InMemoryJobQueue,
+  InMemoryUsage,
 } from './generation-fakes.js';
 
 export const REQUEST_TIMEOUT_MS = 60_000;
@@ -42,11 +43,15 @@ function platformConfig(): PlatformConfig {
 
 export const OPTIONS: SubmitOptions = {
   idPrefix: 'chatcmpl-',
+  route: '/v1/chat/completions',
   model: 'alpha',
   stream: true,
   prompt: [],
   caller: 'anonymous',
 };
+
+/** How a resumed chat reply's id starts, and its route. */
+export const RESUMED = { idPrefix: 'chatcmpl-', route: '/v1/chat/completions' } as const;
 
 export const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 4, resumed: false };
 export const delta = (text: string, seq: number): ReplyEvent => ({ type: 'delta', attempt: 1, seq, text });
@@ -81,6 +86,7 @@ export function generationHarness(signal: () => AbortSignal) {
   const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
   const routing = new JobRouting(registry, new NoRoutes(), metrics);
   const images = new InMemoryImageStore();
+  const usage = new InMemoryUsage();
   const service = new GenerationService(
     config,
     registry,
@@ -91,6 +97,7 @@ export function generationHarness(signal: () => AbortSignal) {
     new FakeAdmission(queue),
     routing,
     images,
+    usage,
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
@@ -124,7 +131,7 @@ export function generationHarness(signal: () => AbortSignal) {
     expect(relay.subscribed).toEqual([]);
   };
 
-  return { registry, queue, relay, metrics, service, built, images, builderFor, request, expectNothingQueued };
+  return { registry, queue, relay, metrics, service, built, images, usage, builderFor, request, expectNothingQueued };
 }
 
 export type GenerationHarness = ReturnType<typeof generationHarness>;

@@ -92,6 +92,13 @@ import { TokenizeHttpHandler } from './tokenize/tokenize-http.handler.js';
 import { StoreIdentities } from './repositories/store-identities.port.js';
 import { UnqueuedLines } from './repositories/unqueued-lines.port.js';
 import { UnqueuedLinesRepository } from './repositories/unqueued-lines.repository.js';
+import { FleetState } from './repositories/fleet-state.port.js';
+import { FleetStateRepository } from './repositories/fleet-state.repository.js';
+import { UsageLedger } from './repositories/usage-ledger.port.js';
+import { UsageRepository } from './repositories/usage.repository.js';
+import { FleetGauges } from './metrics/fleet.gauges.js';
+import { UsageController } from './usage/usage.controller.js';
+import { UsageService } from './usage/usage.service.js';
 
 /** The routes batches may run, each implemented by its own feature. */
 const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
@@ -134,6 +141,7 @@ export class AppModule {
         PredictController,
         OrgAppController,
         OrgAppMessagesController,
+        UsageController,
       ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
@@ -164,6 +172,10 @@ export class AppModule {
         { provide: UnqueuedLines, useExisting: UnqueuedLinesRepository },
         PendingWorkRepository,
         { provide: PendingWork, useExisting: PendingWorkRepository },
+        FleetStateRepository,
+        { provide: FleetState, useExisting: FleetStateRepository },
+        UsageRepository,
+        { provide: UsageLedger, useExisting: UsageRepository },
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
@@ -206,6 +218,8 @@ export class AppModule {
         DrainService,
         PlatformMetrics,
         PendingWorkGauge,
+        FleetGauges,
+        UsageService,
         OpenApiDocument,
       ],
     };

@@ -27,6 +27,8 @@ export const ErrorCode = {
   maxTokensTooSmall: 'max_tokens_too_small',
   unknownUrl: 'unknown_url',
   dashboardDisabled: 'dashboard_disabled',
+  /** An admin route (the Usage API) on an API started without an admin key. */
+  adminDisabled: 'admin_disabled',
   // The HTTP request itself, refused before any route runs.
   malformedRequest: 'malformed_request',
   invalidUrl: 'invalid_url',

@@ -10,3 +10,4 @@ export { ErrorCode, errorTypeFor } from './error-codes.js';
 export type * from './messages.types.js';
 export type * from './message-batches.types.js';
 export type * from './tokenize.types.js';
+export type * from './usage.types.js';

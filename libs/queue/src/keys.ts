@@ -118,3 +118,18 @@ export type QueueJobsPart = 'wait' | 'prioritized' | 'delayed' | 'active';
 /** The key of one part of a BullMQ queue (by its name: `deploymentQueueName`, `affinityQueueName`), as BullMQ names it. */
 export const queuePartKey = (prefix: string, queue: string, part: QueueJobsPart): string =>
   `${prefix}:${queue}:${part}`;
+
+/** The widths of usage buckets, as OpenAI's Usage API names them. */
+export type UsageBucketWidth = '1m' | '1h' | '1d';
+
+/**
+ * Tokens and requests counted in one usage bucket (a hash), by key name, deployment, route and batch.
+ * A bucket's keys carry its UTC day as their tag, so one script counts a reply into its minute, hour and
+ * day, and marks it counted, in one slot on a cluster.
+ */
+export const usageBucketKey = (prefix: string, width: UsageBucketWidth, startSeconds: number): string =>
+  `${prefix}:usage:${slotTag(`d${Math.floor(startSeconds / 86_400)}`)}:${width}:${startSeconds}`;
+
+/** Set once a reply's usage is counted, so a reply read again (resumed, taken over) never counts twice. */
+export const usageCountedKey = (prefix: string, atSeconds: number, requestId: string): string =>
+  `${prefix}:usage:${slotTag(`d${Math.floor(atSeconds / 86_400)}`)}:counted:${requestId}`;

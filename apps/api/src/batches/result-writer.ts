@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
 import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult } from '@conveyor/queue';
@@ -7,6 +7,7 @@ import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
 import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
+import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
 import type { LeasedBatch } from './leased-batch.js';
 
@@ -42,7 +43,28 @@ export class ResultWriter {
     private readonly lines: BatchLines,
     private readonly store: FileStore,
     private readonly metrics: PlatformMetrics,
+    private readonly usage: UsageLedger,
   ) {}
+
+  /**
+   * A line's tokens, once it is committed (written once, by the replica that drives its batch), under its
+   * batch's owner and endpoint; the ledger counts each line's job once even if this replica stops here.
+   */
+  private count(batch: BatchRecord, r: Extract<BatchLineResult, { ok: true }>): void {
+    this.metrics.countPrompt(r.model, r.reply.usage);
+    const entry = {
+      requestId: r.requestId,
+      at: r.finishedAt ?? Date.now(),
+      key: batch.owner,
+      deployment: r.model,
+      route: batch.endpoint,
+      batch: true,
+      usage: r.reply.usage,
+    };
+    void this.usage.count(entry).catch((err: Error) => {
+      new Logger(ResultWriter.name).warn(`Could not count the usage of ${batch.id} line ${r.line}: ${err.message}`);
+    });
+  }
 
   /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
   async collect(batch: BatchRecord, lease: Holder): Promise<void> {
@@ -69,7 +91,7 @@ export class ResultWriter {
           failed: failed.length,
         },
       );
-      if (committed) for (const r of ok) if (r.ok) this.metrics.countPrompt(r.model, r.reply.usage);
+      if (committed) for (const r of ok) if (r.ok) this.count(batch, r);
       if (!committed || results.length < LINES_PER_PART) return;
     }
   }

@@ -21,6 +21,7 @@ import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port
 import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
 import type { CommandConnection } from '@conveyor/redis';
+import { InMemoryUsage } from '../../../../test/support/generation-fakes.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -91,6 +92,7 @@ describe('chat requests with images, queued in real Redis', () => {
       admission,
       new JobRouting(registry, new NoRoutes(), metrics),
       images,
+      new InMemoryUsage(),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -31,6 +31,7 @@ export class ChatService {
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
       idPrefix: COMPLETION_ID_PREFIX,
+      route: '/v1/chat/completions',
       model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
@@ -52,6 +53,11 @@ export class ChatService {
 
   /** Follows a streamed reply already under way, on this replica or another, for the caller that made it. */
   resume(completionId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(completionId, COMPLETION_ID_PREFIX, caller, signal);
+    return this.generation.resume(
+      completionId,
+      { idPrefix: COMPLETION_ID_PREFIX, route: '/v1/chat/completions' },
+      caller,
+      signal,
+    );
   }
 }

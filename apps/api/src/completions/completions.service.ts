@@ -26,6 +26,7 @@ export class CompletionsService {
     dto.check(deployment);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
       idPrefix: TEXT_COMPLETION_ID_PREFIX,
+      route: '/v1/completions',
       model: dto.model,
       stream: dto.stream === true,
       prompt: dto.prompt,

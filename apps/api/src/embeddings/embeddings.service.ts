@@ -34,6 +34,7 @@ export class EmbeddingsService {
       signal,
       {
         idPrefix: EMBEDDING_ID_PREFIX,
+        route: '/v1/embeddings',
         model: dto.model,
         stream: false,
         prompt: dto.input,

@@ -123,6 +123,10 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
     return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, active: c.active ?? 0 };
   }
 
+  async countsByState(deployment: string): Promise<Record<string, number>> {
+    return this.queueFor(deployment).getJobCounts();
+  }
+
   async exists(deployment: string, jobId: string): Promise<boolean> {
     for (const queue of await this.searchOrder(deployment)) {
       if ((await queue.getJobState(jobId)) !== 'unknown') return true;

@@ -6,6 +6,7 @@ import { ClientGone } from './reply-reader.js';
 import { drain } from '../../../../test/support/drain.js';
 import {
   QUEUE_TIMEOUT_MS,
+  RESUMED,
   delta,
   end,
   keyOf,
@@ -33,9 +34,7 @@ describe('GenerationService', () => {
 
     it('refuses an id that is not one of its replies with 400', async () => {
       for (const id of ['chatcmpl-not-a-request', `cmpl-${REQUEST_ID}`, REQUEST_ID, 'chatcmpl-']) {
-        const error = (await rejection(
-          t.service.resume(id, 'chatcmpl-', 'anonymous', t.client.signal),
-        )) as OpenAiHttpError;
+        const error = (await rejection(t.service.resume(id, RESUMED, 'anonymous', t.client.signal))) as OpenAiHttpError;
         expect(error).toBeInstanceOf(OpenAiHttpError);
         expect(error).toMatchObject({
           status: 400,
@@ -49,7 +48,7 @@ describe('GenerationService', () => {
 
     it('refuses an id the queue does not know with 404', async () => {
       const error = (await rejection(
-        t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal),
+        t.service.resume(`chatcmpl-${REQUEST_ID}`, RESUMED, 'anonymous', t.client.signal),
       )) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 404, type: 'not_found_error', code: ErrorCode.completionNotFound });
       expect(error.message).toContain(`chatcmpl-${REQUEST_ID}`);
@@ -59,7 +58,7 @@ describe('GenerationService', () => {
     it("answers another caller's reply exactly as an unknown one: 404", async () => {
       t.queue.remember(waitingJob(REQUEST_ID));
       const error = (await rejection(
-        t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'team-b', t.client.signal),
+        t.service.resume(`chatcmpl-${REQUEST_ID}`, RESUMED, 'team-b', t.client.signal),
       )) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 404, code: ErrorCode.completionNotFound });
       expect(t.relay.subscribed).toEqual([]);
@@ -68,7 +67,7 @@ describe('GenerationService', () => {
     it('follows a known reply under its original identity, and the queue deadline never ends it', async () => {
       // Queued through another replica and still waiting: just what a queue deadline would withdraw.
       await t.queue.enqueue(waitingJob(REQUEST_ID));
-      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal);
+      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, RESUMED, 'anonymous', t.client.signal);
       expect(run.who).toEqual({ id: `chatcmpl-${REQUEST_ID}`, model: 'beta', created: 1_700_000_000 });
       // Read from the replica its job named, since the job was queued.
       expect(t.relay.followed).toEqual([{ requestId: REQUEST_ID, replica: 'replica-2', since: 1_700_000_000_500 }]);
@@ -87,7 +86,7 @@ describe('GenerationService', () => {
 
     it('cancels the job when a resuming client leaves', async () => {
       t.queue.remember(waitingJob(REQUEST_ID));
-      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, 'chatcmpl-', 'anonymous', t.client.signal);
+      const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, RESUMED, 'anonymous', t.client.signal);
       const pending = rejection(run.events.next());
       t.client.abort();
       expect(await pending).toBeInstanceOf(ClientGone);

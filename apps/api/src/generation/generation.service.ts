@@ -11,7 +11,10 @@ import { DeploymentRegistry } from '../deployments/deployment-registry.service.j
 import { ImageStore } from '../repositories/image-store.port.js';
 import { QueueAdmission } from '../repositories/queue-admission.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
+import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
+import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from './job-queue.port.js';
 import { JobRouting } from './job-routing.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
@@ -24,6 +27,8 @@ export interface SubmitOptions {
   model: string;
   /** Prefix of the reply's id (`chatcmpl-`, `cmpl-`, `embd-`). */
   idPrefix: string;
+  /** The route that accepted it, what its usage is counted under; null for a job that is no model request (tokenizing). */
+  route: RunnerEndpointUrl | null;
   stream: boolean;
   /** Logged only when LOG_PROMPTS is on. */
   prompt: unknown;
@@ -54,6 +59,7 @@ export class GenerationService {
     private readonly admission: QueueAdmission,
     private readonly routing: JobRouting,
     private readonly images: ImageStore,
+    private readonly usage: UsageLedger,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -113,6 +119,7 @@ export class GenerationService {
       void this.admission.release(deployment.id, requestId).catch(() => undefined);
     }
     this.followed.follow(job, source);
+    const followed = { deployment: deployment.id, requestId, owner: options.caller, route: options.route };
     const deadlines = new ReplyDeadlines(source, {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: this.config.api.queueTimeoutMs,
@@ -121,7 +128,7 @@ export class GenerationService {
     return {
       who,
       maxTokens: maxTokensOf(job),
-      events: this.read(source, signal, deadlines, { deployment: deployment.id, requestId, images }, now, true),
+      events: this.read(source, signal, deadlines, { ...followed, images }, now, true),
     };
   }
 
@@ -130,7 +137,12 @@ export class GenerationService {
    * another): its events from the start, then the live ones. Only the caller that made the
    * request may; anyone else is told there is no such reply, as files and batches do.
    */
-  async resume(completionId: string, idPrefix: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
+  async resume(
+    completionId: string,
+    { idPrefix, route }: ResumedKind,
+    caller: string,
+    signal: AbortSignal,
+  ): Promise<ReplyRun> {
     this.assertQueueReachable();
     const requestId = completionId.startsWith(idPrefix) ? completionId.slice(idPrefix.length) : '';
     if (!isRequestId(requestId)) {
@@ -161,7 +173,7 @@ export class GenerationService {
       queueTimeoutMs: null,
       onQueueTimeout: () => Promise.resolve(null),
     });
-    const followed = { deployment: job.deployment, requestId, images: jobImageHashes(job) };
+    const followed = { deployment: job.deployment, requestId, images: jobImageHashes(job), owner: job.owner, route };
     return {
       who,
       maxTokens: maxTokensOf(job),
@@ -195,16 +207,18 @@ export class GenerationService {
     source: Parameters<typeof readReply>[0],
     signal: AbortSignal,
     deadlines: ReplyDeadlines,
-    { deployment, requestId, images }: { deployment: string; requestId: string; images: readonly string[] },
+    { deployment, requestId, images, owner, route }: FollowedReply,
     enqueuedAt: number,
     queued: boolean,
   ): ReplyRun['events'] {
     // A resumed stream's reply was timed by the replica that accepted it.
-    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued);
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route]);
     return readReply(source, signal, deadlines, {
       observe: (event) => {
         timing.observe(event);
         this.followed.started(requestId);
+        if (event.type === 'end')
+          countUsage(this.usage, { requestId, owner, deployment, route }, enqueuedAt, event.usage, this.logger);
       },
       finish: async (outcome: ReplyOutcome) => {
         this.followed.forget(requestId);

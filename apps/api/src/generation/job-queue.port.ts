@@ -27,6 +27,8 @@ export abstract class JobQueue {
   /** A request's job if the queue still has it (running, or finished within its retention). */
   abstract find(requestId: string): Promise<QueuedJobData | null>;
   abstract counts(deployment: string): Promise<JobCounts>;
+  /** The deployment's own queue's jobs by every state its store knows (BullMQ's: waiting, active, completed, ...). */
+  abstract countsByState(deployment: string): Promise<Record<string, number>>;
   /** Whether the deployment's queues (its own and its workers') still hold the job, in any state. */
   abstract exists(deployment: string, jobId: string): Promise<boolean>;
   /** Takes the job back if no worker has started it; false when one has (or it is gone). */

@@ -25,6 +25,7 @@ export class MessagesService {
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
       idPrefix: MESSAGE_ID_PREFIX,
+      route: '/v1/messages',
       model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
@@ -45,7 +46,7 @@ export class MessagesService {
   }
 
   resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(messageId, MESSAGE_ID_PREFIX, caller, signal);
+    return this.generation.resume(messageId, { idPrefix: MESSAGE_ID_PREFIX, route: '/v1/messages' }, caller, signal);
   }
 
   /** The prompt's tokens as the deployment's workers render and tokenize it: a generation's input_tokens. */

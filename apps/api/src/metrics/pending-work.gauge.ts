@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Gauge } from 'prom-client';
+import { PENDING_WORK, gaugeOf } from '@conveyor/metrics';
 import { ScalingService } from '../scaling/scaling.service.js';
 import { PlatformMetrics } from './platform-metrics.service.js';
 
@@ -11,16 +11,8 @@ import { PlatformMetrics } from './platform-metrics.service.js';
 @Injectable()
 export class PendingWorkGauge {
   constructor(metrics: PlatformMetrics, scaling: ScalingService) {
-    new Gauge({
-      name: 'conveyor_pending_work',
-      help:
-        'Jobs and batch lines a deployment has not finished: waiting (in its queue or a per-worker one), ' +
-        'running, and lines of running batches not yet queued',
-      labelNames: ['pool', 'deployment'] as const,
-      registers: [metrics.registry],
-      async collect() {
-        for (const s of await scaling.all()) this.set({ pool: s.pool, deployment: s.deployment }, s.value);
-      },
+    gaugeOf(PENDING_WORK, metrics.registry, async (gauge) => {
+      for (const s of await scaling.all()) gauge.set({ pool: s.pool, deployment: s.deployment }, s.value);
     });
   }
 }

@@ -1,10 +1,19 @@
+import { GEN_AI_PROVIDER } from '@conveyor/metrics';
 import type { ReplyEvent } from '@conveyor/queue';
 import type { PlatformMetrics } from './platform-metrics.service.js';
 
-/** Turns one reply's events into queue-wait, first-token and throughput observations. */
+/** OpenTelemetry's `gen_ai.operation.name` of a generating route; null for routes that generate nothing. */
+export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings';
+
+/**
+ * Turns one reply's events into queue-wait, first-token, inter-token and whole-request observations,
+ * under the platform's names, vLLM's and OpenTelemetry's GenAI ones.
+ */
 export class ReplyTiming {
   private startedAt: number | null = null;
   private firstTextAt: number | null = null;
+  private lastTextAt = 0;
+  private lastTokens = 0;
 
   constructor(
     private readonly metrics: PlatformMetrics,
@@ -12,23 +21,65 @@ export class ReplyTiming {
     private readonly enqueuedAt: number,
     // A resumed stream's reply was timed by the replica that accepted it.
     private readonly record: boolean,
+    // Null for a job that is no model request (tokenizing): only the platform's own metrics see it.
+    private readonly operation: GenAiOperation | null = null,
   ) {}
 
   observe(event: ReplyEvent): void {
     if (!this.record) return;
     const now = Date.now();
     const labels = { deployment: this.deployment };
+    const model = { model_name: this.deployment };
+    const genAi = this.operation && {
+      gen_ai_operation_name: this.operation,
+      gen_ai_provider_name: GEN_AI_PROVIDER,
+      gen_ai_request_model: this.deployment,
+    };
+    const sinceAccepted = (now - this.enqueuedAt) / 1000;
     if (event.type === 'start' && this.startedAt === null) {
       this.startedAt = now;
-      this.metrics.queueWait.observe(labels, (now - this.enqueuedAt) / 1000);
-    } else if (event.type === 'delta' && this.firstTextAt === null) {
-      this.firstTextAt = now;
-      this.metrics.timeToFirstToken.observe(labels, (now - this.enqueuedAt) / 1000);
+      this.metrics.queueWait.observe(labels, sinceAccepted);
+      if (genAi) this.metrics.vllm.queueTime.observe(model, sinceAccepted);
+    } else if (event.type === 'delta' && !event.choice) {
+      this.observeText(now, event.tokens ?? this.lastTokens + 1, sinceAccepted);
     } else if (event.type === 'end') {
       this.metrics.tokens.inc(labels, event.usage.completionTokens);
       this.metrics.countPrompt(this.deployment, event.usage);
       const seconds = (now - (this.startedAt ?? now)) / 1000;
       if (seconds > 0) this.metrics.tokensPerSecond.observe(labels, event.usage.completionTokens / seconds);
+      if (!genAi) return;
+      this.metrics.vllm.e2eLatency.observe(model, sinceAccepted);
+      this.metrics.genAi.requestDuration.observe({ ...genAi, error_type: '' }, sinceAccepted);
+      const after = event.usage.completionTokens - 1;
+      if (this.firstTextAt !== null && after > 0)
+        this.metrics.genAi.timePerOutputToken.observe(genAi, (now - this.firstTextAt) / 1000 / after);
+    } else if (event.type === 'error' && genAi) {
+      this.metrics.genAi.requestDuration.observe({ ...genAi, error_type: event.code }, sinceAccepted);
     }
+  }
+
+  /** The first text is the first token; later text shares the time since the one before among its tokens. */
+  private observeText(now: number, tokens: number, sinceAccepted: number): void {
+    const model = { model_name: this.deployment };
+    if (this.firstTextAt === null) {
+      this.firstTextAt = now;
+      this.metrics.timeToFirstToken.observe({ deployment: this.deployment }, sinceAccepted);
+      if (this.operation) {
+        this.metrics.vllm.timeToFirstToken.observe(model, sinceAccepted);
+        this.metrics.genAi.timeToFirstToken.observe(
+          {
+            gen_ai_operation_name: this.operation,
+            gen_ai_provider_name: GEN_AI_PROVIDER,
+            gen_ai_request_model: this.deployment,
+          },
+          sinceAccepted,
+        );
+      }
+    } else if (this.operation && tokens > this.lastTokens) {
+      const gap = (now - this.lastTextAt) / 1000 / (tokens - this.lastTokens);
+      for (let i = this.lastTokens; i < tokens; i++) this.metrics.vllm.interTokenLatency.observe(model, gap);
+    }
+    this.lastTextAt = now;
+    this.lastTokens = Math.max(this.lastTokens, tokens);
   }
 }

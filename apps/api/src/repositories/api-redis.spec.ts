@@ -17,6 +17,7 @@ describe('API_SCRIPTS', () => {
       releaseStoreIdentity: 1,
       countLineQueued: 1,
       pickWorkerRoute: 2,
+      countUsage: 4,
     });
   });
 });

@@ -21,6 +21,7 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('releaseStoreIdentity', 'release-store-identity.lua'),
   script('countLineQueued', 'count-line-queued.lua'),
   script('pickWorkerRoute', 'pick-worker-route.lua'),
+  script('countUsage', 'count-usage.lua'),
 ];
 
 /**

@@ -102,6 +102,7 @@ export class ResponsesService {
       signal,
       {
         idPrefix: RESPONSE_ID_PREFIX,
+        route: '/v1/responses',
         model: dto.model,
         stream: dto.stream === true,
         prompt: dto.input,
@@ -230,7 +231,7 @@ export class ResponsesService {
 
   /** Follows a streamed response already under way (or recently finished), for the caller that made it. */
   resume(id: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(id, RESPONSE_ID_PREFIX, caller, signal);
+    return this.generation.resume(id, { idPrefix: RESPONSE_ID_PREFIX, route: '/v1/responses' }, caller, signal);
   }
 
   /** Stops following a reply without stopping its job, so another replica may follow it on. */

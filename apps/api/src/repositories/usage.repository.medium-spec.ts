@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { loadConfig, type PlatformConfig } from '@conveyor/config';
+import { untilConnected } from '../../../../test/support/connected.js';
+import { deleteKeys } from '../../../../test/support/platform.js';
+import type { CommandConnection } from '@conveyor/redis';
+import { apiRedis } from './api-redis.js';
+import { UsageRepository } from './usage.repository.js';
+
+describe('UsageRepository (real Redis)', () => {
+  let config: PlatformConfig;
+  let usage: UsageRepository;
+  let connection: CommandConnection;
+
+  beforeAll(async () => {
+    const base = loadConfig({});
+    config = { ...base, redis: { ...base.redis, prefix: `test-usage-${randomBytes(6).toString('hex')}` } };
+    connection = apiRedis(config);
+    usage = new UsageRepository(config, connection);
+    await untilConnected(() => usage.read('1m', [0]));
+  });
+
+  afterAll(async () => {
+    await connection.onApplicationShutdown();
+    await deleteKeys(config.redis.prefix);
+  });
+
+  const at = Date.UTC(2030, 0, 2, 10, 30, 15);
+  const entry = (key: string, requestId = randomUUID(), batch = false) => ({
+    requestId,
+    at,
+    key,
+    deployment: 'qwen',
+    route: '/v1/chat/completions',
+    batch,
+    usage: { promptTokens: 10, completionTokens: 4, cachedTokens: 6 },
+  });
+
+  it('counts a request once however often its end is read, into its minute, hour and day', async () => {
+    const once = entry('team-a');
+    expect(await usage.count(once)).toBe(true);
+    expect(await usage.count(once)).toBe(false);
+    expect(await usage.count(entry('team-a'))).toBe(true);
+    expect(await usage.count(entry('team-b', randomUUID(), true))).toBe(true);
+    const seconds = Math.floor(at / 1000);
+    for (const [width, size] of [
+      ['1m', 60],
+      ['1h', 3600],
+      ['1d', 86_400],
+    ] as const) {
+      const [groups] = await usage.read(width, [seconds - (seconds % size)]);
+      expect(groups).toEqual(
+        expect.arrayContaining([
+          {
+            key: 'team-a',
+            deployment: 'qwen',
+            route: '/v1/chat/completions',
+            batch: false,
+            inputTokens: 20,
+            outputTokens: 8,
+            cachedTokens: 12,
+            requests: 2,
+          },
+          expect.objectContaining({ key: 'team-b', batch: true, requests: 1, inputTokens: 10 }),
+        ]),
+      );
+      expect(groups).toHaveLength(2);
+    }
+    const [empty] = await usage.read('1m', [seconds - (seconds % 60) + 60]);
+    expect(empty).toEqual([]);
+  });
+});
