@@ -30,7 +30,7 @@ import { embeddingsBatchEndpoint } from './embeddings/embeddings.batch-endpoint.
 import { EmbeddingsController } from './embeddings/embeddings.controller.js';
 import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
-import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
+import { ApiExceptionFilter } from './errors/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
 import { responsesBatchEndpoint } from './responses/responses.batch-endpoint.js';
@@ -40,6 +40,7 @@ import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
+import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
@@ -132,10 +133,11 @@ export class AppModule {
         PredictController,
         OrgAppController,
         OrgAppMessagesController,
+        OrgAppTokenizeController,
       ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
-        { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         // Repositories and adapters: the only providers that hold Redis connections.
         AdmissionRepository,

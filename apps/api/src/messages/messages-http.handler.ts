@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Message, MessageStreamEvent, MessageTokensCount } from '@conveyor/openai';
 import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
-import { toMessagesError } from '../errors/messages-error.js';
+import { toMessagesError } from '../dialects/anthropic.dialect.js';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import type { ReplyRun } from '../generation/reply-run.js';

@@ -1,10 +1,6 @@
 import { ErrorCode, type MessagesErrorBody, type MessagesErrorType } from '@conveyor/openai';
-import type { OpenAiHttpError } from './openai-http.error.js';
-
-/** The paths whose errors are answered in Anthropic's shape: the Messages routes, plain and hosted. */
-const MESSAGES_PATH = /^(?:\/[^/?#]+\/[^/?#]+)?\/v1\/messages(?:[/?#]|$)/;
-
-export const speaksMessages = (url: string): boolean => MESSAGES_PATH.test(url);
+import type { OpenAiHttpError } from '../errors/openai-http.error.js';
+import type { Dialect } from './dialect.js';
 
 const TYPE_BY_STATUS: Readonly<Record<number, MessagesErrorType>> = {
   401: 'authentication_error',
@@ -36,3 +32,6 @@ export function toMessagesError(error: OpenAiHttpError): MessagesError {
     error.param && !error.message.includes(error.param) ? `${error.param}: ${error.message}` : error.message;
   return { status, body: { type: 'error', error: { type, message } }, headers: error.headers };
 }
+
+/** Anthropic's wire: `{type: "error", error: {type, message}}`, with the statuses its clients expect. */
+export const ANTHROPIC: Dialect = { name: 'anthropic', error: toMessagesError };
