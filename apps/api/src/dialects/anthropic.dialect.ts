@@ -1,5 +1,6 @@
-import { ErrorCode, type MessagesErrorBody, type MessagesErrorType } from '@conveyor/openai';
+import { ErrorCode, type MessageStreamEvent, type MessagesErrorBody, type MessagesErrorType } from '@conveyor/openai';
 import type { OpenAiHttpError } from '../errors/openai-http.error.js';
+import type { SseFraming } from '../generation/reply-stream.js';
 import type { Dialect } from './dialect.js';
 
 const TYPE_BY_STATUS: Readonly<Record<number, MessagesErrorType>> = {
@@ -35,3 +36,10 @@ export function toMessagesError(error: OpenAiHttpError): MessagesError {
 
 /** Anthropic's wire: `{type: "error", error: {type, message}}`, with the statuses its clients expect. */
 export const ANTHROPIC: Dialect = { name: 'anthropic', error: toMessagesError };
+
+/** Anthropic's stream framing: each event named by its type, an `error` event on failure, no `[DONE]`. */
+export const ANTHROPIC_EVENTS: SseFraming<MessageStreamEvent> = {
+  eventName: (event) => event.type,
+  error: (err) => ({ event: 'error', body: toMessagesError(err).body }),
+  done: false,
+};

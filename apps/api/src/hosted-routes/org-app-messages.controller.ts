@@ -5,10 +5,10 @@ import type { Message, MessageTokensCount } from '@conveyor/openai';
 import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
-import { ANTHROPIC } from '../dialects/anthropic.dialect.js';
 import { Speaks } from '../dialects/speaks.decorator.js';
 import { MessagesHttpHandler } from '../messages/messages-http.handler.js';
 import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
+import { anthropicMessages } from '../messages/anthropic-messages.dialect.js';
 
 const ERRORS = [400, 401, 404, 413, 429, 504, 529];
 
@@ -17,7 +17,7 @@ const ERRORS = [400, 401, 404, 413, 429, 504, 529];
  * key comes as Anthropic's clients send it: `Authorization: Bearer` or `x-api-key`.
  */
 @HostedAppController('Bearer')
-@Speaks(ANTHROPIC)
+@Speaks(anthropicMessages)
 export class OrgAppMessagesController {
   constructor(private readonly messages: MessagesHttpHandler) {}
 
