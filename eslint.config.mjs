@@ -5,7 +5,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * API feature folders: each may use the shared layers (generation, repositories, deployments,
+ * API feature folders: each may use the shared layers (generation, dialects, repositories, deployments,
  * errors, auth, platform), never another feature. hosted-routes/ routes the hosted forms' paths to the
  * features' own handlers, so it may use them; no feature may use hosted-routes/.
  */

@@ -56,7 +56,7 @@ export interface BatchRunnerParts {
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
 export function composeBatchRunner(p: BatchRunnerParts) {
-  const input = new BatchInput(p.store, p.endpoints, p.registry);
+  const input = new BatchInput(p.config, p.store, p.endpoints, p.registry);
   const feeder = new LineFeeder(
     p.config,
     input,

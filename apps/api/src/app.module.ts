@@ -17,30 +17,31 @@ import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
 import { MessageBatchesController } from './batches/message-batches.controller.js';
 import { MessageBatchesService } from './batches/message-batches.service.js';
-import { chatBatchEndpoint } from './chat/chat.batch-endpoint.js';
+import { openAiChat } from './chat/openai-chat.dialect.js';
 import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatService } from './chat/chat.service.js';
-import { completionsBatchEndpoint } from './completions/completions.batch-endpoint.js';
+import { openAiCompletions } from './completions/openai-completions.dialect.js';
 import { CompletionsController } from './completions/completions.controller.js';
 import { CompletionsHttpHandler } from './completions/completions-http.handler.js';
 import { CompletionsService } from './completions/completions.service.js';
 import { DocsController } from './docs/docs.controller.js';
 import { OpenApiDocument } from './docs/openapi.document.js';
-import { embeddingsBatchEndpoint } from './embeddings/embeddings.batch-endpoint.js';
+import { openAiEmbeddings } from './embeddings/openai-embeddings.dialect.js';
 import { EmbeddingsController } from './embeddings/embeddings.controller.js';
 import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
-import { OpenAiExceptionFilter } from './errors/openai-exception.filter.js';
+import { ApiExceptionFilter } from './errors/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
-import { responsesBatchEndpoint } from './responses/responses.batch-endpoint.js';
+import { openAiResponses } from './responses/openai-responses.dialect.js';
 import { BackgroundResponses } from './responses/background-responses.js';
 import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
+import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
@@ -52,7 +53,7 @@ import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
 import { TokenizeService } from './generation/tokenize.service.js';
 import { HealthController } from './health/health.controller.js';
-import { messagesBatchEndpoint } from './messages/messages.batch-endpoint.js';
+import { anthropicMessages } from './messages/anthropic-messages.dialect.js';
 import { MessagesHttpHandler } from './messages/messages-http.handler.js';
 import { MessagesController } from './messages/messages.controller.js';
 import { MessagesService } from './messages/messages.service.js';
@@ -100,15 +101,15 @@ import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
 import { UsageService } from './usage/usage.service.js';
 
-/** The routes batches may run, each implemented by its own feature. */
-const batchEndpoints = (config: PlatformConfig): BatchEndpoints => ({
-  '/v1/chat/completions': chatBatchEndpoint(config.api.images),
-  '/v1/completions': completionsBatchEndpoint,
-  '/v1/embeddings': embeddingsBatchEndpoint,
-  '/v1/responses': responsesBatchEndpoint(config.api.images),
+/** The routes batches may run, each by the dialect its own feature declares. */
+const BATCH_DIALECTS: BatchEndpoints = {
+  '/v1/chat/completions': openAiChat,
+  '/v1/completions': openAiCompletions,
+  '/v1/embeddings': openAiEmbeddings,
+  '/v1/responses': openAiResponses,
   // Anthropic's Message Batches (/v1/messages/batches) run their requests as lines of this route.
-  '/v1/messages': messagesBatchEndpoint(config.api.images),
-});
+  '/v1/messages': anthropicMessages,
+};
 
 /**
  * The composition root: features (chat, completions, responses, embeddings, Anthropic's messages,
@@ -142,10 +143,11 @@ export class AppModule {
         OrgAppController,
         OrgAppMessagesController,
         UsageController,
+        OrgAppTokenizeController,
       ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
-        { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         // Repositories and adapters: the only providers that use Redis, sharing its one command connection.
         { provide: CommandConnection, useFactory: () => apiRedis(config) },
@@ -200,7 +202,7 @@ export class AppModule {
         MessagesService,
         MessagesHttpHandler,
         TokenizeHttpHandler,
-        { provide: BATCH_ENDPOINTS, useValue: batchEndpoints(config) },
+        { provide: BATCH_ENDPOINTS, useValue: BATCH_DIALECTS },
         BatchesService,
         MessageBatchesService,
         BatchInput,

@@ -17,13 +17,14 @@ import type { ContentPart } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
-import { chatJobTools, checkTools, outputFormat } from './chat-tools.js';
+import { chatTools, outputFormat } from './chat-tools.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
 import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
 import { RequestProblem } from './request-problem.js';
 import { given } from './sampling-fields.dto.js';
 import { checkSchema } from './schema-checks.js';
+import { checkTools, toJobTools } from './tool-checks.js';
 import { ToolChoiceConstraint } from './tool-choice.validator.js';
 import { ResponseFormatDto, ToolDto } from './tools.dto.js';
 
@@ -121,7 +122,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       throw new RequestProblem('top_logprobs requires logprobs to be true.', 'top_logprobs');
     }
     // A call's arguments must fit the context at least; the reply's format must fit the reply's budget.
-    checkTools(this, deployment.contextSize);
+    checkTools(chatTools(this), deployment.contextSize);
     const format = given(this.response_format);
     if (format?.type === 'json_schema') {
       if (!format.json_schema) {
@@ -149,7 +150,7 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
       requestId,
       deployment: deployment.id,
       messages: this.messages.map((m) => toTurn(m, this.#images)),
-      ...chatJobTools(this),
+      ...toJobTools(chatTools(this)),
       responseFormat: outputFormat(this),
       sampling: this.sampling(deployment.defaults),
       maxTokens: this.maxTokens(deployment),

@@ -16,7 +16,7 @@ import type { ChatTurn, ToolChoice } from '@conveyor/queue';
 import { MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { checkPromptLength } from './generation-checks.js';
-import { jobTools, type JobTools } from './job-tools.js';
+import type { JobTools } from './job-tools.js';
 import {
   checkImageCount,
   checkImageDataUriBytes,
@@ -29,7 +29,7 @@ import { MessageParamDto, MessagesToolChoiceDto, MessagesToolDto, ThinkingConfig
 import { imageDataUri, messagesChars, messagesToTurns, systemTurns } from './messages-turns.js';
 import { RequestProblem } from './request-problem.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
-import { checkSchema } from './schema-checks.js';
+import { checkTools, toJobTools, type DeclaredTools } from './tool-checks.js';
 
 /**
  * What Anthropic's Messages body says about the prompt: the model, system, messages, tools and
@@ -100,7 +100,7 @@ export class MessagesPromptDto extends SamplingFieldsDto {
       (systemTurns(this.system)[0]?.content.length ?? 0) +
       (this.tools?.length ? JSON.stringify(this.tools).length : 0);
     checkPromptLength(deployment, chars, 'messages');
-    this.checkTools();
+    checkTools(this.declaredTools());
     this.checkImages(deployment, images);
   }
 
@@ -116,6 +116,11 @@ export class MessagesPromptDto extends SamplingFieldsDto {
 
   /** The tools and the choice among them, as a job carries them; `none` tells the model of no tools. */
   jobTools(): JobTools {
+    return toJobTools(this.declaredTools());
+  }
+
+  /** The tools in neutral terms: Anthropic's `any` is the queue's `required`, a named `tool` a forced call. */
+  private declaredTools(): DeclaredTools {
     const choice = given(this.tool_choice);
     const toolChoice: ToolChoice =
       choice?.type === 'none'
@@ -125,9 +130,19 @@ export class MessagesPromptDto extends SamplingFieldsDto {
           : choice?.type === 'tool'
             ? { name: choice.name as string }
             : 'auto';
-    const tools = this.tools?.map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema }));
-    // Anthropic's way of asking for one call at most.
-    return jobTools(tools, toolChoice, choice?.disable_parallel_tool_use !== true);
+    return {
+      tools: (this.tools ?? []).map((t, i) => ({
+        name: t.name,
+        description: t.description,
+        parameters: t.input_schema,
+        nameAt: `tools[${i}].name`,
+        parametersAt: `tools[${i}].input_schema`,
+      })),
+      choice: toolChoice,
+      choiceAt: 'tool_choice.name',
+      // Anthropic's way of asking for one call at most.
+      parallel: choice?.disable_parallel_tool_use !== true,
+    };
   }
 
   /** Tool results answer earlier calls; the conversation (system turns aside) ends with the user's turn. */
@@ -154,24 +169,6 @@ export class MessagesPromptDto extends SamplingFieldsDto {
         "The last message is the assistant's: continuing a prefilled reply is not supported here; end with a user message.",
         `messages[${last}].role`,
         ErrorCode.unsupportedParameter,
-      );
-    }
-  }
-
-  private checkTools(): void {
-    const names = new Set<string>();
-    for (const [i, tool] of (this.tools ?? []).entries()) {
-      if (names.has(tool.name)) throw new RequestProblem(`Tool name '${tool.name}' is used twice.`, `tools[${i}].name`);
-      names.add(tool.name);
-      checkSchema(tool.input_schema, `tools[${i}].input_schema`);
-    }
-    const choice = given(this.tool_choice);
-    if (!choice || choice.type === 'none' || choice.type === 'auto') return;
-    if (!names.size) throw new RequestProblem(`tool_choice of type "${choice.type}" needs tools.`, 'tool_choice');
-    if (choice.type === 'tool' && !names.has(choice.name as string)) {
-      throw new RequestProblem(
-        `tool_choice names '${choice.name}', which is not one of the tools.`,
-        'tool_choice.name',
       );
     }
   }

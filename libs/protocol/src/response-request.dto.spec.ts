@@ -174,13 +174,12 @@ describe('ResponseRequestDto.toJob', () => {
       max_output_tokens: 32,
       temperature: 0,
     });
-    dto.continueFrom([
+    dto.check(deployment, IMAGE_LIMITS, [
       { role: 'user', content: 'Weather?' },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me look.', annotations: [] }] },
       { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{}' },
       { type: 'reasoning', id: 'rs_1', summary: [] },
     ]);
-    dto.check(deployment, IMAGE_LIMITS);
     const job = dto.toJob('r', deployment, 5);
     expect(job.messages).toEqual([
       { role: 'system', content: 'Be brief.' },

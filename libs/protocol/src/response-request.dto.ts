@@ -31,7 +31,8 @@ import {
   itemChars,
   itemsToTurns,
 } from './response-input.js';
-import { checkFormat, checkTools, outputFormat, responseJobTools } from './response-tools.js';
+import { checkFormat, outputFormat, responseTools } from './response-tools.js';
+import { checkTools, toJobTools } from './tool-checks.js';
 import { ResponseReasoningDto, ResponseTextDto, ResponseToolChoiceConstraint } from './response-tools.dto.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 
@@ -45,7 +46,7 @@ export type ResponseToolChoiceValue =
 /**
  * The body of `POST /v1/responses`: its fields and their validation, the checks that need the
  * deployment (`check`), and the chat job it becomes (`toJob`). A continuation's earlier items
- * (`previous_response_id`) are given by `continueFrom` before `check`.
+ * (`previous_response_id`) are part of what `check` checks: the calls its input answers, its length.
  */
 export class ResponseRequestDto extends SamplingFieldsDto {
   @IsString()
@@ -177,8 +178,8 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   }
 
   readonly #images = new Map<InputContentPart, DecodedImage>();
-  /** Items of the responses this one continues, oldest first. */
-  #history: ResponseInputItem[] = [];
+  /** Items of the responses this one continues, oldest first, as `check` was given them. */
+  #history: readonly ResponseInputItem[] = [];
 
   /** The request's own input as items. */
   items(): ResponseInputItem[] {
@@ -190,17 +191,17 @@ export class ResponseRequestDto extends SamplingFieldsDto {
     return [...this.#history, ...this.items()];
   }
 
-  /** Makes this request continue a stored conversation: `items` come before its own input. */
-  continueFrom(items: readonly ResponseInputItem[]): void {
-    this.#history = [...items];
-  }
-
   maxTokens(deployment: DeploymentTraits): number | undefined {
     return given(this.max_output_tokens) ?? deployment.defaults.max_tokens;
   }
 
-  /** Refuses what this deployment cannot honour, naming the field; decodes the images last. */
-  check(deployment: DeploymentTraits, images: ImageLimits): void {
+  /**
+   * Refuses what this deployment cannot honour, naming the field; decodes the images last. `history`:
+   * the stored conversation this request continues (`previous_response_id`), whose items come before
+   * its own input in the job.
+   */
+  check(deployment: DeploymentTraits, images: ImageLimits, history: readonly ResponseInputItem[] = []): void {
+    this.#history = history;
     if (given(this.background) && this.store === false)
       throw new RequestProblem('background responses must be stored: store cannot be false.', 'store');
     if (given(this.background) && given(this.stream))
@@ -235,7 +236,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         ErrorCode.contextLengthExceeded,
       );
     }
-    checkTools(this);
+    checkTools(responseTools(this));
     checkFormat(this);
     decodeImages(this.#history, this.items(), deployment, images, this.#images);
   }
@@ -254,7 +255,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
         ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
         ...itemsToTurns(this.conversation(), this.#images),
       ],
-      ...responseJobTools(this),
+      ...toJobTools(responseTools(this)),
       responseFormat: outputFormat(this),
       ...(cacheKey ? { cacheKey } : {}),
       sampling: {

@@ -172,20 +172,15 @@ function offered({ tool, at, namespace, namespaceDescription }: Flat): OfferedTo
 /**
  * The tools the model is offered, in order: functions as they are, a namespace's tools under
  * qualified names, a custom tool as a function of one string argument; hosted tools left out.
- * Refuses a malformed tool and two tools the model would call by the same name, naming the field.
+ * Refuses a malformed tool, naming the field (two tools the model would call by the same name are the
+ * one tool check's to refuse).
  */
 export function offeredTools(tools: readonly unknown[] | null | undefined): OfferedTool[] {
-  const flat = flatten(tools ?? []);
-  const seen = new Set<string>();
-  return flat.map((entry) => {
+  return flatten(tools ?? []).map((entry) => {
     const problem =
       entry.tool.type === 'custom' ? customProblem(entry.tool, entry.at) : functionProblem(entry.tool, entry.at);
     if (problem) throw problem;
-    const tool = offered(entry);
-    if (seen.has(tool.modelName))
-      throw new RequestProblem(`Tool name '${tool.modelName}' is used twice.`, `${entry.at}.name`);
-    seen.add(tool.modelName);
-    return tool;
+    return offered(entry);
   });
 }
 

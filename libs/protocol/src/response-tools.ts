@@ -1,28 +1,34 @@
 import type { OutputFormat } from '@conveyor/queue';
-import { jobTools, type JobTools } from './job-tools.js';
 import { RequestProblem } from './request-problem.js';
 import type { ResponseRequestDto } from './response-request.dto.js';
 import { chosenTool, offeredTools } from './response-tool-list.js';
 import { given } from './sampling-fields.dto.js';
 import { checkSchema } from './schema-checks.js';
+import type { DeclaredTools } from './tool-checks.js';
 
 /** The responses body's fields that name its tools and the reply's format. */
 type ToolFields = Pick<ResponseRequestDto, 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'text'>;
 
 /**
- * Refuses a malformed tool, a name the model would see twice, a parameters schema the grammar cannot
- * enforce, and a tool_choice naming no tool it is offered (a hosted tool among them).
+ * The responses body's tools in neutral terms: the tools the model is offered (namespaces opened, custom
+ * tools as functions, hosted ones left out; a malformed one refused), and the choice resolved to the name
+ * the model calls (a forced hosted tool, or a name matching none or several, refused).
  */
-export function checkTools(request: ToolFields): void {
-  const offered = offeredTools(request.tools);
-  for (const tool of offered)
-    if (tool.kind === 'function' && tool.parameters !== undefined)
-      checkSchema(tool.parameters, `${tool.at}.parameters`);
+export function responseTools(request: ToolFields): DeclaredTools {
   const choice = given(request.tool_choice);
-  if (choice === undefined || choice === 'none' || choice === 'auto') return;
-  if (typeof choice === 'object') chosenTool(choice, offered);
-  else if (!offered.length)
-    throw new RequestProblem(`tool_choice ${JSON.stringify(choice)} needs function or custom tools.`, 'tool_choice');
+  const offered = offeredTools(request.tools);
+  return {
+    tools: offered.map((t) => ({
+      name: t.modelName,
+      description: t.description,
+      parameters: t.parameters,
+      nameAt: `${t.at}.name`,
+      parametersAt: `${t.at}.parameters`,
+    })),
+    choice: typeof choice === 'object' ? { name: chosenTool(choice, offered).modelName } : (choice ?? 'auto'),
+    choiceAt: 'tool_choice.name',
+    parallel: request.parallel_tool_calls !== false,
+  };
 }
 
 /** Refuses a json_schema format without a name or with a schema the grammar cannot enforce, and a format beside callable tools. */
@@ -35,17 +41,6 @@ export function checkFormat(request: ToolFields): void {
     const schema = given(format.schema);
     if (schema !== undefined) checkSchema(schema, 'text.format.schema');
   }
-}
-
-/** The tools the job offers the model, and its choice among them; none when tool_choice is "none". */
-export function responseJobTools(request: ToolFields): JobTools {
-  const choice = given(request.tool_choice);
-  const offered = offeredTools(request.tools);
-  return jobTools(
-    offered.map((t) => ({ name: t.modelName, description: t.description, parameters: t.parameters })),
-    typeof choice === 'object' ? { name: chosenTool(choice, offered).modelName } : (choice ?? 'auto'),
-    request.parallel_tool_calls !== false,
-  );
 }
 
 /** The job's reply format from text.format: none for plain text. */

@@ -42,7 +42,7 @@ describe('BatchInput', () => {
 
   function setUp(content: string) {
     const files = new MemoryFiles();
-    const reader = new BatchInput(files, endpoints, new DeploymentRegistry(config));
+    const reader = new BatchInput(config, files, endpoints, new DeploymentRegistry(config));
     const record = newBatchRecord({
       id: 'batch_0123456789abcdef01234567',
       owner: 'anonymous',

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
-import type { DeploymentConfig } from '@conveyor/config';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
@@ -57,6 +57,7 @@ export async function* readInputLines(stream: Readable, fromLine = 0): AsyncGene
 @Injectable()
 export class BatchInput {
   constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly store: FileStore,
     @Inject(BATCH_ENDPOINTS) private readonly endpoints: BatchEndpoints,
     private readonly registry: DeploymentRegistry,
@@ -89,7 +90,10 @@ export class BatchInput {
   private async *requests(batch: BatchRecord, lines: AsyncGenerator<InputLine>): AsyncGenerator<InputRequest> {
     const endpoint = this.endpoints[batch.endpoint];
     for await (const { line, text } of lines) {
-      yield { ...parseBatchLine(text, line, batch.endpoint, endpoint, this.findDeployment), line };
+      yield {
+        ...parseBatchLine(text, line, batch.endpoint, endpoint, this.findDeployment, this.config.api.images),
+        line,
+      };
     }
   }
 

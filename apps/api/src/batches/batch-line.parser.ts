@@ -1,6 +1,6 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import { RequestProblem } from '@conveyor/protocol';
+import { RequestProblem, type ImageLimits } from '@conveyor/protocol';
 import { isObject } from '@conveyor/structured';
 import type { BatchEndpoint, ParsedBatchBody } from '../generation/batch-endpoint.js';
 
@@ -23,6 +23,7 @@ export function parseBatchLine(
   url: string,
   endpoint: BatchEndpoint,
   findDeployment: (model: string) => DeploymentConfig | undefined,
+  images: ImageLimits,
 ): LineCheck {
   /** The line's custom_id once it is known to be valid: a later failure still names the request. */
   const named: { customId?: string } = {};
@@ -44,7 +45,7 @@ export function parseBatchLine(
   named.customId = raw.custom_id;
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
   if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
-  const checked = checkBatchBody(raw.body, endpoint, findDeployment);
+  const checked = checkBatchBody(raw.body, endpoint, findDeployment, images);
   if (!checked.ok) return fail(checked.message, checked.param ? `body.${checked.param}` : 'body', checked.code);
   return { ok: true, value: { customId: raw.custom_id, body: checked.body, deployment: checked.deployment } };
 }
@@ -60,6 +61,7 @@ export function checkBatchBody(
   raw: unknown,
   endpoint: BatchEndpoint,
   findDeployment: (model: string) => DeploymentConfig | undefined,
+  images: ImageLimits,
 ): BodyCheck {
   try {
     const body = endpoint.parse(raw);
@@ -72,7 +74,7 @@ export function checkBatchBody(
         code: ErrorCode.modelNotFound,
       };
     }
-    body.check(deployment);
+    body.check(deployment, images);
     return { ok: true, body, deployment };
   } catch (err) {
     if (err instanceof RequestProblem) {

@@ -8,7 +8,7 @@ import {
   type MessageBatchProcessingStatus,
   type MessagesErrorBody,
 } from '@conveyor/openai';
-import { toMessagesError } from '../errors/messages-error.js';
+import { toMessagesError } from '../dialects/anthropic.dialect.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 

@@ -5,6 +5,8 @@ import type { FastifyReply } from 'fastify';
 import type { DeletedMessageBatch, MessageBatch, MessageBatchList } from '@conveyor/openai';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
+import { ANTHROPIC } from '../dialects/anthropic.dialect.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
 import { ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { MessageBatchesService } from './message-batches.service.js';
@@ -12,11 +14,12 @@ import { MessageBatchesService } from './message-batches.service.js';
 const ID = { name: 'id', description: 'The message batch id (msgbatch_…)' };
 
 /**
- * Anthropic's Message Batches API, on the batch runner OpenAI's batches use. Its paths are under
- * `/v1/messages`, so its errors have Anthropic's shape; a key comes as `x-api-key` or `Bearer`.
+ * Anthropic's Message Batches API, on the batch runner OpenAI's batches use: its errors have Anthropic's
+ * shape; a key comes as `x-api-key` or `Bearer`.
  */
 @Controller('v1/messages/batches')
 @UseAuthScheme('Bearer')
+@Speaks(ANTHROPIC)
 @ApiHeader({ name: 'anthropic-version', required: false, description: 'Accepted; any version gets the same API' })
 export class MessageBatchesController {
   constructor(private readonly batches: MessageBatchesService) {}

@@ -263,7 +263,7 @@ export class MessageBatchesService {
       }
       seen.add(custom_id);
       if (!isObject(params)) throw OpenAiHttpError.invalidRequest('params must be a Messages body.', `${at}.params`);
-      const result = checkBatchBody(params, endpoint, this.findDeployment);
+      const result = checkBatchBody(params, endpoint, this.findDeployment, this.config.api.images);
       if (!result.ok) {
         throw OpenAiHttpError.invalidRequest(
           result.message,

@@ -6,9 +6,10 @@ import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
-import { OPENAI_CHUNK_FRAMING, streamReply } from '../generation/reply-stream.js';
+import { streamReply } from '../generation/reply-stream.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
-import { ChatService, COMPLETION_ID_PREFIX } from './chat.service.js';
+import { ChatService } from './chat.service.js';
+import { openAiChat } from './openai-chat.dialect.js';
 
 /**
  * The HTTP shape of a chat reply, shared by every route that takes the chat
@@ -31,11 +32,11 @@ export class ChatHttpHandler {
     const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(ChatCompletionRequestDto, body));
     if (!dto.stream) {
       const completion = await this.chat.complete(dto, caller, signal, onlyDeployment);
-      identify(completion.id.slice(COMPLETION_ID_PREFIX.length));
+      identify(completion.id.slice(openAiChat.idPrefix.length));
       return completion;
     }
     const run = await this.chat.start(dto, caller, signal, onlyDeployment);
-    identify(run.who.id.slice(COMPLETION_ID_PREFIX.length));
+    identify(run.who.id.slice(openAiChat.idPrefix.length));
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);
   }
 
@@ -64,7 +65,7 @@ export class ChatHttpHandler {
         delta: (event) => chunks.deltaChunks(event),
         final: (event) => chunks.finalChunks(finishReasonsOf(event), event.usage),
       },
-      { numbered: true, after, framing: OPENAI_CHUNK_FRAMING },
+      { numbered: true, after, framing: openAiChat.framing },
     );
   }
 }

@@ -9,10 +9,13 @@ import { ApiJsonBody, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorat
 
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ChatHttpHandler } from './chat-http.handler.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { openAiChat } from './openai-chat.dialect.js';
 
 /** OpenAI's route, as local servers and serverless GPU clouds expose it. */
 @Controller('v1/chat')
 @UseAuthScheme('Bearer')
+@Speaks(openAiChat)
 export class ChatController {
   constructor(private readonly http: ChatHttpHandler) {}
 

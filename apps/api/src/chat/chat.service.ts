@@ -6,8 +6,7 @@ import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
 import { toChatCompletion } from './chat-response.mapper.js';
-
-export const COMPLETION_ID_PREFIX = 'chatcmpl-';
+import { openAiChat } from './openai-chat.dialect.js';
 
 /** The chat use case: check the body against its deployment, queue its job, follow the reply. */
 @Injectable()
@@ -30,7 +29,7 @@ export class ChatService {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
-      idPrefix: COMPLETION_ID_PREFIX,
+      idPrefix: openAiChat.idPrefix,
       route: '/v1/chat/completions',
       model: dto.model,
       stream: dto.stream === true,
@@ -55,7 +54,7 @@ export class ChatService {
   resume(completionId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
     return this.generation.resume(
       completionId,
-      { idPrefix: COMPLETION_ID_PREFIX, route: '/v1/chat/completions' },
+      { idPrefix: openAiChat.idPrefix, route: '/v1/chat/completions' },
       caller,
       signal,
     );

@@ -5,10 +5,11 @@ import type { Completion } from '@conveyor/openai';
 import type { CompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
-import { OPENAI_CHUNK_FRAMING, streamReply } from '../generation/reply-stream.js';
+import { streamReply } from '../generation/reply-stream.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { CompletionChunkFormatter } from './completion-response.mapper.js';
-import { completionShape, CompletionsService, TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
+import { completionShape, CompletionsService } from './completions.service.js';
+import { openAiCompletions } from './openai-completions.dialect.js';
 
 /** The HTTP shape of a legacy completion: a JSON text_completion, or Server-Sent Events when `stream` is true. */
 @Injectable()
@@ -28,11 +29,11 @@ export class CompletionsHttpHandler {
     const { dto, signal, identify } = this.http.accept(reply, () => parseCompletionBody(body));
     if (!dto.stream) {
       const completion = await this.completions.complete(dto, caller, signal, onlyDeployment);
-      identify(completion.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
+      identify(completion.id.slice(openAiCompletions.idPrefix.length));
       return completion;
     }
     const run = await this.completions.start(dto, caller, signal, onlyDeployment);
-    identify(run.who.id.slice(TEXT_COMPLETION_ID_PREFIX.length));
+    identify(run.who.id.slice(openAiCompletions.idPrefix.length));
     return this.stream(run, reply, dto);
   }
 
@@ -51,7 +52,7 @@ export class CompletionsHttpHandler {
         delta: (event) => chunks.deltaChunks(event),
         final: (event) => chunks.finalChunks(finishReasonsOf(event), choices, event.usage),
       },
-      { numbered: false, framing: OPENAI_CHUNK_FRAMING },
+      { numbered: false, framing: openAiCompletions.framing },
     );
   }
 }

@@ -6,10 +6,13 @@ import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { CompletionsHttpHandler } from './completions-http.handler.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { openAiCompletions } from './openai-completions.dialect.js';
 
 /** OpenAI's legacy completions route: raw prompts, no chat template. */
 @Controller('v1')
 @UseAuthScheme('Bearer')
+@Speaks(openAiCompletions)
 export class CompletionsController {
   constructor(private readonly http: CompletionsHttpHandler) {}
 

@@ -6,8 +6,7 @@ import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
 import { toCompletion, type CompletionShape } from './completion-response.mapper.js';
-
-export const TEXT_COMPLETION_ID_PREFIX = 'cmpl-';
+import { openAiCompletions } from './openai-completions.dialect.js';
 
 /** How a request shapes its reply: the echoed prompts, and whether logprobs were asked for. */
 export const completionShape = (dto: CompletionRequestDto): CompletionShape => ({
@@ -25,7 +24,7 @@ export class CompletionsService {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
-      idPrefix: TEXT_COMPLETION_ID_PREFIX,
+      idPrefix: openAiCompletions.idPrefix,
       route: '/v1/completions',
       model: dto.model,
       stream: dto.stream === true,

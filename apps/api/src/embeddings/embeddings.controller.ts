@@ -6,10 +6,13 @@ import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
 import { EmbeddingsHttpHandler } from './embeddings-http.handler.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { openAiEmbeddings } from './openai-embeddings.dialect.js';
 
 /** OpenAI's route, as local servers and serverless GPU clouds expose it. */
 @Controller('v1')
 @UseAuthScheme('Bearer')
+@Speaks(openAiEmbeddings)
 export class EmbeddingsController {
   constructor(private readonly http: EmbeddingsHttpHandler) {}
 

@@ -6,8 +6,7 @@ import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import { dimensionsOf, toEmbeddingList } from './embeddings-response.mapper.js';
-
-export const EMBEDDING_ID_PREFIX = 'embd-';
+import { openAiEmbeddings } from './openai-embeddings.dialect.js';
 
 export interface EmbeddingsResult {
   requestId: string;
@@ -33,7 +32,7 @@ export class EmbeddingsService {
       (requestId, now) => dto.toJob(requestId, deployment, now),
       signal,
       {
-        idPrefix: EMBEDDING_ID_PREFIX,
+        idPrefix: openAiEmbeddings.idPrefix,
         route: '/v1/embeddings',
         model: dto.model,
         stream: false,
@@ -54,7 +53,7 @@ export class EmbeddingsService {
       );
     }
     return {
-      requestId: run.who.id.slice(EMBEDDING_ID_PREFIX.length),
+      requestId: run.who.id.slice(openAiEmbeddings.idPrefix.length),
       body: toEmbeddingList(run.who.model, reply, dto.encoding_format ?? 'float'),
     };
   }

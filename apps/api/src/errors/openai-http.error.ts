@@ -1,6 +1,9 @@
-import { ErrorCode, type OpenAiErrorBody, type OpenAiErrorType } from '@conveyor/openai';
+import { ErrorCode, errorTypeFor, type OpenAiErrorBody, type OpenAiErrorType } from '@conveyor/openai';
 
-/** An error that leaves the API as an OpenAI-style body with its HTTP status. */
+/**
+ * An error raised while serving a request, in OpenAI's terms (status, type, param, code): the neutral
+ * form every dialect shapes for its clients (`Dialect.error`); `toBody` is OpenAI's own shape.
+ */
 export class OpenAiHttpError extends Error {
   constructor(
     readonly status: number,
@@ -16,6 +19,11 @@ export class OpenAiHttpError extends Error {
 
   toBody(): OpenAiErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+
+  /** A refusal that names no field: its type follows from its status. */
+  static refusal(status: number, message: string, code: string | null): OpenAiHttpError {
+    return new OpenAiHttpError(status, errorTypeFor(status), message, null, code);
   }
 
   static invalidRequest(message: string, param: string | null = null, code: string | null = null): OpenAiHttpError {

@@ -1,14 +1,14 @@
 import type { DeploymentConfig } from '@conveyor/config';
 import type { EmbedJobData, GenerationJobData, LineView, ReplyResult } from '@conveyor/queue';
-import type { DecodedImage } from '@conveyor/protocol';
+import type { DecodedImage, ImageLimits } from '@conveyor/protocol';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import type { ReplyIdentity } from './reply-run.js';
 
 /** A batch line's body once it has passed every check of its synchronous route's body validation. */
 export interface ParsedBatchBody {
   model: string;
-  /** The checks that need the deployment (what it serves); throws a RequestProblem naming the field. */
-  check(deployment: DeploymentConfig): void;
+  /** The checks that need the deployment (what it serves) and the image limits; throws a RequestProblem naming the field. */
+  check(deployment: DeploymentConfig, images: ImageLimits): void;
   toJob(requestId: string, deployment: DeploymentConfig): GenerationJobData | EmbedJobData;
   /** The images `check` decoded, which the job refers to (bodies that carry none need not say). */
   images?(): readonly DecodedImage[];

@@ -12,6 +12,8 @@ export interface ChunkFormatter<Chunk> {
   delta(event: DeltaEvent): Chunk[];
   /** Each choice's finish reason, then usage when asked for. */
   final(event: EndEvent): Chunk[];
+  /** The stream's last event for a failure once it is open, where the API makes one of the reply so far (Responses' `response.failed`). */
+  failed?(err: OpenAiHttpError): Chunk;
 }
 
 /**
@@ -26,9 +28,6 @@ export interface SseFraming<Chunk> {
   /** Whether the stream ends with `data: [DONE]`. */
   done: boolean;
 }
-
-/** OpenAI's chunk streams (chat and legacy completions): `data:` lines, errors in OpenAI's shape, `[DONE]`. */
-export const OPENAI_CHUNK_FRAMING: SseFraming<unknown> = { error: (err) => ({ body: err.toBody() }), done: true };
 
 export interface StreamOptions<Chunk = unknown> {
   /** Number each chunk (`id: <n>`, its place in the reply) so a client can resume after it. */
@@ -89,7 +88,12 @@ export async function streamReply<Chunk>(
     if (framing.done) sse.done();
     else sse.end();
   } catch (err) {
-    const { event, body } = framing.error(toOpenAiError(err));
-    sse.fail(body, event);
+    const error = toOpenAiError(err);
+    const last = formatter.failed?.(error);
+    if (last !== undefined) sse.fail(last, framing.eventName?.(last));
+    else {
+      const { event, body } = framing.error(error);
+      sse.fail(body, event);
+    }
   }
 }

@@ -27,9 +27,12 @@ import { CompletionsHttpHandler } from '../completions/completions-http.handler.
 import { EmbeddingsHttpHandler } from '../embeddings/embeddings-http.handler.js';
 import { ModelListService } from '../models/model-list.service.js';
 import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { OPENAI } from '../dialects/openai.dialect.js';
 
 /** The serverless app-host form: OpenAI routes under `/<org_id>/<app_id>/v1`, one deployment per app. */
 @HostedAppController()
+@Speaks(OPENAI)
 export class OrgAppController {
   constructor(
     private readonly http: ChatHttpHandler,

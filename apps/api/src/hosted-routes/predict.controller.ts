@@ -6,10 +6,13 @@ import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { ChatHttpHandler } from '../chat/chat-http.handler.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { openAiChat } from '../chat/openai-chat.dialect.js';
 
 /** The hosted model-host form: the chat body POSTed to an environment's predict route. */
 @Controller('environments/production')
 @UseAuthScheme('Api-Key')
+@Speaks(openAiChat)
 export class PredictController {
   constructor(private readonly http: ChatHttpHandler) {}
 

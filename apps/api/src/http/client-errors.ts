@@ -1,7 +1,10 @@
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode } from '@conveyor/openai';
-import { answerAndClose, openAiErrorBody } from './raw-error.js';
+import { OPENAI } from '../dialects/openai.dialect.js';
+import { dialectOf } from '../dialects/speaks.decorator.js';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { answerAndClose } from './raw-error.js';
 
 interface Refusal {
   status: number;
@@ -33,14 +36,15 @@ export function clientErrorRefusal(errorCode: string, maxHeaderBytes: number): R
 
 /**
  * Fastify's `clientErrorHandler`: Node's `clientError` (a malformed request line, headers over Node's
- * limit, a request that did not arrive in time) answered in OpenAI's shape instead of Fastify's.
+ * limit, a request that did not arrive in time) answered in OpenAI's shape instead of Fastify's: no
+ * route, so no dialect, is known of a request Node could not parse.
  */
 export function clientErrorHandler(maxHeaderBytes: number): (error: ConnectionError, socket: Socket) => void {
   return (error, socket) => {
     // A reset connection has no one to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const refusal = clientErrorRefusal(error.code, maxHeaderBytes);
-    answerAndClose(socket, refusal.status, refusal.message, refusal.code);
+    answerAndClose(socket, OPENAI.error(OpenAiHttpError.refusal(refusal.status, refusal.message, refusal.code)));
   };
 }
 
@@ -60,8 +64,11 @@ export function frameworkErrorRefusal(error: Pick<FastifyError, 'code' | 'status
   }
 }
 
-/** Fastify's `frameworkErrors`: the router's own 400 and 414, in OpenAI's shape. */
-export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+/** Fastify's `frameworkErrors`: the router's own 400 and 414, in the shape of the request's dialect (OpenAI's, as no route matched). */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const refusal = frameworkErrorRefusal(error);
-  void reply.code(refusal.status).send(openAiErrorBody(refusal.status, refusal.message, refusal.code));
+  const { status, body, headers } = dialectOf(request).error(
+    OpenAiHttpError.refusal(refusal.status, refusal.message, refusal.code),
+  );
+  void reply.code(status).headers(headers).send(body);
 }

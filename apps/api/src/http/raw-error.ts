@@ -1,21 +1,20 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorTypeFor, type OpenAiErrorBody } from '@conveyor/openai';
+import type { ShapedError } from '../dialects/dialect.js';
 
-/** OpenAI's error body for a status, with no field to name. */
-export function openAiErrorBody(status: number, message: string, code: string | null): OpenAiErrorBody {
-  return { error: { message, type: errorTypeFor(status), param: null, code } };
-}
-
-/** A whole HTTP/1.1 response carrying an OpenAI error, for answers written before any route runs. */
-export function rawErrorResponse(status: number, message: string, code: string | null): string {
-  const body = JSON.stringify(openAiErrorBody(status, message, code));
+/** A whole HTTP/1.1 response carrying an error, for answers written on the socket itself. */
+export function rawErrorResponse({ status, body, headers }: ShapedError): string {
+  const json = JSON.stringify(body);
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Content-Length: ${Buffer.byteLength(json)}\r\n` +
+    extra +
     'Connection: close\r\n\r\n' +
-    body
+    json
   );
 }
 
@@ -33,15 +32,16 @@ function responseStarted(socket: Duplex): boolean {
 const CLOSE_GRACE_MS = 1000;
 
 /**
- * Answers on the socket itself with an OpenAI error, then closes it: the request cannot go on
- * (it is malformed, too large, or stalled), and nothing after it on the connection can be trusted.
+ * Answers on the socket itself with an error (in the shape of the dialect the request spoke, or OpenAI's
+ * where nothing is known of it), then closes it: the request cannot go on (it is malformed, too large,
+ * or stalled), and nothing after it on the connection can be trusted.
  */
-export function answerAndClose(socket: Duplex, status: number, message: string, code: string | null): void {
+export function answerAndClose(socket: Duplex, error: ShapedError): void {
   if (socket.destroyed) return;
   if (!socket.writable || responseStarted(socket)) {
     socket.destroy();
     return;
   }
-  socket.end(rawErrorResponse(status, message, code), () => socket.destroy());
+  socket.end(rawErrorResponse(error), () => socket.destroy());
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hostName, type AllowedHosts, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
+import { dialectOf } from '../dialects/speaks.decorator.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { answerAndClose, openAiErrorBody } from './raw-error.js';
+import { answerAndClose } from './raw-error.js';
 
 /**
  * Routes any Host may reach. Load balancers and kubelets probe the pod's address, not a name, and
@@ -23,8 +24,10 @@ export function hostAllowed(header: string | undefined, allowed: AllowedHosts): 
   return name !== null && allowed.includes(name);
 }
 
+/** A refusal in the shape of the dialect the request's route speaks (the route is known before any hook runs). */
 const refuse = (reply: FastifyReply, status: number, message: string, code: ErrorCode): void => {
-  void reply.code(status).send(openAiErrorBody(status, message, code));
+  const shaped = dialectOf(reply.request).error(OpenAiHttpError.refusal(status, message, code));
+  void reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
 };
 
 /** At most this much of a header is repeated back in an error message. */
@@ -43,7 +46,7 @@ const ECHO_CHARS = 100;
 export function installRequestChecks(fastify: FastifyInstance, api: PlatformConfig['api']): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     const host = request.headers.host;
-    // Node's own check for this answered outside OpenAI's shape; it is off, and done here instead.
+    // Node's own check for this answered outside any API's shape; it is off, and done here instead.
     if (host === undefined && request.raw.httpVersion === '1.1') {
       return refuse(reply, 400, 'An HTTP/1.1 request must carry a Host header.', ErrorCode.malformedRequest);
     }
@@ -86,9 +89,13 @@ function watchBodyDeadline(request: FastifyRequest, reply: FastifyReply, limitMs
     else
       answerAndClose(
         raw.socket,
-        408,
-        `The request body did not arrive within ${limitMs} ms; the connection is closed.`,
-        ErrorCode.requestTimeout,
+        dialectOf(request).error(
+          OpenAiHttpError.refusal(
+            408,
+            `The request body did not arrive within ${limitMs} ms; the connection is closed.`,
+            ErrorCode.requestTimeout,
+          ),
+        ),
       );
   }, limitMs);
   timer.unref();

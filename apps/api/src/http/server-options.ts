@@ -22,7 +22,7 @@ export function httpServerOptions(api: PlatformConfig['api']): FastifyHttpOption
       headersTimeout: api.bodyTimeoutMs,
       requestTimeout: backstopMs,
       connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, api.bodyTimeoutMs),
-      // A request without Host is refused by the request checks, in OpenAI's shape.
+      // A request without Host is refused by the request checks, in the shape of its route's dialect.
       requireHostHeader: false,
     },
     // Fastify sets this on the server after creating it: it must agree with the value above.

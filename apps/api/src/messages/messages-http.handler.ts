@@ -1,22 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
-import type { Message, MessageStreamEvent, MessageTokensCount } from '@conveyor/openai';
+import type { Message, MessageTokensCount } from '@conveyor/openai';
 import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
-import { toMessagesError } from '../errors/messages-error.js';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import type { ReplyRun } from '../generation/reply-run.js';
-import { streamReply, type SseFraming } from '../generation/reply-stream.js';
+import { streamReply } from '../generation/reply-stream.js';
+import { anthropicMessages } from './anthropic-messages.dialect.js';
 import { MessageEventFormatter } from './messages-response.mapper.js';
-import { MESSAGE_ID_PREFIX, MessagesService } from './messages.service.js';
-
-/** Anthropic's stream framing: each event named by its type, an `error` event on failure, no `[DONE]`. */
-const FRAMING: SseFraming<MessageStreamEvent> = {
-  eventName: (event) => event.type,
-  error: (err) => ({ event: 'error', body: toMessagesError(err).body }),
-  done: false,
-};
+import { MessagesService } from './messages.service.js';
 
 /** The HTTP shape of Anthropic's Messages routes, shared by the plain and the org/app form. */
 @Injectable()
@@ -36,11 +29,11 @@ export class MessagesHttpHandler {
     const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(MessagesRequestDto, body));
     if (!dto.stream) {
       const message = await this.messages.create(dto, caller, signal, onlyDeployment);
-      identify(message.id.slice(MESSAGE_ID_PREFIX.length));
+      identify(message.id.slice(anthropicMessages.idPrefix.length));
       return message;
     }
     const run = await this.messages.start(dto, caller, signal, onlyDeployment);
-    identify(run.who.id.slice(MESSAGE_ID_PREFIX.length));
+    identify(run.who.id.slice(anthropicMessages.idPrefix.length));
     return this.stream(run, reply, dto.thinkingEnabled, -1);
   }
 
@@ -78,7 +71,7 @@ export class MessagesHttpHandler {
         delta: (event) => events.delta(event),
         final: (event) => events.final(event),
       },
-      { numbered: true, after, framing: FRAMING },
+      { numbered: true, after, framing: anthropicMessages.framing },
     );
   }
 }

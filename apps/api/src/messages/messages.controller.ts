@@ -5,9 +5,11 @@ import type { Message, MessageTokensCount } from '@conveyor/openai';
 import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { MessagesHttpHandler } from './messages-http.handler.js';
+import { anthropicMessages } from './anthropic-messages.dialect.js';
 
 /** Anthropic's errors on these routes, by status; 529 is a full queue. */
 const ERRORS = [400, 401, 404, 413, 429, 504, 529];
@@ -18,6 +20,7 @@ const ERRORS = [400, 401, 404, 413, 429, 504, 529];
  */
 @Controller('v1/messages')
 @UseAuthScheme('Bearer')
+@Speaks(anthropicMessages)
 @ApiHeader({ name: 'anthropic-version', required: false, description: 'Accepted; any version gets the same API' })
 export class MessagesController {
   constructor(private readonly http: MessagesHttpHandler) {}

@@ -6,9 +6,8 @@ import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
 import { TokenizeService } from '../generation/tokenize.service.js';
+import { anthropicMessages } from './anthropic-messages.dialect.js';
 import { toMessage } from './messages-response.mapper.js';
-
-export const MESSAGE_ID_PREFIX = 'msg_';
 
 /** Anthropic's Messages use case, on the pipeline chat uses: check the body, queue its job, follow the reply. */
 @Injectable()
@@ -24,7 +23,7 @@ export class MessagesService {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
-      idPrefix: MESSAGE_ID_PREFIX,
+      idPrefix: anthropicMessages.idPrefix,
       route: '/v1/messages',
       model: dto.model,
       stream: dto.stream === true,
@@ -46,7 +45,12 @@ export class MessagesService {
   }
 
   resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(messageId, { idPrefix: MESSAGE_ID_PREFIX, route: '/v1/messages' }, caller, signal);
+    return this.generation.resume(
+      messageId,
+      { idPrefix: anthropicMessages.idPrefix, route: '/v1/messages' },
+      caller,
+      signal,
+    );
   }
 
   /** The prompt's tokens as the deployment's workers render and tokenize it: a generation's input_tokens. */

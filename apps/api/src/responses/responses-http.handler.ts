@@ -1,20 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
-import type {
-  ListPage,
-  ResponseDeleted,
-  ResponseListedItem,
-  ResponseObject,
-  ResponseStreamEvent,
-} from '@conveyor/openai';
+import type { ListPage, ResponseDeleted, ResponseListedItem, ResponseObject } from '@conveyor/openai';
 import { ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
 import type { ReplyRun } from '../generation/reply-run.js';
-import { streamReply, type SseFraming } from '../generation/reply-stream.js';
+import { streamReply } from '../generation/reply-stream.js';
 import { BackgroundResponses } from './background-responses.js';
+import { openAiResponses } from './openai-responses.dialect.js';
 import { ResponseEventFormatter } from './response-events.mapper.js';
 import {
   DEFAULT_ECHO,
@@ -37,16 +32,6 @@ export interface InputItemsQuery {
   order?: string;
   after?: string;
 }
-
-/**
- * The Responses API's stream framing: each event named by its type, no `[DONE]`, and a failure once
- * open as a last `response.failed` event carrying the response so far with OpenAI's error code.
- */
-const framing = (formatter: ResponseEventFormatter): SseFraming<ResponseStreamEvent> => ({
-  eventName: (event) => event.type,
-  error: (err) => ({ event: 'response.failed', body: formatter.failed(err) }),
-  done: false,
-});
 
 function eventNumber(raw: string | undefined, param: string): number {
   if (raw === undefined) return -1;
@@ -155,7 +140,7 @@ export class ResponsesHttpHandler {
     options: OutputOptions = {},
   ): Promise<ResponseEventFormatter> {
     const formatter = new ResponseEventFormatter(run.who, echo, options);
-    await streamReply(run, reply, formatter, { numbered: true, after, framing: framing(formatter) });
+    await streamReply(run, reply, formatter, { numbered: true, after, framing: openAiResponses.framing });
     return formatter;
   }
 }

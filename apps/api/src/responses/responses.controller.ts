@@ -19,6 +19,8 @@ import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiResponseOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { ResponsesHttpHandler, type InputItemsQuery, type RetrieveQuery } from './responses-http.handler.js';
+import { Speaks } from '../dialects/speaks.decorator.js';
+import { openAiResponses } from './openai-responses.dialect.js';
 
 /** The OpenAPI parameters of `GET /responses/{id}` (also on the hosted app form). */
 export const RetrieveResponseDocs = () =>
@@ -50,6 +52,7 @@ export const InputItemsDocs = () =>
 /** OpenAI's Responses API: create, retrieve (or resume streaming), delete, cancel, list input items. */
 @Controller('v1/responses')
 @UseAuthScheme('Bearer')
+@Speaks(openAiResponses)
 export class ResponsesController {
   constructor(private readonly http: ResponsesHttpHandler) {}
 

@@ -90,12 +90,7 @@ export class ResponsesService {
     beforeStored?: (id: string) => Promise<void>,
   ): Promise<StartedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    const previous = dto.previous_response_id;
-    if (previous) {
-      const stored = await this.owned(previous, caller, 'previous_response_id');
-      dto.continueFrom(stored.context);
-    }
-    dto.check(deployment, this.config.api.images);
+    dto.check(deployment, this.config.api.images, await this.continued(dto, caller));
     const run = await this.generation.submit(
       deployment,
       (requestId, now) => dto.toJob(requestId, deployment, now),
@@ -181,6 +176,12 @@ export class ResponsesService {
       error: { code: error.code ?? 'server_error', message: error.message },
     };
     await this.store.advance(failed).catch(() => undefined);
+  }
+
+  /** The conversation a request continues: its `previous_response_id`'s, which must be the caller's; none when it starts one. */
+  private async continued(dto: ResponseRequestDto, caller: string): Promise<readonly ResponseInputItem[]> {
+    const previous = dto.previous_response_id;
+    return previous ? (await this.owned(previous, caller, 'previous_response_id')).context : [];
   }
 
   /** The caller's stored response; anyone else is told there is none, as files and batches do. */

@@ -1,15 +1,18 @@
 import { EmbeddingRequestDto, RequestProblem } from '@conveyor/protocol';
-import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import type { SurfaceDialect } from '../dialects/dialect.js';
+import { OPENAI } from '../dialects/openai.dialect.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toEmbeddingList } from './embeddings-response.mapper.js';
-import { EMBEDDING_ID_PREFIX } from './embeddings.service.js';
 
 /**
- * `/v1/embeddings` as a batch endpoint. An output line is written from the worker's result alone,
- * long after the body was read, so what needs the body there is refused up front rather than ignored.
+ * OpenAI's embeddings (`/v1/embeddings`, the hosted form, batch lines). A batch line's output is
+ * written from the worker's result alone, long after the body was read, so what needs the body there
+ * is refused up front rather than ignored.
  */
-export const embeddingsBatchEndpoint: BatchEndpoint = {
-  idPrefix: EMBEDDING_ID_PREFIX,
+export const openAiEmbeddings: SurfaceDialect = {
+  ...OPENAI,
+  name: 'openai-embeddings',
+  idPrefix: 'embd-',
   parse(body) {
     const dto = parseRequest(EmbeddingRequestDto, body);
     return {

@@ -1,14 +1,24 @@
-import { RequestProblem, ResponseRequestDto, type ImageLimits } from '@conveyor/protocol';
-import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import type { ResponseStreamEvent } from '@conveyor/openai';
+import { RequestProblem, ResponseRequestDto } from '@conveyor/protocol';
+import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI } from '../dialects/openai.dialect.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { DEFAULT_ECHO, RESPONSE_ID_PREFIX, toResponseObject } from './response.mapper.js';
 
 /**
- * Batch lines over `/v1/responses`: the synchronous route's checks and job, its response body. A
+ * OpenAI's Responses API (`/v1/responses`, the hosted form, batch lines). Its stream names each event
+ * by its type and has no `[DONE]`; a failure once open is the formatter's `response.failed`. A batch
  * line is not stored, and stands alone: it cannot continue a stored response or run in the background.
  */
-export const responsesBatchEndpoint = (images: ImageLimits): BatchEndpoint => ({
+export const openAiResponses: StreamingDialect<ResponseStreamEvent> = {
+  ...OPENAI,
+  name: 'openai-responses',
   idPrefix: RESPONSE_ID_PREFIX,
+  framing: {
+    eventName: (event) => event.type,
+    error: (err) => ({ body: err.toBody() }),
+    done: false,
+  },
   parse(body) {
     const dto = parseRequest(ResponseRequestDto, body);
     if (dto.previous_response_id)
@@ -16,10 +26,10 @@ export const responsesBatchEndpoint = (images: ImageLimits): BatchEndpoint => ({
     if (dto.background) throw RequestProblem.unsupported('background in a batch', 'background');
     return {
       model: dto.model,
-      check: (deployment) => dto.check(deployment, images),
+      check: (deployment, images) => dto.check(deployment, images),
       toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
       images: () => dto.decodedImages(),
     };
   },
   toResponse: (who, reply) => toResponseObject(who, reply, DEFAULT_ECHO),
-});
+};

@@ -1,10 +1,7 @@
-import { ErrorCode, type MessagesErrorBody, type MessagesErrorType } from '@conveyor/openai';
-import type { OpenAiHttpError } from './openai-http.error.js';
-
-/** The paths whose errors are answered in Anthropic's shape: the Messages routes, plain and hosted. */
-const MESSAGES_PATH = /^(?:\/[^/?#]+\/[^/?#]+)?\/v1\/messages(?:[/?#]|$)/;
-
-export const speaksMessages = (url: string): boolean => MESSAGES_PATH.test(url);
+import { ErrorCode, type MessageStreamEvent, type MessagesErrorBody, type MessagesErrorType } from '@conveyor/openai';
+import type { OpenAiHttpError } from '../errors/openai-http.error.js';
+import type { SseFraming } from '../generation/reply-stream.js';
+import type { Dialect } from './dialect.js';
 
 const TYPE_BY_STATUS: Readonly<Record<number, MessagesErrorType>> = {
   401: 'authentication_error',
@@ -36,3 +33,13 @@ export function toMessagesError(error: OpenAiHttpError): MessagesError {
     error.param && !error.message.includes(error.param) ? `${error.param}: ${error.message}` : error.message;
   return { status, body: { type: 'error', error: { type, message } }, headers: error.headers };
 }
+
+/** Anthropic's wire: `{type: "error", error: {type, message}}`, with the statuses its clients expect. */
+export const ANTHROPIC: Dialect = { name: 'anthropic', error: toMessagesError };
+
+/** Anthropic's stream framing: each event named by its type, an `error` event on failure, no `[DONE]`. */
+export const ANTHROPIC_EVENTS: SseFraming<MessageStreamEvent> = {
+  eventName: (event) => event.type,
+  error: (err) => ({ event: 'error', body: toMessagesError(err).body }),
+  done: false,
+};

@@ -1,23 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@conveyor/openai';
-import { speaksMessages, toMessagesError } from './messages-error.js';
-import { OpenAiHttpError } from './openai-http.error.js';
-
-describe('speaksMessages', () => {
-  it.each([
-    ['/v1/messages', true],
-    ['/v1/messages?beta=true', true],
-    ['/v1/messages/count_tokens', true],
-    ['/acme/chat/v1/messages', true],
-    ['/acme/chat/v1/messages/count_tokens', true],
-    ['/v1/chat/completions', false],
-    ['/v1/messagesx', false],
-    ['/acme/chat/v1/chat/completions', false],
-    ['/a/b/c/v1/messages', false],
-  ])('%s: %s', (url, expected) => {
-    expect(speaksMessages(url)).toBe(expected);
-  });
-});
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { toMessagesError } from './anthropic.dialect.js';
 
 describe('toMessagesError', () => {
   it.each<[OpenAiHttpError, number, string]>([

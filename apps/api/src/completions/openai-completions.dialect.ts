@@ -1,12 +1,16 @@
+import type { CompletionChunk } from '@conveyor/openai';
 import { RequestProblem } from '@conveyor/protocol';
-import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI, OPENAI_CHUNKS } from '../dialects/openai.dialect.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { toCompletion } from './completion-response.mapper.js';
-import { TEXT_COMPLETION_ID_PREFIX } from './completions.service.js';
 
-/** Batch lines over `/v1/completions`: the synchronous route's checks, job and response body. */
-export const completionsBatchEndpoint: BatchEndpoint = {
-  idPrefix: TEXT_COMPLETION_ID_PREFIX,
+/** OpenAI's legacy completions (`/v1/completions`, the hosted form, batch lines): checks, job and reply. */
+export const openAiCompletions: StreamingDialect<CompletionChunk> = {
+  ...OPENAI,
+  name: 'openai-completions',
+  idPrefix: 'cmpl-',
+  framing: OPENAI_CHUNKS,
   parse(body) {
     const dto = parseCompletionBody(body);
     return {

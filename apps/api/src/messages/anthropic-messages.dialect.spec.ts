@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { RequestProblem } from '@conveyor/protocol';
 import type { ReplyResult } from '@conveyor/queue';
-import { messagesBatchEndpoint } from './messages.batch-endpoint.js';
+import { anthropicMessages } from './anthropic-messages.dialect.js';
 
-const endpoint = messagesBatchEndpoint({ maxBytes: 1024, maxPixels: 1024, maxCount: 1 });
+const endpoint = anthropicMessages;
 const body = (fields: Record<string, unknown> = {}) => ({
   model: 'm',
   max_tokens: 8,
@@ -17,7 +17,7 @@ const reply: ReplyResult = {
 };
 const who = { id: 'msg_msgbatch_1-1', model: 'm', created: 1 };
 
-describe('messagesBatchEndpoint', () => {
+describe('anthropicMessages', () => {
   it("keeps the reply's thought for a request that turned thinking on, and only for it", () => {
     const thinking = endpoint.parse(body({ thinking: { type: 'enabled', budget_tokens: 4 } })).view?.();
     const plain = endpoint.parse(body()).view?.();

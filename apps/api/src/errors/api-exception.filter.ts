@@ -1,11 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { speaksMessages, toMessagesError } from './messages-error.js';
+import { dialectOf } from '../dialects/speaks.decorator.js';
 import { toOpenAiError } from './to-openai-error.js';
 
-/** Every error a route raises, in the shape of the API the route speaks: OpenAI's, or Anthropic's on its routes. */
+/** Every error a route raises (auth, parsing, the route), in the shape of the dialect the route speaks. */
 @Catch()
-export class OpenAiExceptionFilter implements ExceptionFilter {
+export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -16,12 +16,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     }
     // A hijacked (streaming) reply has already sent its status; the stream writer reports its own errors.
     if (reply.sent || reply.raw.headersSent) return;
-    // Anthropic's routes answer in Anthropic's error shape, whatever raised the error (auth, parsing, the route).
-    if (speaksMessages(host.switchToHttp().getRequest<FastifyRequest>().url)) {
-      const { status, body, headers } = toMessagesError(error);
-      void reply.status(status).headers(headers).send(body);
-      return;
-    }
-    void reply.status(error.status).headers(error.headers).send(error.toBody());
+    const { status, body, headers } = dialectOf(host.switchToHttp().getRequest<FastifyRequest>()).error(error);
+    void reply.status(status).headers(headers).send(body);
   }
 }

@@ -1,0 +1,27 @@
+import type { ChatCompletionChunk } from '@conveyor/openai';
+import { ChatCompletionRequestDto } from '@conveyor/protocol';
+import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI, OPENAI_CHUNKS } from '../dialects/openai.dialect.js';
+import { parseRequest } from '../generation/parse-request.js';
+import { toChatCompletion } from './chat-response.mapper.js';
+
+/**
+ * OpenAI's chat completions (`/v1/chat/completions`, the hosted forms, and batch lines over it): the
+ * body's checks (its image limits included), its job, and its reply, whole or as chunks.
+ */
+export const openAiChat: StreamingDialect<ChatCompletionChunk> = {
+  ...OPENAI,
+  name: 'openai-chat',
+  idPrefix: 'chatcmpl-',
+  framing: OPENAI_CHUNKS,
+  parse(body) {
+    const dto = parseRequest(ChatCompletionRequestDto, body);
+    return {
+      model: dto.model,
+      check: (deployment, images) => dto.check(deployment, images),
+      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
+      images: () => dto.decodedImages(),
+    };
+  },
+  toResponse: toChatCompletion,
+};

@@ -1,0 +1,30 @@
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
+import type { Dialect } from './dialect.js';
+import { OPENAI } from './openai.dialect.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The API the route speaks: its errors, from any hook or the route itself, take this shape. */
+    dialect?: Dialect;
+  }
+}
+
+/**
+ * Declares the dialect every route of a controller speaks: the one registry of which route speaks
+ * which API. It rides on each route's Fastify config, so the hooks that refuse a request before any
+ * route runs (Host, content type, body deadline) read it as the exception filter does. One controller
+ * speaks one dialect; a route that speaks none is OpenAI's.
+ */
+export function Speaks(dialect: Dialect): ClassDecorator {
+  return (target) => {
+    const proto = target.prototype as object;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const method = Object.getOwnPropertyDescriptor(proto, name);
+      if (name !== 'constructor' && typeof method?.value === 'function') RouteConfig({ dialect })(proto, name, method);
+    }
+  };
+}
+
+/** The dialect of the route a request reached; OpenAI's where it reached none (an unknown path). */
+export const dialectOf = (request: FastifyRequest): Dialect => request.routeOptions.config?.dialect ?? OPENAI;
