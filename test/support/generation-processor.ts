@@ -200,6 +200,7 @@ export function processorWithStandIns() {
     cancellation,
     routes,
     releaser,
+    { deployments: [] },
   );
   return { engine, publishers, cancellation, batchResults, routes, releaser, processor };
 }

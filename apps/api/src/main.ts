@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
+import { startTracing, stopTracing } from '@conveyor/telemetry';
 import { AppModule } from './app.module.js';
 import { DrainService } from './platform/drain.service.js';
 import { BackgroundResponses } from './responses/background-responses.js';
@@ -14,6 +15,7 @@ import { mountDashboardHint, mountQueueDashboard } from './admin/queue-dashboard
 import { QUEUE_DASHBOARD_PATH } from './admin/queue-dashboard.path.js';
 import { buildOpenApiDocument, OpenApiDocument } from './docs/openapi.document.js';
 import { installRequestChecks } from './http/request-checks.js';
+import { traceRequests } from './http/trace-requests.js';
 import { httpServerOptions } from './http/server-options.js';
 import { assertCanListen, ListenProblem, listenProblem } from './http/listen-problem.js';
 
@@ -36,6 +38,8 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
   });
   app.get(OpenApiDocument).publish(buildOpenApiDocument(app));
   const fastify = app.getHttpAdapter().getInstance();
+  // First of the hooks, so a refused request is in the trace too.
+  traceRequests(fastify);
   // Every answer counts, by route pattern (not raw URL, which would explode the label set).
   const metrics = app.get(PlatformMetrics);
   fastify.addHook('onResponse', async (request, reply) => {
@@ -83,6 +87,7 @@ async function bootstrap(config: PlatformConfig): Promise<void> {
         { name: 'handing over background responses', run: () => background.handOver(), deadlineMs: 5000 },
         { name: 'draining open replies', run: () => drain.drain(), deadlineMs: config.api.shutdownGraceMs + 1000 },
         { name: 'closing connections', run: () => app.close(), deadlineMs: CLOSE_DEADLINE_MS },
+        { name: 'exporting the last spans', run: () => stopTracing(), deadlineMs: CLOSE_DEADLINE_MS },
       ],
       logger,
     );
@@ -148,4 +153,6 @@ try {
   console.error(err.message);
   process.exit(1);
 }
+// Before the app is built: BullMQ's queues take their telemetry when they are made.
+startTracing(config.tracing, 'conveyor-api');
 await bootstrap(config);

@@ -9,6 +9,7 @@ import {
   type DeploymentConfig,
   type PlatformConfig,
 } from '@conveyor/config';
+import { startTracing, stopTracing } from '@conveyor/telemetry';
 import { selectDeployments } from './worker-options.js';
 import { WorkerModule } from './worker.module.js';
 
@@ -22,6 +23,8 @@ try {
   process.exit(1);
 }
 
+// Before the app is built: BullMQ's workers take their telemetry when they are made.
+startTracing(config.tracing, 'conveyor-worker');
 try {
   const app = await NestFactory.createApplicationContext(WorkerModule.forDeployments(config, deployments), {
     logger:
@@ -39,6 +42,7 @@ try {
           run: () => app.close(),
           deadlineMs: config.worker.shutdownGraceMs + 5000,
         },
+        { name: 'exporting the last spans', run: () => stopTracing(), deadlineMs: 5000 },
       ],
       logger,
     );

@@ -180,6 +180,17 @@ export interface ModelNamesConfig {
   defaultDeployment: string | null;
 }
 
+/** Where and how spans are exported (OTLP over HTTP), as the OpenTelemetry variables say. */
+export interface TracingConfig {
+  /** The collector's traces URL, its `/v1/traces` included. */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
+  /** `service.name`; null: the process's own (`conveyor-api`, `conveyor-worker`). */
+  serviceName: string | null;
+  /** Prompts and outputs in the generation spans; off unless explicitly enabled. Keys never. */
+  prompts: boolean;
+}
+
 export interface PlatformConfig {
   redis: {
     /** A single Redis; with `sentinel`, only its password, database and scheme (rediss: TLS) are used. */
@@ -271,6 +282,8 @@ export interface PlatformConfig {
   logFormat: 'json' | 'text';
   /** Include prompts in logs; off unless explicitly enabled. */
   logPrompts: boolean;
+  /** OpenTelemetry tracing; null: off, and no SDK is started. */
+  tracing: TracingConfig | null;
   deployments: DeploymentConfig[];
   /** Aliases of the deployments, for clients that hard-code model names. */
   modelNames: ModelNamesConfig;

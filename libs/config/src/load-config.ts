@@ -9,6 +9,7 @@ import { readDeployments } from './deployments/read-deployments.js';
 import { EnvReader } from './env/env-reader.js';
 import { readFileStoreConfig } from './file-store-config.js';
 import { readRedisConfig } from './redis-config.js';
+import { readTracingConfig } from './tracing-config.js';
 import { readWorkerConfig } from './worker-config.js';
 
 export { deriveDeploymentId } from './deployments/deployment-id.js';
@@ -34,6 +35,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: r.oneOf('LOG_LEVEL'),
     logFormat: r.oneOf('LOG_FORMAT'),
     logPrompts: r.bool('LOG_PROMPTS'),
+    tracing: readTracingConfig(r),
     deployments,
     modelNames,
     apiKeys,

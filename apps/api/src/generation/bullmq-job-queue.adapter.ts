@@ -14,6 +14,7 @@ import {
   type QueuedJobData,
 } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
+import { bullMqTelemetry } from '@conveyor/telemetry';
 import { JobQueue, type JobCounts } from './job-queue.port.js';
 
 /**
@@ -45,7 +46,11 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   private queueNamed(name: string): Queue<QueuedJobData> {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue<QueuedJobData>(name, { connection: this.redis, prefix: this.config.redis.prefix });
+      queue = new Queue<QueuedJobData>(name, {
+        connection: this.redis,
+        prefix: this.config.redis.prefix,
+        ...bullMqTelemetry(),
+      });
       queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
       this.queues.set(name, queue);
     }

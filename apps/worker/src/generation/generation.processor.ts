@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import type { OutputPiece } from '@conveyor/engine';
 import {
   GENERATE_JOB,
@@ -15,6 +16,7 @@ import { attemptOf, endsForGood, reportFailure, stopped } from '../jobs/job-endi
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
+import { GenerationSpan } from './generation-span.js';
 
 /**
  * Runs one generation job (chat, legacy completion, or a batch line of either): generates with the
@@ -31,6 +33,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     private readonly cancellation: CancellationTracker,
     private readonly routes: PrefixRoutes,
     private readonly images: ImageReleaser,
+    @Inject(PLATFORM_CONFIG) private readonly config: Pick<PlatformConfig, 'deployments'>,
   ) {
     // The outbox writes by engine round where an engine says when its rounds end.
     engines.onRound(() => sinks.roundEnded());
@@ -88,16 +91,35 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
       if (sent?.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
       const resume = sent !== null && engine.continuesReplies && continuable(job.data);
       const replies = new ReplyTexts(resume ? sent.text : '');
-      const result = await engine.generate(
-        { ...job.data, signal, continueFrom: resume ? { text: sent.text, tokens: sent.tokens } : undefined },
-        {
-          onStart: (n) => sink.start(n, resume),
-          onOutput: (piece) => {
-            replies.add(piece);
-            sink.output(piece);
+      const span = new GenerationSpan(job.data, this.engineKind(deployment), attempt, resume);
+      const result = await span
+        .run(() =>
+          engine.generate(
+            { ...job.data, signal, continueFrom: resume ? { text: sent.text, tokens: sent.tokens } : undefined },
+            {
+              onStart: (n) => {
+                span.started(n);
+                sink.start(n, resume);
+              },
+              onOutput: (piece) => {
+                span.output(piece);
+                replies.add(piece);
+                sink.output(piece);
+              },
+            },
+          ),
+        )
+        .then(
+          (result) => {
+            span.finished(result);
+            span.end();
+            return result;
           },
-        },
-      );
+          (err: unknown) => {
+            span.end(err);
+            throw err;
+          },
+        );
       if (result.aborted) await stopped(job, token, signal);
       this.rememberHeld(job.data, result.sequences, replies);
       await sink.end(result.finishReasons, result.usage, result.stopSequences);
@@ -115,6 +137,10 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     } finally {
       this.cancellation.untrack(requestId);
     }
+  }
+
+  private engineKind(deployment: string) {
+    return this.config.deployments.find((d) => d.id === deployment)?.engine.kind;
   }
 
   /**

@@ -11,6 +11,7 @@ import {
   type QueuedJobData,
 } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection, type RedisClient } from '@conveyor/redis';
+import { bullMqTelemetry } from '@conveyor/telemetry';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
@@ -135,6 +136,7 @@ export class AffinityRescuer {
         // Sending a job on is safe to repeat: a rescuer dying midway must not fail the job.
         maxStalledCount: 1000,
         runRetryDelay: MAX_RECONNECT_DELAY_MS,
+        ...bullMqTelemetry(),
       },
     );
     worker.on('error', (err) => this.logger.warn(`Rescue of ${name}: ${err.message}`));
@@ -153,7 +155,11 @@ export class AffinityRescuer {
   private queue(name: string): Queue<QueuedJobData> {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue<QueuedJobData>(name, { connection: this.redis, prefix: this.config.redis.prefix });
+      queue = new Queue<QueuedJobData>(name, {
+        connection: this.redis,
+        prefix: this.config.redis.prefix,
+        ...bullMqTelemetry(),
+      });
       queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
       this.queues.set(name, queue);
     }

@@ -3,6 +3,7 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, isGenerationJob, type QueuedJobData } from '@conveyor/queue';
 import type { RedisClient } from '@conveyor/redis';
+import { bullMqTelemetry } from '@conveyor/telemetry';
 
 /** What a job sent on from a worker's own queue ends with there. */
 export interface Forwarded {
@@ -29,7 +30,11 @@ export class JobForwarder {
     const queueName = deploymentQueueName(job.data.deployment);
     let queue = this.queues.get(queueName);
     if (!queue) {
-      queue = new Queue<QueuedJobData>(queueName, { connection: this.redis, prefix: this.config.redis.prefix });
+      queue = new Queue<QueuedJobData>(queueName, {
+        connection: this.redis,
+        prefix: this.config.redis.prefix,
+        ...bullMqTelemetry(),
+      });
       queue.on('error', (err) => this.logger.warn(`Queue ${queueName}: ${err.message}`));
       this.queues.set(queueName, queue);
     }

@@ -3,6 +3,7 @@ import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { CommandConnection, MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
+import { bullMqTelemetry } from '@conveyor/telemetry';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -92,6 +93,8 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       autorun: false,
       // BullMQ waits 15 s after a failed fetch by default: after an outage, service would resume that late.
       runRetryDelay: MAX_RECONNECT_DELAY_MS,
+      // Each job's processing a consumer span continuing the producer span its enqueuing made.
+      ...bullMqTelemetry(),
     });
     // Three declared parameters: BullMQ only passes the AbortSignal to processors that take it.
     const shared = new Worker(

@@ -9,6 +9,7 @@ import { REDIS_VARS } from './redis.vars.js';
 import { SECURITY_VARS } from './security.vars.js';
 import { SERVER_VARS } from './server.vars.js';
 import { TOOLS_VARS } from './tools.vars.js';
+import { TRACING_VARS } from './tracing.vars.js';
 import { WORKERS_VARS } from './workers.vars.js';
 
 /** Each section of the reference, in its order: a few words under its heading, and its variables. */
@@ -32,6 +33,10 @@ const BY_SECTION = {
     vars: FILES_VARS,
   },
   Logging: { about: 'What the API and the workers log, and how.', vars: LOGGING_VARS },
+  Tracing: {
+    about: 'OpenTelemetry traces, off unless an OTLP endpoint is set. See [tracing](operations/tracing.md).',
+    vars: TRACING_VARS,
+  },
   Tools: {
     about: 'The command-line tools beside the platform: `npm run batch` and `npm run build:llama-server`.',
     vars: TOOLS_VARS,
@@ -54,6 +59,7 @@ export const ENV_VARS = {
   ...BATCHES_VARS,
   ...FILES_VARS,
   ...LOGGING_VARS,
+  ...TRACING_VARS,
   ...TOOLS_VARS,
   ...DEVELOPMENT_VARS,
 };

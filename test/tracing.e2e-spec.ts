@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { ChatCompletion } from '@conveyor/openai';
+import { deploymentQueueName } from '@conveyor/queue';
+import { writeDeploymentsFile } from './support/deployments-file.js';
+import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { REDIS_URL, TestPlatform } from './support/platform.js';
+
+/** A deployment with no model: the trace is the platform's, not the model's. */
+const config = writeDeploymentsFile({
+  deployments: [
+    {
+      id: 'sim',
+      engine: 'simulated',
+      simulated: { ttftMs: 50, tpotMs: 10, outputTokens: 6, text: 'alpha beta gamma' },
+      parallel: 2,
+      contextSize: 1024,
+    },
+  ],
+});
+
+/** Words no span may carry: the prompt is the client's, and spans carry none without TRACE_PROMPTS. */
+const SECRET = 'zebra-marmalade-tangerine';
+const KEY = 'sk-tracing-test-key-0123456789';
+
+const SERVER = 2;
+const PRODUCER = 4;
+const CONSUMER = 5;
+
+async function chat(baseUrl: string, headers: Record<string, string>): Promise<string> {
+  const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({
+      model: 'sim',
+      messages: [{ role: 'user', content: `Say ${SECRET}` }],
+      max_tokens: 4,
+      temperature: 0.5,
+      top_p: 0.9,
+    }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as ChatCompletion).id.slice('chatcmpl-'.length);
+}
+
+/** The spans of one trace, once `done` says all have come: each process exports its spans in batches, later. */
+async function traceOf(receiver: OtlpReceiver, traceId: string, done: (spans: ReceivedSpan[]) => boolean) {
+  const until = Date.now() + 45_000;
+  for (;;) {
+    const spans = receiver.spans.filter((s) => s.traceId === traceId);
+    if (done(spans)) return spans;
+    if (Date.now() > until) throw new Error(`trace incomplete: ${spans.map((s) => s.name).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The first span `pick` takes, once it has come. */
+async function spanWhere(receiver: OtlpReceiver, pick: (s: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
+  const until = Date.now() + 45_000;
+  for (;;) {
+    const found = receiver.spans.find(pick);
+    if (found) return found;
+    if (Date.now() > until) throw new Error('no such span came');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('traces exported over OTLP/HTTP', () => {
+  let receiver: OtlpReceiver;
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    platform = await TestPlatform.start({
+      env: {
+        CONVEYOR_CONFIG: config,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.stop();
+  });
+
+  it('follow a request from the caller through the queue to the generation, without its prompt', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const requestId = await chat(platform.baseUrl, {
+      traceparent: `00-${traceId}-${callerSpan}-01`,
+      authorization: `Bearer ${KEY}`,
+    });
+    const spans = await traceOf(
+      receiver,
+      traceId,
+      (got) =>
+        [SERVER, PRODUCER, CONSUMER].every((kind) => got.some((s) => s.kind === kind)) &&
+        got.some((s) => s.name === 'chat sim'),
+    );
+    const one = (pick: (s: ReceivedSpan) => boolean, what: string): ReceivedSpan => {
+      const found = spans.filter(pick);
+      if (found.length !== 1) throw new Error(`${found.length} ${what} spans in ${spans.map((s) => s.name)}`);
+      return found[0]!;
+    };
+
+    // The API's server span continues the caller's.
+    const server = one((s) => s.kind === SERVER, 'server');
+    expect(server).toMatchObject({
+      service: 'conveyor-api',
+      parentSpanId: callerSpan,
+      name: 'POST /v1/chat/completions',
+    });
+    expect(server.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 200 });
+    // Queuing the job is BullMQ's producer span, inside the request; taking it, its consumer span in the worker.
+    const producer = one((s) => s.kind === PRODUCER, 'producer');
+    expect(producer.parentSpanId).toBe(server.spanId);
+    expect(producer.attributes['bullmq.job.id']).toBe(requestId);
+    const consumer = one((s) => s.kind === CONSUMER, 'consumer');
+    expect(consumer).toMatchObject({ service: 'conveyor-worker', parentSpanId: producer.spanId });
+    // The generation, by the GenAI conventions.
+    const generation = one((s) => s.name === 'chat sim', 'generation');
+    expect(generation.parentSpanId).toBe(consumer.spanId);
+    expect(generation.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'conveyor.simulated',
+      'gen_ai.request.model': 'sim',
+      'gen_ai.request.max_tokens': 4,
+      'gen_ai.request.temperature': 0.5,
+      'gen_ai.request.top_p': 0.9,
+      'gen_ai.response.id': requestId,
+      'gen_ai.response.finish_reasons': ['length'],
+      'gen_ai.usage.output_tokens': 4,
+      'gen_ai.usage.cache_read.input_tokens': 0,
+    });
+    expect(generation.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(generation.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
+    expect(generation.events).toContain('first chunk');
+    const children = spans.filter((s) => s.parentSpanId === generation.spanId).map((s) => s.name);
+    expect(children.sort()).toEqual(['prefill', 'queue wait']);
+
+    // Neither the prompt nor the key is anywhere in what was exported.
+    const exported = receiver.bodies.join('\n');
+    expect(exported).not.toContain(SECRET);
+    expect(exported).not.toContain(KEY);
+  });
+
+  it('start a trace of its own for a request that brings none', async () => {
+    const requestId = await chat(platform.baseUrl, {});
+    const producer = await spanWhere(
+      receiver,
+      (s) => s.kind === PRODUCER && s.attributes['bullmq.job.id'] === requestId,
+    );
+    const server = receiver.spans.find((s) => s.spanId === producer.parentSpanId);
+    expect(server).toMatchObject({ kind: SERVER, traceId: producer.traceId, parentSpanId: '' });
+  });
+});
+
+describe('with no OpenTelemetry variables set', () => {
+  let platform: TestPlatform;
+  let queue: Queue;
+
+  beforeAll(async () => {
+    platform = await TestPlatform.start({ env: { CONVEYOR_CONFIG: config } });
+    queue = new Queue(deploymentQueueName('sim'), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await platform?.stop();
+  });
+
+  it('no trace context rides in the jobs, even for a caller that sends one', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const requestId = await chat(platform.baseUrl, {
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
+    const job = await queue.getJob(requestId);
+    expect(job?.data).toMatchObject({ requestId });
+    expect(job?.opts.telemetry).toBeUndefined();
+  });
+});
