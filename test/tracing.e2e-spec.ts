@@ -24,6 +24,7 @@ const SECRET = 'zebra-marmalade-tangerine';
 const KEY = 'sk-tracing-test-key-0123456789';
 
 const SERVER = 2;
+const CLIENT = 3;
 const PRODUCER = 4;
 const CONSUMER = 5;
 
@@ -154,6 +155,52 @@ describe('traces exported over OTLP/HTTP', () => {
     );
     const server = receiver.spans.find((s) => s.spanId === producer.parentSpanId);
     expect(server).toMatchObject({ kind: SERVER, traceId: producer.traceId, parentSpanId: '' });
+  });
+});
+
+describe('traces through an OpenAI-compatible upstream', () => {
+  let receiver: OtlpReceiver;
+  let upstream: TestPlatform;
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    // Conveyor itself as the model server that traces (as vLLM does): its server span must join the trace.
+    upstream = await TestPlatform.start({ env: { CONVEYOR_CONFIG: config, OTEL_SERVICE_NAME: 'upstream', ...otlp } });
+    const front = writeDeploymentsFile({
+      deployments: [{ id: 'front', engine: 'openai', upstream: { url: `${upstream.baseUrl}/v1`, model: 'sim' } }],
+    });
+    platform = await TestPlatform.start({ env: { CONVEYOR_CONFIG: front, ...otlp } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.stop();
+    await receiver?.stop();
+  });
+
+  it('sends the generation span’s traceparent to the upstream, whose own spans join the trace', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      },
+      body: JSON.stringify({ model: 'front', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 3 }),
+    });
+    expect(res.status).toBe(200);
+    const spans = await traceOf(
+      receiver,
+      traceId,
+      (got) =>
+        got.some((s) => s.service === 'upstream' && s.kind === SERVER) && got.some((s) => s.name === 'chat front'),
+    );
+    const generation = spans.find((s) => s.name === 'chat front')!;
+    expect(generation).toMatchObject({ kind: CLIENT, attributes: { 'gen_ai.provider.name': 'openai' } });
+    const upstreamServer = spans.find((s) => s.service === 'upstream' && s.kind === SERVER)!;
+    expect(upstreamServer).toMatchObject({ name: 'POST /v1/chat/completions', parentSpanId: generation.spanId });
   });
 });
 

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { traceHeaders } from '@conveyor/telemetry';
 
 /** How many bytes of an error answer are read: enough for any message, never a whole runaway body. */
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -41,6 +42,8 @@ export class UpstreamHttp {
           'content-type': 'application/json',
           accept: 'text/event-stream, application/json',
           'content-length': String(Buffer.byteLength(body)),
+          // The generation span's traceparent: an upstream that traces (vLLM, llama-server) joins the trace.
+          ...traceHeaders(),
           ...headers,
         },
       });
