@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
+import OpenAI from 'openai';
 import type { ChatCompletion } from '@conveyor/openai';
 import { deploymentQueueName } from '@conveyor/queue';
+import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
@@ -155,6 +157,24 @@ describe('traces exported over OTLP/HTTP', () => {
     );
     const server = receiver.spans.find((s) => s.spanId === producer.parentSpanId);
     expect(server).toMatchObject({ kind: SERVER, traceId: producer.traceId, parentSpanId: '' });
+  });
+
+  it('give each batch line a trace of its own, linked to the request that made the batch', async () => {
+    const client = new OpenAI({ baseURL: `${platform.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const lines = ['one', 'two'].map((id) => chatLine(id, { model: 'sim' }));
+    const batch = await submitBatch(client, jsonl(lines));
+    await waitForBatch(client, batch.id);
+    const made = await spanWhere(receiver, (s) => s.kind === SERVER && s.name === 'POST /v1/batches');
+    const ofBatch = (sp: ReceivedSpan) => sp.name === 'batch line' && sp.attributes['conveyor.batch.id'] === batch.id;
+    await spanWhere(receiver, (sp) => ofBatch(sp) && receiver.spans.filter(ofBatch).length === 2);
+    const roots = receiver.spans.filter(ofBatch);
+    for (const root of roots) {
+      expect(root).toMatchObject({ parentSpanId: '', links: [{ traceId: made.traceId, spanId: made.spanId }] });
+      expect(root.traceId).not.toBe(made.traceId);
+      // The line's job and its generation are in the line's trace.
+      await spanWhere(receiver, (s) => s.name === 'chat sim' && s.traceId === root.traceId);
+    }
+    expect(roots[0]!.traceId).not.toBe(roots[1]!.traceId);
   });
 });
 

@@ -9,3 +9,6 @@ export function traceHeaders(): Record<string, string> {
   propagation.inject(context.active(), headers);
   return headers;
 }
+
+/** The active span's `traceparent`, to keep beside something that outlives the request (a batch). */
+export const currentTraceparent = (): string | undefined => traceHeaders().traceparent;

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { inLinkedTrace } from '@conveyor/telemetry';
 import { batchLineJobId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { JobQueue } from '../generation/job-queue.port.js';
@@ -80,7 +81,13 @@ export class LineFeeder {
     });
     const decoded = body.images?.() ?? [];
     if (decoded.length) await this.images.hold(requestId, decoded);
-    await this.queue.enqueue(job, await this.routing.target(job));
+    // Each line a trace of its own, linked to the batch's: one trace of every line would be unreadable.
+    await inLinkedTrace(
+      'batch line',
+      batch.traceparent,
+      { 'conveyor.batch.id': batch.id, 'conveyor.batch.line': line },
+      async () => this.queue.enqueue(job, await this.routing.target(job)),
+    );
     await this.unqueued.queued(batch.id, deployment.id, line);
   }
 

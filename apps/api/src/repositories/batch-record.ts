@@ -1,4 +1,5 @@
 import type { Batch, BatchEndpointUrl, BatchError } from '@conveyor/openai';
+import { currentTraceparent } from '@conveyor/telemetry';
 
 /** The Messages route: Anthropic's Message Batches run its lines; OpenAI's batches cannot name it. */
 export const MESSAGES_URL = '/v1/messages';
@@ -27,6 +28,11 @@ export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'reques
   error_parts: number;
   /** Set by a cancel request; the runner drains and then marks the batch cancelled. */
   cancel_requested: boolean;
+  /**
+   * The trace context of the request that made the batch, which each line's own trace links to; absent
+   * with tracing off. Never on the wire.
+   */
+  traceparent?: string;
 };
 
 /** What a new batch is given; everything else starts empty. */
@@ -39,8 +45,11 @@ export type NewBatch = Pick<
 export function newBatchRecord<E extends RunnerEndpointUrl>(
   batch: NewBatch & { endpoint: E },
 ): BatchRecord & { endpoint: E } {
+  // Made while the request that makes the batch is the active span.
+  const traceparent = currentTraceparent();
   return {
     ...batch,
+    ...(traceparent ? { traceparent } : {}),
     status: 'validating',
     in_progress_at: null,
     finalizing_at: null,
