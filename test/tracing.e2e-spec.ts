@@ -6,7 +6,7 @@ import { deploymentQueueName } from '@conveyor/queue';
 import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
-import { REDIS_URL, TestPlatform } from './support/platform.js';
+import { exited, REDIS_URL, TestPlatform } from './support/platform.js';
 
 /** A deployment with no model: the trace is the platform's, not the model's. */
 const config = writeDeploymentsFile({
@@ -221,6 +221,77 @@ describe('traces through an OpenAI-compatible upstream', () => {
     expect(generation).toMatchObject({ kind: CLIENT, attributes: { 'gen_ai.provider.name': 'openai' } });
     const upstreamServer = spans.find((s) => s.service === 'upstream' && s.kind === SERVER)!;
     expect(upstreamServer).toMatchObject({ name: 'POST /v1/chat/completions', parentSpanId: generation.spanId });
+  });
+});
+
+describe('traces of a reply handed from one worker to another', () => {
+  let receiver: OtlpReceiver;
+  let platform: TestPlatform;
+  const slow = writeDeploymentsFile({
+    deployments: [
+      {
+        id: 'slow',
+        engine: 'simulated',
+        simulated: { ttftMs: 50, tpotMs: 40, outputTokens: 100, text: 'one two three' },
+        parallel: 1,
+        contextSize: 1024,
+      },
+    ],
+  });
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    platform = await TestPlatform.start({
+      env: {
+        CONVEYOR_CONFIG: slow,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        WORKER_SHUTDOWN_GRACE_MS: '0',
+      },
+      workers: 2,
+    });
+  });
+
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.stop();
+  });
+
+  it('show both attempts, each under the job’s one producer span', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await fetch(`${platform.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      },
+      body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'Go' }], stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    // The worker holding the reply stops and hands it back (its spans exported as it exits); the other takes it.
+    const holder = platform.workers.find((w) => w.output.join('').includes('job started'))!;
+    const gone = exited(holder);
+    holder.proc.kill('SIGTERM');
+    await gone;
+    while (!(await reader.read()).done);
+
+    const spans = await traceOf(
+      receiver,
+      traceId,
+      (got) =>
+        got.filter((s) => s.name === 'chat slow').length === 2 &&
+        got.filter((s) => s.kind === CONSUMER).length === 2 &&
+        got.some((s) => s.kind === PRODUCER),
+    );
+    const attempts = spans.filter((s) => s.name === 'chat slow');
+    expect(attempts.map((s) => s.attributes['conveyor.attempt']).sort()).toEqual([1, 2]);
+    const producer = spans.find((s) => s.kind === PRODUCER)!;
+    for (const attempt of attempts) {
+      const consumer = spans.find((s) => s.spanId === attempt.parentSpanId);
+      expect(consumer).toMatchObject({ kind: CONSUMER, parentSpanId: producer.spanId });
+    }
   });
 });
 
