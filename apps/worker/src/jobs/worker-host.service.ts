@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
+import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
@@ -159,26 +160,10 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
 }
 
 /**
- * Names the lock tokens a BullMQ worker hands out after this process: BullMQ makes each token
- * `<worker id>:<n>` when the worker runs, and the id it draws is random. With the process's instance
- * in every token, the workers that take a dead process's jobs over recognise them by their lock alone.
- * Must be called before `run()`.
- */
-function claimTokens(worker: Worker, id: string): void {
-  (worker as unknown as { id: string }).id = id;
-}
-
-/** The fetch loop BullMQ keeps while a worker runs: adding a settled promise wakes it, as BullMQ's own resume() does. */
-interface FetchLoop {
-  add(promise: Promise<unknown>): void;
-}
-
-/**
  * A BullMQ worker as the slot gate steers it. Raising `concurrency` alone takes effect only when one
  * of the worker's jobs ends; waking its fetch loop makes it take a job at once.
  */
 function intakeOf(worker: Worker): SharedIntake {
-  const internals = worker as unknown as { mainLoopQueue?: FetchLoop | null };
   return {
     get concurrency() {
       return worker.concurrency;
@@ -186,6 +171,6 @@ function intakeOf(worker: Worker): SharedIntake {
     set concurrency(value: number) {
       worker.concurrency = value;
     },
-    wake: () => internals.mainLoopQueue?.add(Promise.resolve()),
+    wake: () => wakeFetchLoop(worker),
   };
 }
