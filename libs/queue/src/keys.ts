@@ -8,10 +8,6 @@ import { slotTag } from './slot-tags.js';
  */
 export const deploymentQueueName = (deployment: string): string => `jobs.${slotTag(deployment)}`;
 
-/** BullMQ's list of a deployment's jobs waiting for a worker (batch lines wait elsewhere, as prioritized jobs). */
-export const waitListKey = (prefix: string, deployment: string): string =>
-  `${prefix}:${deploymentQueueName(deployment)}:wait`;
-
 /**
  * Requests admitted to a deployment's queue and not yet in its wait list: a sorted set of request ids
  * scored by when the reservation lapses, so one left by a replica that died expires on its own.
@@ -111,10 +107,3 @@ export const imageKey = (prefix: string, sha256: string): string => `${prefix}:i
 
 /** The jobs that refer to an image: a set of job ids; the image goes when the last of them is done. */
 export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${slotTag(sha256)}:jobs`;
-
-/** The parts of a BullMQ queue that hold jobs not yet finished: lists (`wait`, `active`) and sorted sets. */
-export type QueueJobsPart = 'wait' | 'prioritized' | 'delayed' | 'active';
-
-/** The key of one part of a BullMQ queue (by its name: `deploymentQueueName`, `affinityQueueName`), as BullMQ names it. */
-export const queuePartKey = (prefix: string, queue: string, part: QueueJobsPart): string =>
-  `${prefix}:${queue}:${part}`;

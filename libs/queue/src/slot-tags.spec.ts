@@ -11,7 +11,6 @@ import {
   routeBlocksKey,
   routeLoadKey,
   routeQueuesKey,
-  waitListKey,
 } from './keys.js';
 import { useHashTags } from './slot-tags.js';
 
@@ -26,7 +25,7 @@ function hashed(key: string): string {
 const together = (p: string): string[][] => [
   // Admission: the wait lists of the deployment's queue and of its workers' own, its reservations.
   [
-    waitListKey(p, 'm/1'),
+    `${p}:${deploymentQueueName('m/1')}:wait`,
     `${p}:${affinityQueueName('m/1', 'w_1')}:wait`,
     admissionKey(p, 'm/1'),
     routeQueuesKey(p, 'm/1'),

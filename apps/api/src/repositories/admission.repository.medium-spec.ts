@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
+import { bullQueueKey } from '@conveyor/bullmq-seam';
+import { admissionKey, affinityQueueName, deploymentQueueName, routeQueuesKey } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
 import { AdmissionRepository } from './admission.repository.js';
 
@@ -16,7 +17,7 @@ describe('AdmissionRepository against real Redis', () => {
   let admission: AdmissionRepository;
   let deployment: string;
   /** What enqueueing does to the wait list: BullMQ pushes a new job's id at the head. */
-  const enqueue = (id: string) => redis.lpush(waitListKey(prefix, deployment), id);
+  const enqueue = (id: string) => redis.lpush(bullQueueKey(prefix, deploymentQueueName(deployment), 'wait'), id);
 
   beforeAll(async () => {
     redis = new Redis(url);
@@ -64,7 +65,7 @@ describe('AdmissionRepository against real Redis', () => {
 
   it('counts the jobs waiting in the queues of the workers routing sends jobs to', async () => {
     const routed = (worker: string, id: string) =>
-      redis.lpush(`${prefix}:${affinityQueueName(deployment, worker)}:wait`, id);
+      redis.lpush(bullQueueKey(prefix, affinityQueueName(deployment, worker), 'wait'), id);
     await redis.sadd(routeQueuesKey(prefix, deployment), 'w1', 'w2');
     await enqueue('shared-1');
     await routed('w1', 'routed-1');
@@ -76,7 +77,7 @@ describe('AdmissionRepository against real Redis', () => {
   it("counts a routed job once between its entering a worker's queue and its reservation being released", async () => {
     await redis.sadd(routeQueuesKey(prefix, deployment), 'w1');
     expect(await admission.reserve(deployment, 'a', 2)).toEqual({ admitted: true });
-    await redis.lpush(`${prefix}:${affinityQueueName(deployment, 'w1')}:wait`, 'a');
+    await redis.lpush(bullQueueKey(prefix, affinityQueueName(deployment, 'w1'), 'wait'), 'a');
     expect(await admission.reserve(deployment, 'b', 2)).toEqual({ admitted: true });
     expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: false, queued: 2 });
   });

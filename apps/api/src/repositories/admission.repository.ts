@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { bullQueueKey } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
+import { admissionKey, affinityQueueName, deploymentQueueName, routeQueuesKey } from '@conveyor/queue';
 import { createRedis, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { QueueAdmission, type Admission } from './queue-admission.port.js';
@@ -68,7 +69,7 @@ declare module 'ioredis' {
 /** The wait list key of a worker's own queue, as the text before and after the worker's name. */
 function affinityWaitListAround(prefix: string, deployment: string): [string, string] {
   const marker = '\u0000';
-  const [before = '', after = ''] = `${prefix}:${affinityQueueName(deployment, marker)}:wait`.split(marker);
+  const [before = '', after = ''] = bullQueueKey(prefix, affinityQueueName(deployment, marker), 'wait').split(marker);
   return [before, after];
 }
 
@@ -88,7 +89,7 @@ export class AdmissionRepository extends QueueAdmission implements OnApplication
     const prefix = this.config.redis.prefix;
     const now = Date.now();
     const [admitted, queued] = await this.redis.reserveQueuePlace(
-      waitListKey(prefix, deployment),
+      bullQueueKey(prefix, deploymentQueueName(deployment), 'wait'),
       admissionKey(prefix, deployment),
       routeQueuesKey(prefix, deployment),
       limit,

@@ -38,7 +38,7 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
     await Promise.all(opened.map((o) => o.close()));
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    work.onApplicationShutdown();
+    await work.onApplicationShutdown();
     redis.disconnect();
   });
 
