@@ -21,7 +21,8 @@ import { bullJobKeyPrefix, bullQueueKey, type BullQueuePart } from './queue-keys
  * jobs over at once, one moves each job. Every key is the queue's, so on a cluster it runs in one slot.
  *
  * KEYS: the queue's `PARTS`, in that order. ARGV: 1 maxStalledCount, 2 the queue's job key prefix, 3 the
- * dead process's token prefix. Returns the ids of the jobs moved.
+ * dead process's token prefix. Returns each job moved as its id, where it went (`wait` or `prioritized`)
+ * and whether it was marked to fail (1 or 0).
  */
 const TAKE_OVER = `
 local rcall = redis.call
@@ -41,12 +42,16 @@ for _, jobId in ipairs(rcall('LRANGE', activeKey, 0, -1)) do
       local schedulerId = rcall('HGET', jobKey, 'rjk')
       local repeatable = schedulerId and (rcall('EXISTS', repeatKey .. ':' .. schedulerId) == 1
         or rcall('ZSCORE', repeatKey, schedulerId) ~= false)
+      local failing = 0
       if stalledCount > maxStalled and not repeatable then
         rcall('HSET', jobKey, 'defa', 'job stalled more than allowable limit')
+        failing = 1
       end
       local priority = tonumber(rcall('HGET', jobKey, 'priority')) or 0
+      local to = 'wait'
       if priority > 0 then
         rcall('ZADD', prioritizedKey, priority * 0x100000000, jobId)
+        to = 'prioritized'
       else
         rcall('RPUSH', waitKey, jobId)
       end
@@ -55,7 +60,7 @@ for _, jobId in ipairs(rcall('LRANGE', activeKey, 0, -1)) do
       if not held then rcall('ZADD', markerKey, 0, '0') end
       rcall('XADD', eventsKey, 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', jobId, 'prev', 'active')
       rcall('XADD', eventsKey, 'MAXLEN', '~', maxEvents, '*', 'event', 'stalled', 'jobId', jobId)
-      moved[#moved + 1] = jobId
+      moved[#moved + 1] = {jobId, to, failing}
     end
   end
 end
@@ -76,8 +81,15 @@ const PARTS: readonly BullQueuePart[] = [
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    bullTakeOverJobs(...keysThenArgs: (string | number)[]): Result<string[], Context>;
+    bullTakeOverJobs(...keysThenArgs: (string | number)[]): Result<[string, TakenBack['to'], number][], Context>;
   }
+}
+
+/** A job taken back from a dead process: where it waits now, and whether it fails when next taken. */
+export interface TakenBack {
+  id: string;
+  to: 'wait' | 'prioritized';
+  failing: boolean;
 }
 
 /** Taking a dead process's jobs back from BullMQ's active list, on one connection. */
@@ -87,8 +99,14 @@ export class BullTakeOver {
   }
 
   /** The jobs of `queue` whose lock a token beginning with `tokenPrefix` holds, moved back to waiting. */
-  jobsOf(prefix: string, queue: string, tokenPrefix: string, maxStalledCount: number): Promise<string[]> {
+  async jobsOf(prefix: string, queue: string, tokenPrefix: string, maxStalledCount: number): Promise<TakenBack[]> {
     const keys = PARTS.map((part) => bullQueueKey(prefix, queue, part));
-    return this.redis.bullTakeOverJobs(...keys, maxStalledCount, bullJobKeyPrefix(prefix, queue), tokenPrefix);
+    const moved = await this.redis.bullTakeOverJobs(
+      ...keys,
+      maxStalledCount,
+      bullJobKeyPrefix(prefix, queue),
+      tokenPrefix,
+    );
+    return moved.map(([id, to, failing]) => ({ id, to, failing: failing === 1 }));
   }
 }

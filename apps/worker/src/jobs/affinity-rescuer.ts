@@ -17,6 +17,7 @@ import {
   releaseBullConnection,
   type RedisClient,
 } from '@conveyor/redis';
+import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
@@ -52,9 +53,10 @@ export class AffinityRescuer {
     private readonly self: string,
     instance: string,
     private readonly forwarder: JobForwarder,
+    places: AdmissionPlaces,
   ) {
     this.redis = createRedis(config.redis, 'conveyor-worker-rescue', 'background', this.logger);
-    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance);
+    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance, places);
   }
 
   start(): void {

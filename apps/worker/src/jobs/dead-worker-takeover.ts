@@ -1,9 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { BullTakeOver } from '@conveyor/bullmq-seam';
+import { BullTakeOver, type TakenBack } from '@conveyor/bullmq-seam';
 import type { PlatformConfig } from '@conveyor/config';
 import { affinityQueueName, deploymentQueueName, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
 import type { RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
+import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { LAPSE_BEATS } from '../presence/heartbeat.js';
 import { instanceTokenPrefix, routeNameOfInstance } from '../presence/worker-identity.js';
 import { FORGET, LAPSED } from './takeover-scripts.js';
@@ -36,6 +37,7 @@ export class DeadWorkerTakeover {
     private readonly config: PlatformConfig,
     private readonly deployments: readonly string[],
     private readonly self: string,
+    private readonly places: AdmissionPlaces,
   ) {
     redis.defineCommand('lapsedInstances', { numberOfKeys: 2, lua: LAPSED });
     redis.defineCommand('forgetInstance', { numberOfKeys: 1, lua: FORGET });
@@ -57,8 +59,13 @@ export class DeadWorkerTakeover {
         const queues = [deploymentQueueName(deployment), affinityQueueName(deployment, routeNameOfInstance(instance))];
         for (const queue of queues) {
           const moved = await this.takeOver(queue, instance);
-          if (moved.length)
-            this.logger.warn(`Took over ${moved.join(', ')} from dead worker ${instance}: back to waiting in ${queue}`);
+          if (!moved.length) continue;
+          this.logger.warn(
+            `Took over ${moved.map((m) => m.id).join(', ')} from dead worker ${instance}: back to waiting in ${queue}`,
+          );
+          // Waiting again as requests admitted to the queue; batch lines and jobs about to fail hold no place.
+          const waiting = moved.filter((m) => m.to === 'wait' && !m.failing).map((m) => m.id);
+          await this.places.waitAgain(deployment, waiting);
         }
         await this.redis.forgetInstance(beats, instance);
       }
@@ -66,7 +73,7 @@ export class DeadWorkerTakeover {
   }
 
   /** The jobs of `queue` that the dead process `instance` held, moved back to waiting. */
-  async takeOver(queue: string, instance: string): Promise<string[]> {
+  async takeOver(queue: string, instance: string): Promise<TakenBack[]> {
     return this.jobs.jobsOf(
       this.config.redis.prefix,
       queue,

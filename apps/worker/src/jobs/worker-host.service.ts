@@ -4,6 +4,7 @@ import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
+import { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -41,6 +42,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly cancellation: CancellationTracker,
     private readonly routes: RedisPrefixRoutes,
     private readonly unrun: UnrunFailures,
+    private readonly places: AdmissionPlaces,
   ) {
     this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
     this.presence = new WorkerPresence(config.redis, {
@@ -57,6 +59,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       identity.routeName,
       identity.instance,
       this.forwarder,
+      places,
     );
   }
 
@@ -97,6 +100,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       deploymentQueueName(deployment.id),
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         gate.enterShared();
+        this.taken(deployment.id, job);
         try {
           return await this.router.route(job, token, signal);
         } finally {
@@ -112,6 +116,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
         if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
+        this.taken(deployment.id, job);
         try {
           return await this.router.route(job, token, signal);
         } finally {
@@ -131,6 +136,17 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       void worker.run();
       this.workers.push(worker);
     }
+  }
+
+  /**
+   * The job's request waits no more: its place in the queue is given back, without holding up the job (a
+   * place not given back lapses). Batch lines (prioritized) are not admitted, so hold none.
+   */
+  private taken(deployment: string, job: Job): void {
+    if (job.opts.priority || !job.id) return;
+    this.places.taken(deployment, job.id).catch((err: Error) => {
+      this.logger.warn(`Could not give back the queue place of ${job.id}: ${err.message}`);
+    });
   }
 
   /**
