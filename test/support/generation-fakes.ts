@@ -104,6 +104,8 @@ export class FakeAdmission extends QueueAdmission {
     return queued < limit ? { admitted: true } : { admitted: false, queued };
   }
 
+  async queued(): Promise<void> {}
+
   async release(): Promise<void> {}
 }
 
