@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { checkBullmqSeam } from '@conveyor/bullmq-seam';
 import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { AppModule } from './app.module.js';
@@ -132,6 +133,12 @@ async function checkFileStore(check: FileStoreCheck, logger: Logger): Promise<vo
   }
 }
 
+// One line, before anything touches the queues: BullMQ's internals are read as the one version the seam knows.
+const bullmqProblem = checkBullmqSeam();
+if (bullmqProblem) {
+  console.error(bullmqProblem);
+  process.exit(1);
+}
 let config: PlatformConfig;
 try {
   config = loadConfig();

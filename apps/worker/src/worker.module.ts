@@ -3,6 +3,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CommandConnection } from '@conveyor/redis';
 import { ImageSource } from '@conveyor/engine';
+import { AdmissionPlaces } from './admission/admission-places.port.js';
+import { RedisAdmissionPlaces } from './admission/redis-admission-places.js';
 import { BatchResultSink } from './batch/batch-result-sink.port.js';
 import { RedisBatchResultSink } from './batch/redis-batch-result.sink.js';
 import { CancellationTracker } from './cancel/cancellation-tracker.port.js';
@@ -57,6 +59,8 @@ export class WorkerModule {
         { provide: PrefixRoutes, useExisting: RedisPrefixRoutes },
         RedisImageReleaser,
         { provide: ImageReleaser, useExisting: RedisImageReleaser },
+        RedisAdmissionPlaces,
+        { provide: AdmissionPlaces, useExisting: RedisAdmissionPlaces },
         ReplySinks,
         GenerationProcessor,
         EmbedProcessor,

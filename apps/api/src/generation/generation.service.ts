@@ -113,11 +113,11 @@ export class GenerationService {
     } catch (err) {
       source.close();
       if (images.length) void this.images.release(requestId, images).catch(() => undefined);
-      throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
-    } finally {
-      // In the wait list now, where it counts against the limit; or never queued.
       void this.admission.release(deployment.id, requestId).catch(() => undefined);
+      throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
+    // Its place is held until a worker takes the job (and gives it back), or the job is taken back here.
+    void this.admission.queued(deployment.id, requestId).catch(() => undefined);
     this.followed.follow(job, source);
     const followed = { deployment: deployment.id, requestId, owner: options.caller, route: options.route };
     const deadlines = new ReplyDeadlines(source, {
@@ -200,7 +200,7 @@ export class GenerationService {
 
   /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
   async cancel(deployment: string, requestId: string): Promise<void> {
-    await this.queue.cancel(deployment, requestId);
+    if (await this.queue.cancel(deployment, requestId)) await this.giveBackPlace(deployment, requestId);
   }
 
   private read(
@@ -231,8 +231,10 @@ export class GenerationService {
           ms: Date.now() - enqueuedAt,
         });
         // A job taken off the queue before any worker had it is released here; a worker releases the rest.
-        if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId)))
+        if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId))) {
           await this.release(requestId, images);
+          await this.giveBackPlace(deployment, requestId);
+        }
       },
     });
   }
@@ -254,6 +256,7 @@ export class GenerationService {
       return null;
     }
     await this.release(requestId, images);
+    await this.giveBackPlace(deployment, requestId);
     return OpenAiHttpError.unavailable(
       `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
         `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
@@ -265,6 +268,13 @@ export class GenerationService {
     if (!images.length) return;
     await this.images.release(requestId, images).catch((err: Error) => {
       this.logger.warn(`Could not release the images of ${requestId}: ${err.message}`);
+    });
+  }
+
+  /** Best effort: a place not given back lapses on its own (see QueueAdmission). */
+  private async giveBackPlace(deployment: string, requestId: string): Promise<void> {
+    await this.admission.release(deployment, requestId).catch((err: Error) => {
+      this.logger.warn(`Could not give back the queue place of ${requestId}: ${err.message}`);
     });
   }
 
