@@ -127,11 +127,12 @@ export class MessageBatchesService {
   async cancel(owner: string, id: string): Promise<MessageBatch> {
     const record = await this.record(owner, id);
     if (hasEnded(record)) throw conflict(`Message batch ${id} has already ended and cannot be canceled.`);
+    // Canceling from the cancel on, also while the requests are still being read: the runner reads them
+    // all the same (to know each custom_id), then writes each as canceled.
     const fields: Partial<BatchRecord> = {
       cancel_requested: true,
+      status: 'cancelling',
       cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000),
-      // A batch still validating is marked canceling by the runner once it has read the requests.
-      ...(record.status === 'validating' ? {} : { status: 'cancelling' as const }),
     };
     await this.repo.update(id, fields);
     return toMessageBatch({ ...record, ...fields });
