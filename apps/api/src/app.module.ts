@@ -40,6 +40,7 @@ import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
+import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './generation/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
@@ -132,6 +133,7 @@ export class AppModule {
         PredictController,
         OrgAppController,
         OrgAppMessagesController,
+        OrgAppTokenizeController,
       ],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },

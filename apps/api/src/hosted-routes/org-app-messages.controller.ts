@@ -1,26 +1,22 @@
 import { Body, HttpCode, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
-import type { DetokenizeResponse, Message, MessageTokensCount, TokenizeResponse } from '@conveyor/openai';
-import { DetokenizeRequestDto, MessagesPromptDto, MessagesRequestDto, TokenizeRequestDto } from '@conveyor/protocol';
+import type { Message, MessageTokensCount } from '@conveyor/openai';
+import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
 import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { MessagesHttpHandler } from '../messages/messages-http.handler.js';
-import { TokenizeHttpHandler } from '../tokenize/tokenize-http.handler.js';
 import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
 
 const ERRORS = [400, 401, 404, 413, 429, 504, 529];
 
 /**
- * The serverless app-host form of Anthropic's Messages and vLLM's tokenizer routes, one deployment per
- * app. Besides `Key`, a key comes as Anthropic's clients send it: `Authorization: Bearer` or `x-api-key`.
+ * The serverless app-host form of Anthropic's Messages routes, one deployment per app. Besides `Key`, a
+ * key comes as Anthropic's clients send it: `Authorization: Bearer` or `x-api-key`.
  */
 @HostedAppController('Bearer')
 export class OrgAppMessagesController {
-  constructor(
-    private readonly messages: MessagesHttpHandler,
-    private readonly tokenizer: TokenizeHttpHandler,
-  ) {}
+  constructor(private readonly messages: MessagesHttpHandler) {}
 
   @Post('messages')
   @HttpCode(200)
@@ -54,39 +50,5 @@ export class OrgAppMessagesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<MessageTokensCount> {
     return this.messages.countTokens(body, caller, reply, app);
-  }
-
-  @Post('tokenize')
-  @HttpCode(200)
-  @ApiRoute("Hosted app form: vLLM's tokenize (`Key <key>` when private)", {
-    auth: 'Key',
-    errors: [400, 401, 404, 413, 429, 503, 504],
-  })
-  @ApiJsonBody(TokenizeRequestDto)
-  @ApiJsonOk('{"tokens": [...], "count": n, "max_model_len": n}')
-  tokenize(
-    @HostedApp() app: DeploymentConfig,
-    @Body() body: unknown,
-    @Caller() caller: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<TokenizeResponse> {
-    return this.tokenizer.tokenize(body, caller, reply, app);
-  }
-
-  @Post('detokenize')
-  @HttpCode(200)
-  @ApiRoute("Hosted app form: vLLM's detokenize (`Key <key>` when private)", {
-    auth: 'Key',
-    errors: [400, 401, 404, 413, 429, 503, 504],
-  })
-  @ApiJsonBody(DetokenizeRequestDto)
-  @ApiJsonOk('{"prompt": "..."}')
-  detokenize(
-    @HostedApp() app: DeploymentConfig,
-    @Body() body: unknown,
-    @Caller() caller: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<DetokenizeResponse> {
-    return this.tokenizer.detokenize(body, caller, reply, app);
   }
 }
