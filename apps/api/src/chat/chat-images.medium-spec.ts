@@ -78,7 +78,7 @@ describe('chat requests with images, queued in real Redis', () => {
     queue = new BullMqJobQueue(config, connection);
     relay = new RedisReplyRelay(config, connection);
     relay.onModuleInit();
-    admission = new AdmissionRepository(config);
+    admission = new AdmissionRepository(config, connection);
     images = new ImageRepository(config, connection);
     const workers = new NoWorkers();
     const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
@@ -103,7 +103,6 @@ describe('chat requests with images, queued in real Redis', () => {
   afterAll(async () => {
     await relay.onApplicationShutdown();
     await queue.onApplicationShutdown();
-    admission.onApplicationShutdown();
     await connection.onApplicationShutdown();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);

@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import { ADMISSION_RESERVATION_MS, admissionKey } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
+import type { CommandConnection } from '@conveyor/redis';
+import { apiRedis } from './api-redis.js';
 import { AdmissionRepository } from './admission.repository.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -15,13 +17,15 @@ describe('AdmissionRepository against real Redis', () => {
   const config = { redis: { url, prefix }, api: { queueTimeoutMs: QUEUE_TIMEOUT_MS } } as PlatformConfig;
   let redis: Redis;
   let admission: AdmissionRepository;
+  let connection: CommandConnection;
   let deployment: string;
   /** What a worker does as it takes a request's job (apps/worker's RedisAdmissionPlaces). */
   const take = (id: string) => redis.zrem(admissionKey(prefix, deployment), id);
 
   beforeAll(async () => {
     redis = new Redis(url);
-    admission = new AdmissionRepository(config);
+    connection = apiRedis(config);
+    admission = new AdmissionRepository(config, connection);
     await untilConnected(() => admission.release('none', 'none'));
   });
   beforeEach(() => {
@@ -30,7 +34,7 @@ describe('AdmissionRepository against real Redis', () => {
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    admission.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     redis.disconnect();
   });
 
