@@ -2,12 +2,17 @@ import { Logger } from '@nestjs/common';
 import { BullTakeOver, type TakenBack } from '@conveyor/bullmq-seam';
 import type { PlatformConfig } from '@conveyor/config';
 import { affinityQueueName, deploymentQueueName, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
-import type { RedisClient } from '@conveyor/redis';
+import { defineScripts, type LuaScript, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { LAPSE_BEATS } from '../presence/heartbeat.js';
 import { instanceTokenPrefix, routeNameOfInstance } from '../presence/worker-identity.js';
-import { FORGET, LAPSED } from './takeover-scripts.js';
+
+/** Which workers died, from their heartbeats: each script reads or writes one deployment's heartbeat keys. */
+const TAKEOVER_SCRIPTS: readonly LuaScript[] = [
+  { name: 'lapsedInstances', file: new URL('./scripts/lapsed-instances.lua', import.meta.url) },
+  { name: 'forgetInstance', file: new URL('./scripts/forget-instance.lua', import.meta.url) },
+];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -24,7 +29,7 @@ declare module 'ioredis' {
  * looks, and the script gives each job to one of them.
  *
  * A lapse is only believed once the deployment's heartbeats have been landing steadily for a whole
- * lapse (LAPSED): after an outage, restart or failover of the Redis (or the cluster shard) that holds
+ * lapse (scripts/lapsed-instances.lua): after an outage, restart or failover of the Redis (or the cluster shard) that holds
  * them, every heartbeat is old, and the live workers need that long to beat again. Judged in Redis,
  * not by this worker's connection: on a cluster one shard fails over while the connection stays up.
  */
@@ -39,8 +44,7 @@ export class DeadWorkerTakeover {
     private readonly self: string,
     private readonly places: AdmissionPlaces,
   ) {
-    redis.defineCommand('lapsedInstances', { numberOfKeys: 2, lua: LAPSED });
-    redis.defineCommand('forgetInstance', { numberOfKeys: 1, lua: FORGET });
+    defineScripts(redis, TAKEOVER_SCRIPTS);
     this.jobs = new BullTakeOver(redis);
   }
 
