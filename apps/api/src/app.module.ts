@@ -48,6 +48,7 @@ import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
+import { JobSubmission } from './generation/job-submission.service.js';
 import { JobQueue } from './generation/job-queue.port.js';
 import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
@@ -189,6 +190,7 @@ export class AppModule {
         GenerationService,
         HttpGeneration,
         JobRouting,
+        JobSubmission,
         ChatService,
         ChatHttpHandler,
         CompletionsService,
