@@ -7,7 +7,8 @@ import { ReplyAccumulator } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ResponseLeases } from '../repositories/response-leases.port.js';
 import type { StoredResponse } from '../repositories/response-store.port.js';
-import { RESPONSE_ID_PREFIX, echoFromResponse, pendingResponse, toResponseObject } from './response.mapper.js';
+import { RESPONSE_ID_PREFIX, echoFromResponse, pendingResponse } from './response.mapper.js';
+import { toResponseObject } from './response-events.mapper.js';
 import { ResponsesService, type StartedResponse } from './responses.service.js';
 
 /** How long a follower's lease lasts unless renewed: how soon after its replica dies another may take over. */

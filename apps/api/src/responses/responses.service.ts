@@ -18,10 +18,10 @@ import {
   RESPONSE_ID_PREFIX,
   echoOf,
   pendingResponse,
-  toResponseObject,
   type OutputOptions,
   type ResponseEcho,
 } from './response.mapper.js';
+import { toResponseObject } from './response-events.mapper.js';
 
 /** A response whose job is queued: its reply, what its body repeats, and what storing it needs. */
 export interface StartedResponse {
