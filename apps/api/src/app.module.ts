@@ -39,6 +39,7 @@ import { BackgroundResponses } from './responses/background-responses.js';
 import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
+import { ResponseOutcomes } from './responses/response-outcomes.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
 import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
@@ -198,6 +199,7 @@ export class AppModule {
         EmbeddingsService,
         EmbeddingsHttpHandler,
         ResponsesService,
+        ResponseOutcomes,
         ResponsesHttpHandler,
         BackgroundResponses,
         TokenizeService,
