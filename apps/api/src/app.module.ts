@@ -39,6 +39,7 @@ import { BackgroundResponses } from './responses/background-responses.js';
 import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
+import { ResponseOutcomes } from './responses/response-outcomes.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
 import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
@@ -48,6 +49,7 @@ import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
+import { JobSubmission } from './generation/job-submission.service.js';
 import { JobQueue } from './generation/job-queue.port.js';
 import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
@@ -189,6 +191,7 @@ export class AppModule {
         GenerationService,
         HttpGeneration,
         JobRouting,
+        JobSubmission,
         ChatService,
         ChatHttpHandler,
         CompletionsService,
@@ -196,6 +199,7 @@ export class AppModule {
         EmbeddingsService,
         EmbeddingsHttpHandler,
         ResponsesService,
+        ResponseOutcomes,
         ResponsesHttpHandler,
         BackgroundResponses,
         TokenizeService,

@@ -16,7 +16,7 @@ import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from './job-queue.port.js';
-import { JobRouting } from './job-routing.service.js';
+import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
@@ -57,7 +57,7 @@ export class GenerationService {
     private readonly workers: LiveWorkers,
     private readonly metrics: PlatformMetrics,
     private readonly admission: QueueAdmission,
-    private readonly routing: JobRouting,
+    private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
   ) {
@@ -93,8 +93,7 @@ export class GenerationService {
     };
     // The job names this replica: its workers send the reply's events to this replica's inbox.
     const job: QueuedJobData = {
-      ...build(requestId, now),
-      ...(options.model === deployment.id ? {} : { model: options.model }),
+      ...namedJob(build(requestId, now), deployment, options.model),
       owner: options.caller,
       replyTo: this.relay.replica,
     };
@@ -108,8 +107,7 @@ export class GenerationService {
       ...(this.config.logPrompts ? { prompt: options.prompt } : {}),
     });
     try {
-      if (options.images?.length) await this.images.hold(requestId, options.images);
-      await this.queue.enqueue(job, await this.routing.target(job));
+      await this.submission.submit(job, options.images);
     } catch (err) {
       source.close();
       if (images.length) void this.images.release(requestId, images).catch(() => undefined);
