@@ -85,6 +85,7 @@ import { ResponseStore } from './repositories/response-store.port.js';
 import { ResponseLeaseRepository } from './repositories/response-lease.repository.js';
 import { ResponseLeases } from './repositories/response-leases.port.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
+import { RateLimits } from './repositories/rate-limits.port.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
 import { PendingWork } from './repositories/pending-work.port.js';
 import { PendingWorkRepository } from './repositories/pending-work.repository.js';
@@ -162,6 +163,7 @@ export class AppModule {
         LiveWorkersRepository,
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
         RateLimitRepository,
+        { provide: RateLimits, useExisting: RateLimitRepository },
         ResponseRepository,
         { provide: ResponseStore, useExisting: ResponseRepository },
         ResponseLeaseRepository,

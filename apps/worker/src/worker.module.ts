@@ -20,7 +20,7 @@ import { RedisImageSource } from './images/redis-image.source.js';
 import { WorkerMetricsServer } from './metrics/worker-metrics.server.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
-import { WorkerHost } from './jobs/worker-host.service.js';
+import { WorkerHost } from './jobs/worker-host.js';
 import { RedisReplyOutbox } from './reply/redis-reply.outbox.js';
 import { ReplyStreams } from './reply/reply-streams.port.js';
 import { ReplySinks } from './reply/reply-sinks.js';

@@ -110,8 +110,8 @@ export class GenerationService {
       await this.submission.submit(job, options.images);
     } catch (err) {
       source.close();
-      if (images.length) void this.images.release(requestId, images).catch(() => undefined);
-      void this.admission.release(deployment.id, requestId).catch(() => undefined);
+      void this.release(requestId, images);
+      void this.giveBackPlace(deployment.id, requestId);
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
     // Its place is held until a worker takes the job (and gives it back), or the job is taken back here.
@@ -184,16 +184,9 @@ export class GenerationService {
    * follows the reply on from Redis.
    */
   letGo(requestId: string): void {
-    this.relay.fail(
-      requestId,
-      new OpenAiHttpError(
-        503,
-        'service_unavailable',
-        'This server stopped following the reply; another follows it on.',
-        null,
-        ErrorCode.serverShuttingDown,
-      ),
-    );
+    const message = 'This server stopped following the reply; another follows it on.';
+    const stopped = new OpenAiHttpError(503, 'service_unavailable', message, null, ErrorCode.serverShuttingDown);
+    this.relay.fail(requestId, stopped);
   }
 
   /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
