@@ -27,7 +27,9 @@ const shared = {
 // - medium: *.medium-spec.ts, real Redis, the generated model loaded in process (or in a llama-server child), or scratch files;
 // - e2e:    test/**/*.e2e-spec.ts, the built API and workers started as processes (npm run build first).
 export default {
-  // End-to-end files each start an API and workers; on two cores they run one file at a time.
+  // End-to-end files each start an API and workers; on two cores they run one file at a time. Jest takes
+  // maxWorkers for the whole run, never per project: `npm run test:small` (pure CPU, nothing shared)
+  // raises it on its command line to one file per core.
   maxWorkers: 1,
   // End-to-end hooks start and stop processes; small and medium tests finish far inside this.
   // Jest reads the timeout from the top level only, so it is one for every project.

@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { Children, freePort } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
+import { runHeader } from './lib/report.mjs';
 import { pct, table } from './lib/stats.mjs';
 
 const USAGE = 'usage: node bench/takeover.bench.mjs [--runs 5] [--lock-ms N] [--stalled-ms N]';
@@ -121,6 +122,7 @@ try {
     await startWorker();
     for (let i = 0; i < 500 && (await queue.getActiveCount()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
   }
+  for (const line of runHeader('bench/takeover.bench.mjs')) console.log(line);
   console.log(
     table(
       ['lock', 'stalled check', 'runs', 'p50', 'p95', 'max', 'bound without the heartbeat takeover (lock + 2 checks)'],

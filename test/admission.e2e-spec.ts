@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
 import type { ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
-import { waitListKey } from '@conveyor/queue';
+import { deploymentQueueName } from '@conveyor/queue';
 import { readJson } from './support/json.js';
 import { PrivateRedis } from './support/private-redis.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
@@ -44,9 +44,9 @@ describe('admission: the queue-depth limit holds for requests that arrive togeth
       expect(res.headers.get('retry-after')).toBe('1');
       expect((await readJson<OpenAiErrorBody>(res)).error.code).toBe('queue_full');
     }
-    const redis = new Redis(REDIS_URL);
-    expect(await redis.llen(waitListKey(platform.prefix, MODEL))).toBe(5);
-    redis.disconnect();
+    const queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+    expect(await queue.getWaitingCount()).toBe(5);
+    await queue.close();
     // Withdrawn at the queue deadline: a 503 that says when to retry.
     for (const res of await Promise.all(admitted)) {
       expect(res.status).toBe(503);

@@ -94,6 +94,27 @@ describe('the HTTP edge: body types, host names, deadlines, and requests refused
       expect(await queued()).toBe(before);
     });
 
+    it('closes the connection of a refused host at once, kept alive or with its body still to come', async () => {
+      // Kept-alive requests (no Connection: close): open after the 403, each would hold a socket for
+      // Fastify's keep-alive time (72 s), and a stalled body until its deadline.
+      const heads = [
+        'GET /v1/models HTTP/1.1\r\nHost: evil.example\r\n\r\n',
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(chat)}\r\n\r\n${chat}`,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n` +
+          `Content-Length: 100000\r\n\r\n{"model":`,
+      ];
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => rawExchange(platform.port, [heads[i % heads.length]!])),
+      );
+      for (const answer of answers) {
+        expectOpenAiError(answer, 403, 'host_not_allowed');
+        expect(answer.headers.connection).toBe('close');
+        // Closed by the server well inside the exchange's 10 s wait, far short of a keep-alive.
+        expect(answer.closedAfterMs).not.toBeNull();
+      }
+    });
+
     it('answers health and readiness probes whatever their Host, as load balancers and kubelets send the pod IP', async () => {
       for (const path of ['/health', '/ready']) {
         const answer = await rawExchange(platform.port, [rawRequest(`GET ${path} HTTP/1.1\r\nHost: 10.1.2.3:8000`)]);

@@ -15,12 +15,21 @@ const OTHER_KEY = 'sk-message-batches-other-0123';
 const MODEL = 'conveyor-tiny';
 /** Its template opens a thought for the reply, which the deployment parses out. */
 const THINKER = 'conveyor-think';
+/** Loads no model; a reply ends by itself after 4 tokens, unless it ignores end-of-generation. */
+const EARLY_ENDER = 'conveyor-sim';
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const config = writeDeploymentsFile({
   deployments: [
     { id: MODEL, model: 'tiny', contextSize: 2048, parallel: 2, threads: 1 },
     { id: THINKER, model: 'think', contextSize: 512, parallel: 1, threads: 1, reasoningParser: 'think' },
+    {
+      id: EARLY_ENDER,
+      engine: 'simulated',
+      simulated: { ttftMs: 0, tpotMs: 1, outputTokens: 4, text: 'alpha beta gamma delta' },
+      parallel: 4,
+      contextSize: 1024,
+    },
   ],
   apiKeys: [
     { name: 'main', sha256: hashKey(KEY) },
@@ -176,6 +185,24 @@ describe("Anthropic's Message Batches API", () => {
     expect(thought?.type === 'thinking' && thought.thinking.length).toBeGreaterThan(0);
     expect(content('plain').map((b) => b.type)).not.toContain('thinking');
   });
+
+  it('runs each request with ignore_eos to its max_tokens, as /v1/messages runs the same body', async () => {
+    // On a deployment whose replies end by themselves well before max_tokens, unless they ignore it.
+    const params = { model: EARLY_ENDER, ignore_eos: true };
+    const ids = Array.from({ length: 24 }, (_, i) => `eos-${i}`);
+    const batch = await client.messages.batches.create({ requests: ids.map((id) => request(id, 24, params)) });
+    const sync = await client.messages.create({ ...request('sync', 24, params).params, stream: false });
+    expect({ stop: sync.stop_reason, tokens: sync.usage.output_tokens }).toEqual({ stop: 'max_tokens', tokens: 24 });
+    await waitForEnd(batch.id, 120_000);
+    const ended = (await resultsOf(batch.id)).map(({ custom_id, result }) =>
+      result.type === 'succeeded'
+        ? { custom_id, stop: result.message.stop_reason, tokens: result.message.usage.output_tokens }
+        : { custom_id, result },
+    );
+    expect(ended.sort((a, b) => a.custom_id.localeCompare(b.custom_id))).toEqual(
+      [...ids].sort().map((custom_id) => ({ custom_id, stop: 'max_tokens', tokens: 24 })),
+    );
+  }, 150_000);
 
   it('refuses results before the batch has ended, with a 409 in Anthropic shape', async () => {
     const batch = await client.messages.batches.create({

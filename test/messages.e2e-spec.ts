@@ -582,6 +582,25 @@ describe("Anthropic's Messages API", () => {
       expect(anthropic.input_tokens).toBe(counted.count);
     });
 
+    it('asks for Authorization: Key on the hosted form, refusing Bearer as the hosted OpenAI routes do', async () => {
+      const bodies = { tokenize: { model: MODEL, prompt: 'Hi' }, detokenize: { model: MODEL, tokens: [1] } };
+      const bearer = { authorization: `Bearer ${KEY}` };
+      // The hosted chat route's answer to a Bearer key: the 401 every hosted OpenAI route gives.
+      const chat = await post('/acme/chat/v1/chat/completions', { model: MODEL, messages: [] }, bearer);
+      expect(chat.status).toBe(401);
+      const refusal = await chat.json();
+      expect(refusal).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } });
+      for (const [route, body] of Object.entries(bodies)) {
+        const refused = await post(`/acme/chat/v1/${route}`, body, bearer);
+        expect({ route, status: refused.status, body: await refused.json() }).toEqual({
+          route,
+          status: 401,
+          body: refusal,
+        });
+        expect((await post(`/acme/chat/v1/${route}`, body, { authorization: `Key ${KEY}` })).status).toBe(200);
+      }
+    });
+
     it('refuses a token outside the vocabulary with a 400 naming it', async () => {
       const res = await post('/detokenize', { model: MODEL, tokens: [1, 99_999_999] });
       expect(res.status).toBe(400);

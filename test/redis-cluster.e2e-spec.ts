@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
 import OpenAI from 'openai';
+import { bullQueueKey } from '@conveyor/bullmq-seam';
 import type { ChatCompletion } from '@conveyor/openai';
 import { deploymentQueueName, useHashTags } from '@conveyor/queue';
 import { chatLine, fileLines, finishedBatch, jsonl, submitBatch } from './support/batches.js';
@@ -42,7 +43,7 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
   let queueConnection: Cluster;
 
   /** The deployment's queue: every job passes through its shard. */
-  const busiest = () => `${platform.prefix}:${deploymentQueueName(MODEL)}:wait`;
+  const busiest = () => bullQueueKey(platform.prefix, deploymentQueueName(MODEL), 'wait');
   const post = (body: Record<string, unknown>, signal?: AbortSignal, baseUrl = platform.baseUrl) =>
     fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',

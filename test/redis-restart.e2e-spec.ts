@@ -65,6 +65,20 @@ describe('Redis restarted under load (AOF)', () => {
     expect((await readJson<OpenAiErrorBody>(during)).error.type).toBe('service_unavailable');
     expect(Date.now() - t0).toBeLessThan(3000);
     expect((await fetch(`${platform.baseUrl}/ready`)).status).toBe(503);
+    // The model list reads the workers' heartbeats: it is unavailable as the rest is, not a server error.
+    for (const path of ['/v1/models', `/v1/models/${MODEL}`]) {
+      const models = await fetch(`${platform.baseUrl}${path}`);
+      expect({ path, status: models.status, retryAfter: models.headers.get('retry-after') }).toEqual({
+        path,
+        status: 503,
+        retryAfter: '1',
+      });
+      expect((await readJson<OpenAiErrorBody>(models)).error).toMatchObject({
+        type: 'service_unavailable',
+        code: 'service_unavailable',
+        param: null,
+      });
+    }
 
     await new Promise((r) => setTimeout(r, 500));
     await redis.up();

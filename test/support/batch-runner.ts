@@ -7,6 +7,7 @@ import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-re
 import type { BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
 import type { JobQueue } from '../../apps/api/src/generation/job-queue.port.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
+import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { FileStoreCheck } from '../../apps/api/src/platform/file-store.check.js';
 import type { BatchLines } from '../../apps/api/src/repositories/batch-lines.port.js';
@@ -62,11 +63,9 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     input,
     p.records,
     p.lines,
-    p.queue,
-    p.routing,
+    new JobSubmission(p.queue, p.routing, p.images),
     p.registry,
     p.workers,
-    p.images,
     p.unqueued,
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage());

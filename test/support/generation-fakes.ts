@@ -109,6 +109,8 @@ export class FakeAdmission extends QueueAdmission {
     return queued < limit ? { admitted: true } : { admitted: false, queued };
   }
 
+  async queued(): Promise<void> {}
+
   async release(): Promise<void> {}
 }
 

@@ -10,6 +10,7 @@ import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
+import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
 import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { NoRoutes } from './batch-fakes.js';
@@ -95,7 +96,7 @@ export function generationHarness(signal: () => AbortSignal) {
     workers,
     metrics,
     new FakeAdmission(queue),
-    routing,
+    new JobSubmission(queue, routing, images),
     images,
     usage,
   );

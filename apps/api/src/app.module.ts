@@ -39,6 +39,7 @@ import { BackgroundResponses } from './responses/background-responses.js';
 import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
 import { ResponsesService } from './responses/responses.service.js';
+import { ResponseOutcomes } from './responses/response-outcomes.service.js';
 import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
 import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
@@ -48,6 +49,7 @@ import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
+import { JobSubmission } from './generation/job-submission.service.js';
 import { JobQueue } from './generation/job-queue.port.js';
 import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './generation/reply-relay.port.js';
@@ -83,6 +85,7 @@ import { ResponseStore } from './repositories/response-store.port.js';
 import { ResponseLeaseRepository } from './repositories/response-lease.repository.js';
 import { ResponseLeases } from './repositories/response-leases.port.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
+import { RateLimits } from './repositories/rate-limits.port.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
 import { PendingWork } from './repositories/pending-work.port.js';
 import { PendingWorkRepository } from './repositories/pending-work.repository.js';
@@ -160,6 +163,7 @@ export class AppModule {
         LiveWorkersRepository,
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
         RateLimitRepository,
+        { provide: RateLimits, useExisting: RateLimitRepository },
         ResponseRepository,
         { provide: ResponseStore, useExisting: ResponseRepository },
         ResponseLeaseRepository,
@@ -189,6 +193,7 @@ export class AppModule {
         GenerationService,
         HttpGeneration,
         JobRouting,
+        JobSubmission,
         ChatService,
         ChatHttpHandler,
         CompletionsService,
@@ -196,6 +201,7 @@ export class AppModule {
         EmbeddingsService,
         EmbeddingsHttpHandler,
         ResponsesService,
+        ResponseOutcomes,
         ResponsesHttpHandler,
         BackgroundResponses,
         TokenizeService,

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { checkBullmqSeam } from '@conveyor/bullmq-seam';
 import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import { ConfigError, enabledLogLevels, loadConfig, type PlatformConfig } from '@conveyor/config';
 import { startTracing, stopTracing } from '@conveyor/telemetry';
@@ -137,6 +138,12 @@ async function checkFileStore(check: FileStoreCheck, logger: Logger): Promise<vo
   }
 }
 
+// One line, before anything touches the queues: BullMQ's internals are read as the one version the seam knows.
+const bullmqProblem = checkBullmqSeam();
+if (bullmqProblem) {
+  console.error(bullmqProblem);
+  process.exit(1);
+}
 let config: PlatformConfig;
 try {
   config = loadConfig();

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { checkBullmqSeam } from '@conveyor/bullmq-seam';
 import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import {
   ConfigError,
@@ -13,6 +14,12 @@ import { startTracing, stopTracing } from '@conveyor/telemetry';
 import { selectDeployments } from './worker-options.js';
 import { WorkerModule } from './worker.module.js';
 
+// One line, before a model loads: the takeover and the slot gate use BullMQ's internals as the seam knows them.
+const bullmqProblem = checkBullmqSeam();
+if (bullmqProblem) {
+  console.error(bullmqProblem);
+  process.exit(1);
+}
 let config: PlatformConfig;
 let deployments: DeploymentConfig[];
 try {

@@ -5,7 +5,7 @@ import { CommandConnection, type LuaScript } from '@conveyor/redis';
 
 /**
  * Every script the worker's adapters call, defined once on its command connection under the name each
- * adapter calls it by. Taking over a dead worker's jobs keeps its scripts with it (jobs/takeover-scripts.ts).
+ * adapter calls it by. Taking over a dead worker's jobs defines its scripts (jobs/scripts/) on the connection it is given.
  */
 export const WORKER_SCRIPTS: readonly LuaScript[] = [IMAGE_SCRIPTS.release];
 

@@ -3,6 +3,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CommandConnection } from '@conveyor/redis';
 import { ImageSource } from '@conveyor/engine';
+import { AdmissionPlaces } from './admission/admission-places.port.js';
+import { RedisAdmissionPlaces } from './admission/redis-admission-places.js';
 import { BatchResultSink } from './batch/batch-result-sink.port.js';
 import { RedisBatchResultSink } from './batch/redis-batch-result.sink.js';
 import { CancellationTracker } from './cancel/cancellation-tracker.port.js';
@@ -18,7 +20,7 @@ import { RedisImageSource } from './images/redis-image.source.js';
 import { WorkerMetricsServer } from './metrics/worker-metrics.server.js';
 import { JOB_HANDLERS } from './jobs/job-handler.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
-import { WorkerHost } from './jobs/worker-host.service.js';
+import { WorkerHost } from './jobs/worker-host.js';
 import { RedisReplyOutbox } from './reply/redis-reply.outbox.js';
 import { ReplyStreams } from './reply/reply-streams.port.js';
 import { ReplySinks } from './reply/reply-sinks.js';
@@ -57,6 +59,8 @@ export class WorkerModule {
         { provide: PrefixRoutes, useExisting: RedisPrefixRoutes },
         RedisImageReleaser,
         { provide: ImageReleaser, useExisting: RedisImageReleaser },
+        RedisAdmissionPlaces,
+        { provide: AdmissionPlaces, useExisting: RedisAdmissionPlaces },
         ReplySinks,
         GenerationProcessor,
         EmbedProcessor,

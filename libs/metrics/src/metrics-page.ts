@@ -8,7 +8,12 @@ const INTRO = `# Metrics
 
 Every metric the API and the workers serve, in Prometheus's text format. Keep \`/metrics\` on your
 internal network: it names the deployments and their traffic. A histogram's buckets are its upper
-bounds; they span a small model on a CPU and a GPU fleet alike.`;
+bounds; they span a small model on a CPU and a GPU fleet alike.
+
+A Grafana dashboard of the fleet, [\`infra/grafana/conveyor-fleet.json\`](../infra/grafana/conveyor-fleet.json),
+is generated from the same declarations (\`npm run dashboard\`): import it and pick the Prometheus data
+source that scrapes the API. Its panels read vLLM's names, so a dashboard written for vLLM reads a
+deployment too. A test runs every panel's query against a real Prometheus scraping a platform.`;
 
 const code = (text: string): string => `\`${text}\``;
 const cell = (text: string): string => text.replace(/\|/g, '\\|');

@@ -78,6 +78,14 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @Max(Number.MAX_SAFE_INTEGER)
   seed?: number | null;
 
+  /**
+   * vLLM / llama.cpp extra, as the chat and Responses bodies take it: keep generating past
+   * end-of-generation tokens, up to max_tokens. A Message Batch's requests take it too, being this body.
+   */
+  @IsOptional()
+  @IsBoolean()
+  ignore_eos?: boolean | null;
+
   /** Refuses what this deployment cannot honour, naming the field. */
   check(deployment: DeploymentTraits, images: ImageLimits): void {
     // No bound on max_tokens here: the worker cuts it to the room the prompt leaves.
@@ -110,7 +118,7 @@ export class MessagesRequestDto extends MessagesPromptDto {
       messages: this.turns(),
       ...this.jobTools(),
       responseFormat: this.outputFormat(),
-      sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed) },
+      sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed), ignoreEos: given(this.ignore_eos) },
       maxTokens: this.max_tokens,
       clampToContext: true,
       stop: [...(this.stop_sequences ?? [])],

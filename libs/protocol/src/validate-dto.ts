@@ -1,5 +1,6 @@
-import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import type { ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { toDtoInstance } from './dto-instance.js';
 
 /** A request field that failed validation, addressed the way OpenAI's `param` does (`messages[0].content`). */
 export interface ValidationProblem {
@@ -60,7 +61,7 @@ export function validateDto<T extends object>(cls: ClassConstructor<T>, body: un
       problem: { param: null, message: `The request body nests deeper than ${MAX_NESTING} levels.` },
     };
   }
-  const instance = plainToInstance(cls, body, { enableImplicitConversion: false });
+  const instance = toDtoInstance(cls, body as Record<string, unknown>);
   const errors = validateSync(instance, {
     forbidUnknownValues: false,
     validationError: { target: false, value: false },

@@ -4,20 +4,29 @@ import { slotTag } from './slot-tags.js';
 /**
  * The BullMQ queue of one deployment: every kind of job for it (generation, embeddings, batch lines).
  * On a cluster its name carries the deployment's tag (`jobs.{<deployment>}`): BullMQ's scripts touch
- * several keys of a queue, and the admission and routing scripts read its wait lists beside their own.
+ * several keys of a queue, and the deployment's other keys (its places, its routes) share its slot.
  */
 export const deploymentQueueName = (deployment: string): string => `jobs.${slotTag(deployment)}`;
 
-/** BullMQ's list of a deployment's jobs waiting for a worker (batch lines wait elsewhere, as prioritized jobs). */
-export const waitListKey = (prefix: string, deployment: string): string =>
-  `${prefix}:${deploymentQueueName(deployment)}:wait`;
-
 /**
- * Requests admitted to a deployment's queue and not yet in its wait list: a sorted set of request ids
- * scored by when the reservation lapses, so one left by a replica that died expires on its own.
+ * The places in a deployment's queue: a sorted set of the requests admitted to it and not yet taken by
+ * a worker, each scored by when its place lapses (ms since the epoch). The API adds a request when it
+ * admits it and gives the place back if its job is never queued or is taken back; the worker that takes
+ * the job removes it, and a worker that takes a dead one's job back to waiting puts it back. A place
+ * left by a process that died lapses on its own (`admittedUntil`).
  */
 export const admissionKey = (prefix: string, deployment: string): string =>
   `${prefix}:admission:${slotTag(deployment)}`;
+
+/** How long a place is held for a request whose job has not reached a queue yet (its replica may die first). */
+export const ADMISSION_RESERVATION_MS = 10_000;
+
+/**
+ * Until when a place is held for a job in a queue, from `now`: the API takes the job back once it has
+ * waited `queueTimeoutMs`, so a place held longer was lost by a process that died.
+ */
+export const admittedUntil = (now: number, queueTimeoutMs: number): number =>
+  now + queueTimeoutMs + ADMISSION_RESERVATION_MS;
 
 /**
  * The reply inbox of one API replica: a stream every worker appends the events of that replica's
@@ -111,13 +120,6 @@ export const imageKey = (prefix: string, sha256: string): string => `${prefix}:i
 
 /** The jobs that refer to an image: a set of job ids; the image goes when the last of them is done. */
 export const imageJobsKey = (prefix: string, sha256: string): string => `${prefix}:image:${slotTag(sha256)}:jobs`;
-
-/** The parts of a BullMQ queue that hold jobs not yet finished: lists (`wait`, `active`) and sorted sets. */
-export type QueueJobsPart = 'wait' | 'prioritized' | 'delayed' | 'active';
-
-/** The key of one part of a BullMQ queue (by its name: `deploymentQueueName`, `affinityQueueName`), as BullMQ names it. */
-export const queuePartKey = (prefix: string, queue: string, part: QueueJobsPart): string =>
-  `${prefix}:${queue}:${part}`;
 
 /** The widths of usage buckets, as OpenAI's Usage API names them. */
 export type UsageBucketWidth = '1m' | '1h' | '1d';

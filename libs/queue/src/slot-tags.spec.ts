@@ -11,7 +11,6 @@ import {
   routeBlocksKey,
   routeLoadKey,
   routeQueuesKey,
-  waitListKey,
 } from './keys.js';
 import { useHashTags } from './slot-tags.js';
 
@@ -24,9 +23,9 @@ function hashed(key: string): string {
 
 /** Every key one of the platform's scripts or transactions uses together, for one deployment, batch and image. */
 const together = (p: string): string[][] => [
-  // Admission: the wait lists of the deployment's queue and of its workers' own, its reservations.
+  // A deployment's queue and its workers' own, its places: taking a job back puts its place back beside it.
   [
-    waitListKey(p, 'm/1'),
+    `${p}:${deploymentQueueName('m/1')}:wait`,
     `${p}:${affinityQueueName('m/1', 'w_1')}:wait`,
     admissionKey(p, 'm/1'),
     routeQueuesKey(p, 'm/1'),

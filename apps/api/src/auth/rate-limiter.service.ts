@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyConfig } from '@conveyor/config';
-import { RateLimitRepository } from '../repositories/rate-limit.repository.js';
+import { RateLimits } from '../repositories/rate-limits.port.js';
 
 export interface RateDecision {
   allowed: boolean;
@@ -13,7 +13,7 @@ export interface RateDecision {
 /** Fixed-window request limits per API key; the counters are shared by every API replica. */
 @Injectable()
 export class RateLimiter {
-  constructor(private readonly counters: RateLimitRepository) {}
+  constructor(private readonly counters: RateLimits) {}
 
   /** Counts one request against the key; null when the key has no limit. */
   async consume(key: ApiKeyConfig, now = Date.now()): Promise<RateDecision | null> {

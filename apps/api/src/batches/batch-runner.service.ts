@@ -118,7 +118,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private async step(leased: LeasedBatch): Promise<void> {
     const batch = await this.batches.get(leased.id);
     if (!batch) return this.batches.retire(leased.id);
-    if (batch.status === 'validating') return this.validator.validate(batch, leased);
+    // A batch cancelled while validating is validated all the same: its lines are read and counted before
+    // they are written as cancelled. Validation is what gives it its output file.
+    if (batch.status === 'validating' || (batch.status === 'cancelling' && batch.output_file_id === null)) {
+      return this.validator.validate(batch, leased);
+    }
     if (batch.status === 'in_progress' || batch.status === 'cancelling') return this.drive(batch, leased);
     await this.finishWith(batch.id);
   }

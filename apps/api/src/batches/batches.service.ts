@@ -104,12 +104,14 @@ export class BatchesService {
         ErrorCode.batchNotCancellable,
       );
     }
+    // Cancelling from the cancel on, as OpenAI answers, also while the input is still being validated:
+    // the runner validates it all the same (to know its lines), then drains it to cancelled.
     const cancelling = {
       cancel_requested: true,
       status: 'cancelling' as const,
       cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000),
     };
-    await this.repo.update(id, record.status === 'validating' ? { cancel_requested: true } : cancelling);
-    return toBatch({ ...record, ...(record.status === 'validating' ? { cancel_requested: true } : cancelling) });
+    await this.repo.update(id, cancelling);
+    return toBatch({ ...record, ...cancelling });
   }
 }

@@ -3,12 +3,10 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { inLinkedTrace } from '@conveyor/telemetry';
 import { batchLineJobId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
-import { JobQueue } from '../generation/job-queue.port.js';
-import { JobRouting } from '../generation/job-routing.service.js';
+import { JobSubmission, namedJob } from '../generation/job-submission.service.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
-import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput } from './batch-input.reader.js';
@@ -30,7 +28,8 @@ export interface TopUp {
 
 /**
  * Keeps a bounded number of each batch's lines in the queue, the rest staying in the input file: sizes
- * the batch's window, reads on in its input, and queues each line's job.
+ * the batch's window, reads on in its input, and queues each line's job through the same submission as
+ * an interactive request's.
  */
 @Injectable()
 export class LineFeeder {
@@ -39,11 +38,9 @@ export class LineFeeder {
     private readonly input: BatchInput,
     private readonly batches: BatchRecords,
     private readonly lines: BatchLines,
-    private readonly queue: JobQueue,
-    private readonly routing: JobRouting,
+    private readonly submission: JobSubmission,
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
-    private readonly images: ImageStore,
     private readonly unqueued: UnqueuedLines,
   ) {}
 
@@ -68,8 +65,7 @@ export class LineFeeder {
     const requestId = batchLineJobId(batch.id, line);
     const view = body.view?.();
     const job: QueuedJobData = {
-      ...body.toJob(requestId, deployment),
-      ...(body.model === deployment.id ? {} : { model: body.model }),
+      ...namedJob(body.toJob(requestId, deployment), deployment, body.model),
       batch: { batchId: batch.id, customId, line, ...(view ? { view } : {}) },
     };
     const images = jobImageHashes(job);
@@ -79,14 +75,12 @@ export class LineFeeder {
       deployment: deployment.id,
       ...(images.length ? { images } : {}),
     });
-    const decoded = body.images?.() ?? [];
-    if (decoded.length) await this.images.hold(requestId, decoded);
     // Each line a trace of its own, linked to the batch's: one trace of every line would be unreadable.
     await inLinkedTrace(
       'batch line',
       batch.traceparent,
       { 'conveyor.batch.id': batch.id, 'conveyor.batch.line': line },
-      async () => this.queue.enqueue(job, await this.routing.target(job)),
+      () => this.submission.submit(job, body.images?.()),
     );
     await this.unqueued.queued(batch.id, deployment.id, line);
   }

@@ -12,18 +12,15 @@ import {
   type MessageBatchList,
 } from '@conveyor/openai';
 import { isMessageBatchId, newMessageBatchId } from '@conveyor/queue';
-import { isObject } from '@conveyor/structured';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
 import { MESSAGE_BATCH_FILES, MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { readInputLines } from './batch-input.reader.js';
-import { checkBatchBody } from './batch-line.parser.js';
+import { checkMessageBatchRequests, type MessageBatchRequest } from './message-batch-requests.parser.js';
 import { errorResult, hasEnded, toMessageBatch, toResultLine } from './message-batch.mapper.js';
 
-/** Anthropic's rule for a request's custom_id. */
-const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Anthropic's batches end, whatever is left, 24 hours after they are made. */
 const EXPIRES_AFTER_S = 24 * 3600;
 /** How many ids one read of the batch index takes. */
@@ -59,17 +56,19 @@ export class MessageBatchesService {
   ) {}
 
   async create(owner: string, body: unknown): Promise<MessageBatch> {
-    const requests = this.checkRequests(body);
+    const requests = await checkMessageBatchRequests(
+      body,
+      this.config.batch.maxLines,
+      this.endpoints[MESSAGES_URL],
+      this.findDeployment,
+      this.config.api.images,
+    );
     const id = newMessageBatchId();
     const input = await this.store.save(
       { filename: `${id}_requests.jsonl`, purpose: MESSAGE_BATCH_FILES, owner },
-      // Each request as a line of the runner's input, as an OpenAI batch's input file has it.
-      Readable.from(
-        requests.map(
-          ({ custom_id, params }) =>
-            JSON.stringify({ custom_id, method: 'POST', url: MESSAGES_URL, body: params }) + '\n',
-        ),
-      ),
+      // Each request as a line of the runner's input, as an OpenAI batch's input file has it; written as
+      // the store takes them, not all made at once.
+      Readable.from(inputLines(requests)),
       this.config.batch.maxFileBytes,
     );
     const created = Math.floor(Date.now() / 1000);
@@ -127,11 +126,12 @@ export class MessageBatchesService {
   async cancel(owner: string, id: string): Promise<MessageBatch> {
     const record = await this.record(owner, id);
     if (hasEnded(record)) throw conflict(`Message batch ${id} has already ended and cannot be canceled.`);
+    // Canceling from the cancel on, also while the requests are still being read: the runner reads them
+    // all the same (to know each custom_id), then writes each as canceled.
     const fields: Partial<BatchRecord> = {
       cancel_requested: true,
+      status: 'cancelling',
       cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000),
-      // A batch still validating is marked canceling by the runner once it has read the requests.
-      ...(record.status === 'validating' ? {} : { status: 'cancelling' as const }),
     };
     await this.repo.update(id, fields);
     return toMessageBatch({ ...record, ...fields });
@@ -225,58 +225,13 @@ export class MessageBatchesService {
     }
   }
 
-  /**
-   * The request list, checked whole before anything is stored: each custom_id Anthropic's form and used
-   * once, each params a body `/v1/messages` takes (its model deployed here). The first problem is a 400
-   * naming the request and field.
-   */
-  private checkRequests(body: unknown): { custom_id: string; params: Record<string, unknown> }[] {
-    if (!isObject(body) || !Array.isArray(body.requests) || body.requests.length === 0) {
-      throw OpenAiHttpError.invalidRequest('requests must be a non-empty array of {custom_id, params}.', 'requests');
-    }
-    const { maxLines } = this.config.batch;
-    if (body.requests.length > maxLines) {
-      throw OpenAiHttpError.invalidRequest(
-        `The batch has ${body.requests.length} requests; a batch may have at most ${maxLines}.`,
-        'requests',
-      );
-    }
-    const endpoint = this.endpoints[MESSAGES_URL];
-    const seen = new Set<string>();
-    const checked: { custom_id: string; params: Record<string, unknown> }[] = [];
-    for (const [i, request] of (body.requests as unknown[]).entries()) {
-      const at = `requests[${i}]`;
-      if (!isObject(request)) throw OpenAiHttpError.invalidRequest('each request must be an object.', at);
-      const { custom_id, params } = request;
-      if (typeof custom_id !== 'string' || !CUSTOM_ID.test(custom_id)) {
-        throw OpenAiHttpError.invalidRequest(
-          'custom_id must be 1 to 64 letters, digits, underscores or dashes.',
-          `${at}.custom_id`,
-        );
-      }
-      if (seen.has(custom_id)) {
-        throw OpenAiHttpError.invalidRequest(
-          `custom_id '${custom_id}' is used by more than one request.`,
-          `${at}.custom_id`,
-          ErrorCode.duplicateCustomId,
-        );
-      }
-      seen.add(custom_id);
-      if (!isObject(params)) throw OpenAiHttpError.invalidRequest('params must be a Messages body.', `${at}.params`);
-      const result = checkBatchBody(params, endpoint, this.findDeployment, this.config.api.images);
-      if (!result.ok) {
-        throw OpenAiHttpError.invalidRequest(
-          result.message,
-          result.param ? `${at}.params.${result.param}` : `${at}.params`,
-          result.code,
-        );
-      }
-      checked.push({ custom_id, params });
-    }
-    return checked;
-  }
-
   private readonly findDeployment = (model: string): DeploymentConfig | undefined => this.registry.find(model);
 }
 
 const line = (result: MessageBatchIndividualResponse): string => JSON.stringify(result) + '\n';
+
+function* inputLines(requests: readonly MessageBatchRequest[]): Generator<string> {
+  for (const { custom_id, params } of requests) {
+    yield JSON.stringify({ custom_id, method: 'POST', url: MESSAGES_URL, body: params }) + '\n';
+  }
+}

@@ -10,6 +10,7 @@ import { DeploymentRegistry } from '../deployments/deployment-registry.service.j
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from '../generation/generation.service.js';
 import { JobRouting } from '../generation/job-routing.service.js';
+import { JobSubmission } from '../generation/job-submission.service.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { RedisReplyRelay } from '../generation/redis-reply-relay.adapter.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
@@ -78,7 +79,7 @@ describe('chat requests with images, queued in real Redis', () => {
     queue = new BullMqJobQueue(config, connection);
     relay = new RedisReplyRelay(config, connection);
     relay.onModuleInit();
-    admission = new AdmissionRepository(config);
+    admission = new AdmissionRepository(config, connection);
     images = new ImageRepository(config, connection);
     const workers = new NoWorkers();
     const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
@@ -90,7 +91,7 @@ describe('chat requests with images, queued in real Redis', () => {
       workers,
       metrics,
       admission,
-      new JobRouting(registry, new NoRoutes(), metrics),
+      new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
     );
@@ -103,7 +104,6 @@ describe('chat requests with images, queued in real Redis', () => {
   afterAll(async () => {
     await relay.onApplicationShutdown();
     await queue.onApplicationShutdown();
-    admission.onApplicationShutdown();
     await connection.onApplicationShutdown();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);

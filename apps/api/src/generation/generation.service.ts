@@ -16,7 +16,7 @@ import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from './job-queue.port.js';
-import { JobRouting } from './job-routing.service.js';
+import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
@@ -57,7 +57,7 @@ export class GenerationService {
     private readonly workers: LiveWorkers,
     private readonly metrics: PlatformMetrics,
     private readonly admission: QueueAdmission,
-    private readonly routing: JobRouting,
+    private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
   ) {
@@ -93,8 +93,7 @@ export class GenerationService {
     };
     // The job names this replica: its workers send the reply's events to this replica's inbox.
     const job: QueuedJobData = {
-      ...build(requestId, now),
-      ...(options.model === deployment.id ? {} : { model: options.model }),
+      ...namedJob(build(requestId, now), deployment, options.model),
       owner: options.caller,
       replyTo: this.relay.replica,
     };
@@ -108,16 +107,15 @@ export class GenerationService {
       ...(this.config.logPrompts ? { prompt: options.prompt } : {}),
     });
     try {
-      if (options.images?.length) await this.images.hold(requestId, options.images);
-      await this.queue.enqueue(job, await this.routing.target(job));
+      await this.submission.submit(job, options.images);
     } catch (err) {
       source.close();
-      if (images.length) void this.images.release(requestId, images).catch(() => undefined);
+      void this.release(requestId, images);
+      void this.giveBackPlace(deployment.id, requestId);
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
-    } finally {
-      // In the wait list now, where it counts against the limit; or never queued.
-      void this.admission.release(deployment.id, requestId).catch(() => undefined);
     }
+    // Its place is held until a worker takes the job (and gives it back), or the job is taken back here.
+    void this.admission.queued(deployment.id, requestId).catch(() => undefined);
     this.followed.follow(job, source);
     const followed = { deployment: deployment.id, requestId, owner: options.caller, route: options.route };
     const deadlines = new ReplyDeadlines(source, {
@@ -186,21 +184,14 @@ export class GenerationService {
    * follows the reply on from Redis.
    */
   letGo(requestId: string): void {
-    this.relay.fail(
-      requestId,
-      new OpenAiHttpError(
-        503,
-        'service_unavailable',
-        'This server stopped following the reply; another follows it on.',
-        null,
-        ErrorCode.serverShuttingDown,
-      ),
-    );
+    const message = 'This server stopped following the reply; another follows it on.';
+    const stopped = new OpenAiHttpError(503, 'service_unavailable', message, null, ErrorCode.serverShuttingDown);
+    this.relay.fail(requestId, stopped);
   }
 
   /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
   async cancel(deployment: string, requestId: string): Promise<void> {
-    await this.queue.cancel(deployment, requestId);
+    if (await this.queue.cancel(deployment, requestId)) await this.giveBackPlace(deployment, requestId);
   }
 
   private read(
@@ -231,8 +222,10 @@ export class GenerationService {
           ms: Date.now() - enqueuedAt,
         });
         // A job taken off the queue before any worker had it is released here; a worker releases the rest.
-        if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId)))
+        if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId))) {
           await this.release(requestId, images);
+          await this.giveBackPlace(deployment, requestId);
+        }
       },
     });
   }
@@ -254,6 +247,7 @@ export class GenerationService {
       return null;
     }
     await this.release(requestId, images);
+    await this.giveBackPlace(deployment, requestId);
     return OpenAiHttpError.unavailable(
       `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
         `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
@@ -265,6 +259,13 @@ export class GenerationService {
     if (!images.length) return;
     await this.images.release(requestId, images).catch((err: Error) => {
       this.logger.warn(`Could not release the images of ${requestId}: ${err.message}`);
+    });
+  }
+
+  /** Best effort: a place not given back lapses on its own (see QueueAdmission). */
+  private async giveBackPlace(deployment: string, requestId: string): Promise<void> {
+    await this.admission.release(deployment, requestId).catch((err: Error) => {
+      this.logger.warn(`Could not give back the queue place of ${requestId}: ${err.message}`);
     });
   }
 

@@ -9,10 +9,11 @@ import { TokenizeHttpHandler } from '../tokenize/tokenize-http.handler.js';
 import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
 
 /**
- * The serverless app-host form of vLLM's tokenizer routes, one deployment per app; errors in OpenAI's
- * shape, as vLLM's. A key comes as on the hosted Messages routes (`Key`, `Bearer` or `x-api-key`).
+ * The serverless app-host form of vLLM's tokenizer routes, one deployment per app. A key comes as
+ * `Authorization: Key` (or x-api-key), as on the hosted OpenAI routes: `Bearer` is for the Messages
+ * routes only, which Anthropic's clients call with it.
  */
-@HostedAppController('Bearer')
+@HostedAppController()
 export class OrgAppTokenizeController {
   constructor(private readonly tokenizer: TokenizeHttpHandler) {}
 

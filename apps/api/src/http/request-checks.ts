@@ -30,6 +30,17 @@ const refuse = (reply: FastifyReply, status: number, message: string, code: Erro
   void reply.code(shaped.status).headers(shaped.headers).send(shaped.body);
 };
 
+/**
+ * Refuses a request and closes its connection once the answer is out (Node ends the socket after a
+ * response that says `Connection: close`). A client refused for its Host has no business on this
+ * server: kept alive, its socket stayed open for the keep-alive time, and one whose body was still to
+ * come held it with no deadline, as the body deadline is set only for requests that pass these checks.
+ */
+const refuseAndClose = (reply: FastifyReply, status: number, message: string, code: ErrorCode): void => {
+  void reply.header('connection', 'close');
+  refuse(reply, status, message, code);
+};
+
 /** At most this much of a header is repeated back in an error message. */
 const ECHO_CHARS = 100;
 
@@ -48,10 +59,10 @@ export function installRequestChecks(fastify: FastifyInstance, api: PlatformConf
     const host = request.headers.host;
     // Node's own check for this answered outside any API's shape; it is off, and done here instead.
     if (host === undefined && request.raw.httpVersion === '1.1') {
-      return refuse(reply, 400, 'An HTTP/1.1 request must carry a Host header.', ErrorCode.malformedRequest);
+      return refuseAndClose(reply, 400, 'An HTTP/1.1 request must carry a Host header.', ErrorCode.malformedRequest);
     }
     if (!ANY_HOST_ROUTES.has(request.routeOptions.url ?? '') && !hostAllowed(host, api.allowedHosts)) {
-      return refuse(
+      return refuseAndClose(
         reply,
         403,
         `This server does not answer to the host ${JSON.stringify((host ?? '').slice(0, ECHO_CHARS))}; ` +

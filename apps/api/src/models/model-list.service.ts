@@ -3,6 +3,7 @@ import type { DeploymentConfig } from '@conveyor/config';
 import type { Model, ModelList } from '@conveyor/openai';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { OpenAiHttpError } from '../errors/openai-http.error.js';
 
 /** The model list, with each deployment's live-worker count as an extra field; exact aliases are listed after the deployments. */
 @Injectable()
@@ -15,7 +16,11 @@ export class ModelListService {
   ) {}
 
   async list(deployments: readonly DeploymentConfig[] = this.registry.all): Promise<ModelList> {
-    const counts = await this.workers.counts(deployments.map((d) => d.id));
+    // The counts come from the workers' heartbeats in Redis: while it is away the list is unavailable
+    // (503, try again), as every route that needs Redis is, not a server error.
+    const counts = await this.workers.counts(deployments.map((d) => d.id)).catch((err: Error) => {
+      throw OpenAiHttpError.unavailable(`The live workers could not be read: ${err.message}`);
+    });
     const entry = (id: string, d: DeploymentConfig): Model => {
       const live = counts.get(d.id) ?? 0;
       return {

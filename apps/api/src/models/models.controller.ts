@@ -11,7 +11,7 @@ export class ModelsController {
   constructor(private readonly models: ModelListService) {}
 
   @Get()
-  @ApiRoute('Deployed models, with live-worker counts', { auth: 'Bearer', errors: [401, 429] })
+  @ApiRoute('Deployed models, with live-worker counts', { auth: 'Bearer', errors: [401, 429, 503] })
   @ApiJsonOk('A list of models')
   list(): Promise<ModelList> {
     return this.models.list();
@@ -19,7 +19,7 @@ export class ModelsController {
 
   // Model ids may contain '/', so the route takes the rest of the path.
   @Get('*')
-  @ApiRoute('One deployed model', { auth: 'Bearer', errors: [401, 404] })
+  @ApiRoute('One deployed model', { auth: 'Bearer', errors: [401, 404, 503] })
   @ApiParam({ name: 'model', type: String, description: 'Model id (may contain /)' })
   @ApiJsonOk('A model')
   get(@Param('*') name: string): Promise<Model> {

@@ -2,25 +2,30 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { admissionKey, affinityQueueName, routeQueuesKey, waitListKey } from '@conveyor/queue';
+import { ADMISSION_RESERVATION_MS, admissionKey } from '@conveyor/queue';
 import { untilConnected } from '../../../../test/support/connected.js';
+import type { CommandConnection } from '@conveyor/redis';
+import { apiRedis } from './api-redis.js';
 import { AdmissionRepository } from './admission.repository.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 describe('AdmissionRepository against real Redis', () => {
   const prefix = `unit-${randomBytes(6).toString('hex')}`;
-  // Only the Redis settings are read by the repository.
-  const config = { redis: { url, prefix } } as PlatformConfig;
+  const QUEUE_TIMEOUT_MS = 60_000;
+  // Only the Redis settings and the queue timeout are read by the repository.
+  const config = { redis: { url, prefix }, api: { queueTimeoutMs: QUEUE_TIMEOUT_MS } } as PlatformConfig;
   let redis: Redis;
   let admission: AdmissionRepository;
+  let connection: CommandConnection;
   let deployment: string;
-  /** What enqueueing does to the wait list: BullMQ pushes a new job's id at the head. */
-  const enqueue = (id: string) => redis.lpush(waitListKey(prefix, deployment), id);
+  /** What a worker does as it takes a request's job (apps/worker's RedisAdmissionPlaces). */
+  const take = (id: string) => redis.zrem(admissionKey(prefix, deployment), id);
 
   beforeAll(async () => {
     redis = new Redis(url);
-    admission = new AdmissionRepository(config);
+    connection = apiRedis(config);
+    admission = new AdmissionRepository(config, connection);
     await untilConnected(() => admission.release('none', 'none'));
   });
   beforeEach(() => {
@@ -29,59 +34,54 @@ describe('AdmissionRepository against real Redis', () => {
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    admission.onApplicationShutdown();
+    await connection.onApplicationShutdown();
     redis.disconnect();
   });
 
-  it('counts jobs waiting and places reserved, and refuses at the limit', async () => {
-    await enqueue('waiting-1');
-    expect(await admission.reserve(deployment, 'a', 3)).toEqual({ admitted: true });
-    expect(await admission.reserve(deployment, 'b', 3)).toEqual({ admitted: true });
-    expect(await admission.reserve(deployment, 'c', 3)).toEqual({ admitted: false, queued: 3 });
-    await admission.release(deployment, 'b');
-    expect(await admission.reserve(deployment, 'c', 3)).toEqual({ admitted: true });
-  });
-
-  it('counts a job once between its entering the wait list and its reservation being released', async () => {
-    // Request a is admitted and queued; its replica has not released the reservation yet.
+  it('holds a place from admission until a worker takes the job, and refuses at the limit', async () => {
     expect(await admission.reserve(deployment, 'a', 2)).toEqual({ admitted: true });
-    await enqueue('a');
-    // b sees one request waiting, not two.
     expect(await admission.reserve(deployment, 'b', 2)).toEqual({ admitted: true });
-    await enqueue('b');
+    await admission.queued(deployment, 'a');
+    await admission.queued(deployment, 'b');
     expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: false, queued: 2 });
+    await take('a');
+    expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: true });
   });
 
-  it('finds a queued reservation behind jobs pushed after it', async () => {
-    expect(await admission.reserve(deployment, 'a', 100)).toEqual({ admitted: true });
-    await enqueue('a');
-    for (let i = 0; i < 40; i++) await enqueue(`later-${i}`);
-    expect(await admission.reserve(deployment, 'b', 100)).toEqual({ admitted: true });
-    // 41 waiting and b's place: a is not counted a second time.
-    expect(await admission.reserve(deployment, 'c', 43)).toEqual({ admitted: true });
-    expect(await admission.reserve(deployment, 'd', 43)).toEqual({ admitted: false, queued: 43 });
+  it('holds a queued place past the reservation, until the API would take the job back', async () => {
+    const before = Date.now();
+    await admission.reserve(deployment, 'a', 10);
+    const reserved = Number(await redis.zscore(admissionKey(prefix, deployment), 'a'));
+    expect(reserved).toBeGreaterThanOrEqual(before + ADMISSION_RESERVATION_MS);
+    await admission.queued(deployment, 'a');
+    const queued = Number(await redis.zscore(admissionKey(prefix, deployment), 'a'));
+    expect(queued).toBeGreaterThanOrEqual(before + QUEUE_TIMEOUT_MS + ADMISSION_RESERVATION_MS);
   });
 
-  it('counts the jobs waiting in the queues of the workers routing sends jobs to', async () => {
-    const routed = (worker: string, id: string) =>
-      redis.lpush(`${prefix}:${affinityQueueName(deployment, worker)}:wait`, id);
-    await redis.sadd(routeQueuesKey(prefix, deployment), 'w1', 'w2');
-    await enqueue('shared-1');
-    await routed('w1', 'routed-1');
-    await routed('w2', 'routed-2');
-    expect(await admission.reserve(deployment, 'a', 4)).toEqual({ admitted: true });
-    expect(await admission.reserve(deployment, 'b', 4)).toEqual({ admitted: false, queued: 4 });
+  it('keeps a place given back by the worker that took the job given back, however late the API marks it queued', async () => {
+    await admission.reserve(deployment, 'a', 1);
+    await take('a');
+    await admission.queued(deployment, 'a');
+    expect(await redis.zcard(admissionKey(prefix, deployment))).toBe(0);
+    expect(await admission.reserve(deployment, 'b', 1)).toEqual({ admitted: true });
   });
 
-  it("counts a routed job once between its entering a worker's queue and its reservation being released", async () => {
-    await redis.sadd(routeQueuesKey(prefix, deployment), 'w1');
-    expect(await admission.reserve(deployment, 'a', 2)).toEqual({ admitted: true });
-    await redis.lpush(`${prefix}:${affinityQueueName(deployment, 'w1')}:wait`, 'a');
-    expect(await admission.reserve(deployment, 'b', 2)).toEqual({ admitted: true });
-    expect(await admission.reserve(deployment, 'c', 2)).toEqual({ admitted: false, queued: 2 });
+  it('gives a place back for a job never queued, or taken back before a worker had it', async () => {
+    await admission.reserve(deployment, 'never-queued', 2);
+    await admission.reserve(deployment, 'withdrawn', 2);
+    await admission.queued(deployment, 'withdrawn');
+    await admission.release(deployment, 'never-queued');
+    await admission.release(deployment, 'withdrawn');
+    expect(await redis.zcard(admissionKey(prefix, deployment))).toBe(0);
   });
 
-  it('lets a reservation of a replica that died lapse', async () => {
+  it('admits exactly the limit of requests that arrive together', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => admission.reserve(deployment, `r${i}`, 5)));
+    expect(results.filter((r) => r.admitted)).toHaveLength(5);
+    for (const r of results.filter((r) => !r.admitted)) expect(r).toEqual({ admitted: false, queued: 5 });
+  });
+
+  it('lets a place left by a process that died lapse', async () => {
     await redis.zadd(admissionKey(prefix, deployment), Date.now() - 1, 'from-a-dead-replica');
     expect(await admission.reserve(deployment, 'a', 1)).toEqual({ admitted: true });
   });

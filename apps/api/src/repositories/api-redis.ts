@@ -10,7 +10,7 @@ const script = (name: string, file: string): LuaScript => ({
 
 /**
  * Every script the API's repositories call, defined once on its command connection under the name each
- * repository calls it by. Queue admission keeps its script with its repository.
+ * repository calls it by.
  */
 export const API_SCRIPTS: readonly LuaScript[] = [
   ...LEASE_SCRIPTS,
@@ -22,11 +22,12 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('countLineQueued', 'count-line-queued.lua'),
   script('pickWorkerRoute', 'pick-worker-route.lua'),
   script('countUsage', 'count-usage.lua'),
+  script('reserveQueuePlace', 'reserve-queue-place.lua'),
 ];
 
 /**
  * The API's one command connection, shared by its repositories and adapters (the reply relay's blocking
- * readers and queue admission keep their own). A command fails at once while Redis is away (no offline
+ * readers keep their own). A command fails at once while Redis is away (no offline
  * queue), so a request gets an error it can report.
  */
 export function apiRedis(config: PlatformConfig): CommandConnection {

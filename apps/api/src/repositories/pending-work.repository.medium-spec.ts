@@ -42,6 +42,7 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
     await Promise.all(opened.map((o) => o.close()));
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
+    await work.onApplicationShutdown();
     await connection.onApplicationShutdown();
     redis.disconnect();
   });

@@ -1,13 +1,18 @@
-/** A place in a deployment's queue, or how many jobs hold the places when there is none. */
+/** A place in a deployment's queue, or how many requests hold the places when there is none. */
 export type Admission = { admitted: true } | { admitted: false; queued: number };
 
 /**
- * Places in the deployments' queues: the depth limit every API replica shares. Reserving checks and
- * takes a place in one step, so requests that arrive together cannot all see room only one of them has.
+ * Places in the deployments' queues: the depth limit every API replica shares. A place is held from the
+ * moment it is reserved until a worker takes the request's job (the worker gives it back) or the job is
+ * taken back before that. Reserving checks and takes a place in one step, so requests that arrive
+ * together cannot all see room only one of them has; what it costs does not depend on how many workers
+ * serve the deployment.
  */
 export abstract class QueueAdmission {
-  /** Takes a place for `requestId` in `deployment`'s queue unless `limit` jobs wait or are about to. */
+  /** Takes a place for `requestId` in `deployment`'s queue unless `limit` requests hold one. */
   abstract reserve(deployment: string, requestId: string, limit: number): Promise<Admission>;
-  /** Gives a place back once its job is in the queue (where it counts) or was never queued. */
+  /** The request's job is in a queue now: its place is held until a worker takes it, not only a moment. */
+  abstract queued(deployment: string, requestId: string): Promise<void>;
+  /** Gives a place back: its job was never queued, or was taken back before any worker had it. */
   abstract release(deployment: string, requestId: string): Promise<void>;
 }

@@ -2,16 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { rateLimitKey } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
+import { RateLimits } from './rate-limits.port.js';
 
 /** Request counters per API key and time window, in Redis so every API replica shares them. */
 @Injectable()
-export class RateLimitRepository {
+export class RateLimitRepository extends RateLimits {
   private readonly redis: RedisClient;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     { redis }: CommandConnection,
   ) {
+    super();
     this.redis = redis;
   }
 

@@ -3,12 +3,13 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { ResponseObject } from '@conveyor/openai';
 import type { ResponseRequestDto } from '@conveyor/protocol';
-import { ReplyAccumulator } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ResponseLeases } from '../repositories/response-leases.port.js';
 import type { StoredResponse } from '../repositories/response-store.port.js';
-import { RESPONSE_ID_PREFIX, echoFromResponse, pendingResponse, toResponseObject } from './response.mapper.js';
-import { ResponsesService, type StartedResponse } from './responses.service.js';
+import type { ReplyRun } from '../generation/reply-run.js';
+import { ResponseOutcomes, type RecordedResponse } from './response-outcomes.service.js';
+import { RESPONSE_ID_PREFIX, echoFromResponse, pendingResponse } from './response.mapper.js';
+import { ResponsesService } from './responses.service.js';
 
 /** How long a follower's lease lasts unless renewed: how soon after its replica dies another may take over. */
 export const RESPONSE_LEASE_MS = 10_000;
@@ -32,12 +33,16 @@ export class BackgroundResponses implements OnModuleDestroy {
   /** This replica's name on the leases it holds. */
   private readonly holder = randomUUID();
   /** The background responses this replica follows, by id: aborting one ends its reply and stops its job. */
-  private readonly running = new Map<string, { controller: AbortController; requestId: string }>();
+  private readonly running = new Map<
+    string,
+    { controller: AbortController; requestId: string; recorded: RecordedResponse }
+  >();
   private readonly renewal: NodeJS.Timeout;
   private handingOver = false;
 
   constructor(
     private readonly responses: ResponsesService,
+    private readonly outcomes: ResponseOutcomes,
     private readonly leases: ResponseLeases,
   ) {
     this.renewal = setInterval(() => void this.renew(), RENEW_EVERY_MS);
@@ -52,16 +57,17 @@ export class BackgroundResponses implements OnModuleDestroy {
         () => undefined,
         (err: Error) => this.logger.warn(`Could not take the lease of ${id}: ${err.message}`),
       );
-    const started = await this.responses.start(dto, caller, controller.signal, only, 'queued', hold);
+    const recorded = await this.responses.start(dto, caller, controller.signal, only, 'queued', hold);
+    const { started } = recorded;
     const id = started.run.who.id;
-    const following = this.follow(started);
+    const following = this.follow(recorded);
     if (!started.stored) {
       // Nobody could ever poll it: stop it rather than generate for no one.
       controller.abort();
       await following;
       throw OpenAiHttpError.unavailable('The response could not be stored; retry shortly.');
     }
-    this.track(id, controller, following);
+    this.track(id, controller, recorded, following);
     return pendingResponse(started.run.who, started.echo, 'queued');
   }
 
@@ -94,7 +100,8 @@ export class BackgroundResponses implements OnModuleDestroy {
     this.handingOver = true;
     clearInterval(this.renewal);
     const ids = [...this.running.keys()];
-    for (const [id, { requestId }] of this.running) {
+    for (const [id, { requestId, recorded }] of this.running) {
+      recorded.abandon();
       this.responses.letGo(requestId);
       this.running.delete(id);
     }
@@ -110,13 +117,13 @@ export class BackgroundResponses implements OnModuleDestroy {
     const id = stored.response.id;
     if (!(await this.leases.take(id, this.holder, RESPONSE_LEASE_MS))) return;
     const controller = new AbortController();
-    let run: StartedResponse['run'];
+    let run: ReplyRun;
     try {
       run = await this.responses.resume(id, stored.owner, controller.signal);
     } catch (err) {
       if (err instanceof OpenAiHttpError && err.status === 404) {
         // Its job and reply have expired from Redis: its end can never be known.
-        await this.responses.failedAs(
+        await this.outcomes.failedAs(
           stored.response,
           OpenAiHttpError.unavailable(
             'The server following this background response stopped, and its reply expired before another ' +
@@ -128,20 +135,20 @@ export class BackgroundResponses implements OnModuleDestroy {
       throw err;
     }
     this.logger.log(`Taking over background response ${id}: its follower is gone`);
-    const started: StartedResponse = {
+    const recorded = this.outcomes.record({
       // Named as stored, so that the response keeps the id, model and creation time its client saw.
       run: { ...run, who: whoOf(stored.response) },
       echo: echoFromResponse(stored.response),
       conversation: stored.context,
       stored: true,
       options: {},
-    };
-    this.track(id, controller, this.follow(started));
+    });
+    this.track(id, controller, recorded, this.follow(recorded));
   }
 
-  private track(id: string, controller: AbortController, following: Promise<void>): void {
+  private track(id: string, controller: AbortController, recorded: RecordedResponse, following: Promise<void>): void {
     const requestId = id.slice(RESPONSE_ID_PREFIX.length);
-    this.running.set(id, { controller, requestId });
+    this.running.set(id, { controller, requestId, recorded });
     void following.finally(() => {
       if (this.running.get(id)?.controller !== controller) return;
       this.running.delete(id);
@@ -157,31 +164,10 @@ export class BackgroundResponses implements OnModuleDestroy {
     });
   }
 
-  private async follow(started: StartedResponse): Promise<void> {
-    const reply = new ReplyAccumulator();
-    let taken = false;
-    try {
-      for await (const event of started.run.events) {
-        if (event.type === 'start' && !taken) {
-          taken = true;
-          await this.responses.progressed(started);
-        }
-        const result = reply.apply(event);
-        if (result) {
-          await this.responses.finished(
-            started,
-            toResponseObject(started.run.who, result, started.echo, started.options),
-          );
-          return;
-        }
-      }
-      throw OpenAiHttpError.unavailable('The reply ended before it was complete.');
-    } catch (err) {
-      // Handed over: the replica that takes it over stores its end.
-      if (this.handingOver) return;
-      // A cancelled response stays cancelled: the store keeps the first end it is given.
-      await this.responses.failed(started, err);
-    }
+  /** Takes the reply to its end: each step is stored as it passes (nothing once handed over). */
+  private async follow(recorded: RecordedResponse): Promise<void> {
+    if (this.handingOver) recorded.abandon();
+    await recorded.drain().catch(() => undefined);
   }
 }
 

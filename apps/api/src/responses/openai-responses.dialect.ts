@@ -3,7 +3,8 @@ import { RequestProblem, ResponseRequestDto } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
 import { OPENAI } from '../dialects/openai.dialect.js';
 import { parseRequest } from '../generation/parse-request.js';
-import { DEFAULT_ECHO, RESPONSE_ID_PREFIX, toResponseObject } from './response.mapper.js';
+import { DEFAULT_ECHO, RESPONSE_ID_PREFIX } from './response.mapper.js';
+import { toResponseObject } from './response-events.mapper.js';
 
 /**
  * OpenAI's Responses API (`/v1/responses`, the hosted form, batch lines). Its stream names each event

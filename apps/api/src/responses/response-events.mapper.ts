@@ -1,9 +1,10 @@
 import type { ResponseError, ResponseObject, ResponseOutputItem, ResponseStreamEvent } from '@conveyor/openai';
 import type { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { ToolCall } from '@conveyor/queue';
+import type { ReplyResult, ToolCall } from '@conveyor/queue';
 import type { DeltaEvent, EndEvent, ReplyIdentity } from '../generation/reply-run.js';
 import type { ChunkFormatter } from '../generation/reply-stream.js';
 import {
+  DEFAULT_ECHO,
   OutputIds,
   OutputShape,
   finishedResponse,
@@ -43,7 +44,8 @@ type Open =
   | { kind: 'call'; index: number; id: string; call: ToolCall; callIndex: number; custom: boolean };
 
 /**
- * A reply's events as the Responses API streams them: response.created and .in_progress, then per
+ * The one builder of a response's `output[]`, from its reply's events as they come, and those events as
+ * the Responses API streams them: response.created and .in_progress, then per
  * output item its added / delta / done events, then response.completed (or .incomplete) with the
  * whole response. Each event's `sequence_number` is its place in the stream, the same on every replay
  * of the reply, so a client resumes after the one it last had (`starting_after`, Last-Event-ID).
@@ -241,4 +243,26 @@ export class ResponseEventFormatter implements ChunkFormatter<ResponseStreamEven
     this.output[open.index] = item;
     out.push({ type: 'response.output_item.done', output_index: open.index, item });
   }
+}
+
+/**
+ * A finished reply (a batch line's, gathered by its worker) as its response: replayed through the
+ * stream's builder, reasoning, then text, then each call, so that its `output[]` is made as a body's or
+ * a stream's is.
+ */
+export function toResponseObject(
+  who: ReplyIdentity,
+  reply: ReplyResult,
+  echo: ResponseEcho = DEFAULT_ECHO,
+  options: OutputOptions = {},
+): ResponseObject {
+  const choice = reply.choices[0] ?? { index: 0, text: '', finishReason: 'stop' as const };
+  const builder = new ResponseEventFormatter(who, echo, options);
+  const piece = { type: 'delta', attempt: 1, seq: 0, text: '' } as const;
+  builder.delta({ ...piece, text: choice.text, ...(choice.reasoning ? { reasoning: choice.reasoning } : {}) });
+  (choice.toolCalls ?? []).forEach(({ id, name, arguments: args }, index) =>
+    builder.delta({ ...piece, toolCall: { index, id, name, arguments: args } }),
+  );
+  builder.final({ type: 'end', attempt: 1, seq: 0, finishReason: choice.finishReason, usage: reply.usage });
+  return builder.result!;
 }

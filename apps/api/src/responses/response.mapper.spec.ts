@@ -5,8 +5,8 @@ import { encodeReasoning } from '@conveyor/protocol';
 import { codexRequest } from '../../../../test/support/codex-request.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import type { DeltaEvent, EndEvent } from '../generation/reply-run.js';
-import { ResponseEventFormatter, responseError } from './response-events.mapper.js';
-import { DEFAULT_ECHO, customInput, toResponseObject, type ResponseEcho } from './response.mapper.js';
+import { ResponseEventFormatter, responseError, toResponseObject } from './response-events.mapper.js';
+import { DEFAULT_ECHO, customInput, type ResponseEcho } from './response.mapper.js';
 
 const who = { id: 'resp_0a1b2c3d-0000-4000-8000-000000000001', model: 'm', created: 100 };
 const HEX = '0a1b2c3d000040008000000000000001';
@@ -52,8 +52,9 @@ describe('toResponseObject', () => {
         total_tokens: 15,
       },
     });
+    const thought = { type: 'reasoning_text', text: 'Two cities.' };
     expect(response.output).toEqual([
-      { type: 'reasoning', id: `rs_${HEX}`, summary: [], content: [{ type: 'reasoning_text', text: 'Two cities.' }] },
+      { type: 'reasoning', id: `rs_${HEX}`, summary: [], content: [thought], status: 'completed' },
       {
         type: 'message',
         id: `msg_${HEX}`,
@@ -148,7 +149,7 @@ describe('ResponseEventFormatter', () => {
       expect.objectContaining({ output_index: 2, name: 'f', arguments: '{"a":1}', item_id: `fc_${HEX}_0` }),
       expect.objectContaining({ output_index: 3, name: 'g', arguments: '{}', item_id: `fc_${HEX}_1` }),
     ]);
-    // The streamed response ends as the unstreamed one would be.
+    // The streamed response ends as the unstreamed one is: one builder makes both.
     const reply: ReplyResult = {
       choices: [
         {
@@ -165,7 +166,7 @@ describe('ResponseEventFormatter', () => {
       usage,
     };
     const expected = toResponseObject(who, reply);
-    expect(result).toEqual({ ...expected, output: expected.output.map((i) => ({ ...i, status: 'completed' })) });
+    expect(result).toEqual(expected);
     expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: result });
   });
 

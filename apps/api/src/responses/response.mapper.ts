@@ -14,7 +14,7 @@ import {
   type OfferedTool,
   type ResponseRequestDto,
 } from '@conveyor/protocol';
-import type { ChoiceResult, FinishReason, ReplyResult, TokenUsage, ToolCall } from '@conveyor/queue';
+import type { FinishReason, TokenUsage, ToolCall } from '@conveyor/queue';
 import type { ReplyIdentity } from '../generation/reply-run.js';
 
 export const RESPONSE_ID_PREFIX = 'resp_';
@@ -232,16 +232,6 @@ export function callItem(
   };
 }
 
-/** A finished choice as output items: its reasoning, its message (unless it only called tools), each call. */
-export function outputItems(shape: OutputShape, choice: ChoiceResult): ResponseOutputItem[] {
-  const items: ResponseOutputItem[] = [];
-  const calls = choice.toolCalls ?? [];
-  if (choice.reasoning !== undefined) items.push(shape.reasoning(shape.ids.reasoning(), choice.reasoning));
-  if (choice.text || !calls.length) items.push(messageItem(shape.ids.message(), choice.text, 'completed'));
-  calls.forEach((call, i) => items.push(shape.call(shape.callId(i, call.name), call, 'completed')));
-  return items;
-}
-
 /** A response not yet finished (queued, running, failed or cancelled): no output. */
 export function pendingResponse(who: ReplyIdentity, echo: ResponseEcho, status: ResponseStatus): ResponseObject {
   return {
@@ -276,15 +266,4 @@ export function finishedResponse(
       : output,
     usage: toResponseUsage(usage),
   };
-}
-
-export function toResponseObject(
-  who: ReplyIdentity,
-  reply: ReplyResult,
-  echo: ResponseEcho = DEFAULT_ECHO,
-  options: OutputOptions = {},
-): ResponseObject {
-  const choice = reply.choices[0] ?? { index: 0, text: '', finishReason: 'stop' as const };
-  const shape = new OutputShape(new OutputIds(who.id), echo, options);
-  return finishedResponse(who, echo, outputItems(shape, choice), choice.finishReason, reply.usage);
 }

@@ -71,15 +71,14 @@ export class ResponsesHttpHandler {
       name(response);
       return response;
     }
-    const started = await this.responses.start(dto, caller, signal, only);
-    name(started.run.who);
-    const formatter = await this.stream(started.run, started.echo, reply, -1, started.options);
-    if (formatter.result) await this.responses.finished(started, formatter.result);
-    else
-      await this.responses.failed(
-        started,
-        OpenAiHttpError.unavailable('The stream ended before the response was complete.'),
-      );
+    const recorded = await this.responses.start(dto, caller, signal, only);
+    name(recorded.run.who);
+    try {
+      await this.stream(recorded.run, recorded.echo, reply, -1, recorded.started.options);
+    } finally {
+      // A stream that ended itself before the reply did (a reply that had to start over) stores it as failed.
+      await recorded.close();
+    }
   }
 
   /** A stored response; with `stream=true`, its events after `starting_after` (or Last-Event-ID), then the live ones. */
@@ -138,9 +137,8 @@ export class ResponsesHttpHandler {
     reply: FastifyReply,
     after: number,
     options: OutputOptions = {},
-  ): Promise<ResponseEventFormatter> {
+  ): Promise<void> {
     const formatter = new ResponseEventFormatter(run.who, echo, options);
     await streamReply(run, reply, formatter, { numbered: true, after, framing: openAiResponses.framing });
-    return formatter;
   }
 }

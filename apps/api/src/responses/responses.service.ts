@@ -1,39 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import {
-  ErrorCode,
-  type ResponseInputItem,
-  type ResponseListedItem,
-  type ResponseObject,
-  type ResponseOutputItem,
-} from '@conveyor/openai';
+import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
 import type { ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { toOpenAiError } from '../errors/to-openai-error.js';
-import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
-import {
-  RESPONSE_ID_PREFIX,
-  echoOf,
-  pendingResponse,
-  toResponseObject,
-  type OutputOptions,
-  type ResponseEcho,
-} from './response.mapper.js';
-
-/** A response whose job is queued: its reply, what its body repeats, and what storing it needs. */
-export interface StartedResponse {
-  run: ReplyRun;
-  echo: ResponseEcho;
-  /** The conversation up to and including its input (instructions aside). */
-  conversation: ResponseInputItem[];
-  /** Whether it was stored as asked (false when not asked, or when the store failed). */
-  stored: boolean;
-  /** How its output items are made (reasoning's `encrypted_content` when asked). */
-  options: OutputOptions;
-}
+import { ResponseOutcomes, type RecordedResponse, type StartedResponse } from './response-outcomes.service.js';
+import { RESPONSE_ID_PREFIX, echoOf, pendingResponse } from './response.mapper.js';
 
 const notFound = (id: string): OpenAiHttpError =>
   new OpenAiHttpError(
@@ -75,11 +49,13 @@ export class ResponsesService {
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly generation: GenerationService,
     private readonly store: ResponseStore,
+    private readonly outcomes: ResponseOutcomes,
   ) {}
 
   /**
    * Queues the request for `caller`; nothing is queued when it is refused. A stored one is saved as
-   * `status` (in progress, or queued for a background one) before this returns, just after `beforeStored`.
+   * `status` (in progress, or queued for a background one) before this returns, just after `beforeStored`;
+   * its outcome is stored as its reply is taken, whatever takes it.
    */
   async start(
     dto: ResponseRequestDto,
@@ -88,7 +64,7 @@ export class ResponsesService {
     only?: DeploymentConfig,
     status: 'queued' | 'in_progress' = 'in_progress',
     beforeStored?: (id: string) => Promise<void>,
-  ): Promise<StartedResponse> {
+  ): Promise<RecordedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images, await this.continued(dto, caller));
     const run = await this.generation.submit(
@@ -105,7 +81,7 @@ export class ResponsesService {
         images: dto.decodedImages(),
       },
     );
-    const started = {
+    const started: StartedResponse = {
       run,
       echo: echoOf(dto),
       conversation: dto.conversation(),
@@ -130,52 +106,17 @@ export class ResponsesService {
         },
       );
     }
-    return started;
+    return this.outcomes.record(started);
   }
 
   /** A response generated while the client waits: the same event path, gathered. */
-  async complete(dto: ResponseRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig) {
-    const started = await this.start(dto, caller, signal, only);
-    try {
-      const reply = await collectReply(started.run);
-      const response = toResponseObject(started.run.who, reply, started.echo, started.options);
-      await this.finished(started, response);
-      return response;
-    } catch (err) {
-      await this.failed(started, err);
-      throw err;
-    }
-  }
-
-  /** Stores a background response as taken by a worker. */
-  async progressed(started: StartedResponse): Promise<void> {
-    await this.store.advance(pendingResponse(started.run.who, started.echo, 'in_progress')).catch(() => undefined);
-  }
-
-  /** Stores a finished response, and the conversation a continuation starts from. */
-  async finished(started: StartedResponse, response: ResponseObject): Promise<void> {
-    if (!started.stored) return;
-    const context: ResponseInputItem[] = [...started.conversation, ...response.output.map(asInput)];
-    await this.store.advance(response, context).catch((err: Error) => {
-      this.logger.warn(`Could not store response ${response.id}: ${err.message}`);
-    });
-  }
-
-  /** Stores a response that ended in an error (never one cancelled meanwhile). */
-  async failed(started: StartedResponse, err: unknown): Promise<void> {
-    if (!started.stored) return;
-    await this.failedAs(pendingResponse(started.run.who, started.echo, 'failed'), err);
-  }
-
-  /** Stores `response` as failed with `err` (never one that ended meanwhile). */
-  async failedAs(response: ResponseObject, err: unknown): Promise<void> {
-    const error = toOpenAiError(err);
-    const failed: ResponseObject = {
-      ...response,
-      status: 'failed',
-      error: { code: error.code ?? 'server_error', message: error.message },
-    };
-    await this.store.advance(failed).catch(() => undefined);
+  async complete(
+    dto: ResponseRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+  ): Promise<ResponseObject> {
+    return (await this.start(dto, caller, signal, only)).drain();
   }
 
   /** The conversation a request continues: its `previous_response_id`'s, which must be the caller's; none when it starts one. */
@@ -246,6 +187,3 @@ export class ResponsesService {
     });
   }
 }
-
-/** An output item as the next turn's input carries it. */
-const asInput = (item: ResponseOutputItem): ResponseInputItem => item;

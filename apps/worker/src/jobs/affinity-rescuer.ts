@@ -12,6 +12,7 @@ import {
 } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection, type RedisClient } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
+import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
@@ -50,8 +51,9 @@ export class AffinityRescuer {
     instance: string,
     private readonly forwarder: JobForwarder,
     private readonly redis: RedisClient,
+    places: AdmissionPlaces,
   ) {
-    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance);
+    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance, places);
   }
 
   start(): void {

@@ -4,7 +4,9 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { affinityQueueName, deploymentQueueName, workerBeatsKey } from '@conveyor/queue';
+import { admissionKey, affinityQueueName, deploymentQueueName, workerBeatsKey } from '@conveyor/queue';
+import { RedisAdmissionPlaces } from '../admission/redis-admission-places.js';
+import { workerRedis } from '../worker-redis.js';
 import { Heartbeat } from '../presence/heartbeat.js';
 import { bullWorkerId } from '../presence/worker-identity.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
@@ -22,7 +24,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
   const prefix = `unit-${randomBytes(6).toString('hex')}`;
-  const config = { redis: { url, prefix }, worker: { heartbeatMs: HEARTBEAT_MS, maxStalls: 1 } } as PlatformConfig;
+  const config = {
+    redis: { url, prefix },
+    api: { queueTimeoutMs: 60_000 },
+    worker: { heartbeatMs: HEARTBEAT_MS, maxStalls: 1 },
+  } as PlatformConfig;
+  const placesConnection = workerRedis(config);
+  const places = new RedisAdmissionPlaces(config, placesConnection);
   const clients: Redis[] = [];
   const queues: Queue[] = [];
   const workers: Worker[] = [];
@@ -48,7 +56,13 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
   };
   const takeover = async (deployments: string[], maxStalls = 1) => {
     const redis = client();
-    const t = new DeadWorkerTakeover(redis, { ...config, worker: { ...config.worker, maxStalls } }, deployments, ALIVE);
+    const t = new DeadWorkerTakeover(
+      redis,
+      { ...config, worker: { ...config.worker, maxStalls } },
+      deployments,
+      ALIVE,
+      places,
+    );
     await redis.ping();
     return t;
   };
@@ -58,6 +72,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.close()));
     await Promise.all(queues.map((q) => q.close()));
+    await placesConnection.onApplicationShutdown();
     const redis = client();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
@@ -76,7 +91,10 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     await q.add('generate', {}, { jobId: 'queued-later' });
 
     const moved = await (await takeover(['a'])).takeOver(name, DEAD);
-    expect(moved.sort()).toEqual(['batch-line', 'plain']);
+    expect(moved.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+      { id: 'batch-line', to: 'prioritized', failing: false },
+      { id: 'plain', to: 'wait', failing: false },
+    ]);
     expect(await q.getJobState('plain')).toBe('waiting');
     expect(await q.getJobState('batch-line')).toBe('prioritized');
     expect(await q.getJobState('other')).toBe('active');
@@ -97,7 +115,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     for (let i = 0; i < 5; i++) await q.add('generate', {}, { jobId: `j${i}` });
     for (let i = 0; i < 5; i++) await take(name, DEAD);
     const watchers = await Promise.all([takeover(['b']), takeover(['b']), takeover(['b'])]);
-    const moved = (await Promise.all(watchers.map((w) => w.takeOver(name, DEAD)))).flat();
+    const moved = (await Promise.all(watchers.map((w) => w.takeOver(name, DEAD)))).flat().map((m) => m.id);
     expect(moved.sort()).toEqual(['j0', 'j1', 'j2', 'j3', 'j4']);
     expect(await q.getWaitingCount()).toBe(5);
   });
@@ -107,7 +125,9 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     const q = queue(name);
     await q.add('generate', {}, { jobId: 'crasher' });
     await take(name, DEAD);
-    await (await takeover(['c'], 0)).takeOver(name, DEAD);
+    expect(await (await takeover(['c'], 0)).takeOver(name, DEAD)).toEqual([
+      { id: 'crasher', to: 'wait', failing: true },
+    ]);
     const job = await take(name, ALIVE);
     expect(job.deferredFailure).toBe('job stalled more than allowable limit');
   });
@@ -151,6 +171,8 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     expect(await queue(shared).getJobState('from-shared')).toBe('waiting');
     expect(await queue(own).getJobState('routed')).toBe('waiting');
     expect(await queue(shared).getJobState('of-the-living')).toBe('active');
+    // Their requests wait again, so they hold places in the deployment's queue again.
+    expect((await client().zrange(admissionKey(prefix, 'd'), '0', '-1')).sort()).toEqual(['from-shared', 'routed']);
     const beats = await client().zrange(workerBeatsKey(prefix, 'd'), '0', '-1');
     expect(beats).toEqual([ALIVE]);
   });

@@ -1,58 +1,51 @@
 import { Logger } from '@nestjs/common';
+import { BullTakeOver, type TakenBack } from '@conveyor/bullmq-seam';
 import type { PlatformConfig } from '@conveyor/config';
 import { affinityQueueName, deploymentQueueName, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
-import type { RedisClient } from '@conveyor/redis';
+import { defineScripts, type LuaScript, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
+import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { LAPSE_BEATS } from '../presence/heartbeat.js';
 import { instanceTokenPrefix, routeNameOfInstance } from '../presence/worker-identity.js';
-import { FORGET, LAPSED, TAKE_OVER } from './takeover-scripts.js';
+
+/** Which workers died, from their heartbeats: each script reads or writes one deployment's heartbeat keys. */
+const TAKEOVER_SCRIPTS: readonly LuaScript[] = [
+  { name: 'lapsedInstances', file: new URL('./scripts/lapsed-instances.lua', import.meta.url) },
+  { name: 'forgetInstance', file: new URL('./scripts/forget-instance.lua', import.meta.url) },
+];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     lapsedInstances(beats: string, clock: string, lapseMs: number): Result<string[], Context>;
     forgetInstance(beats: string, instance: string): Result<number, Context>;
-    takeOverJobs(
-      active: string,
-      wait: string,
-      prioritized: string,
-      meta: string,
-      marker: string,
-      events: string,
-      stalled: string,
-      keyPrefix: string,
-      tokenPrefix: string,
-      maxStalled: number,
-    ): Result<string[], Context>;
   }
 }
-
-/** BullMQ's keys of one queue that taking its jobs over touches, in TAKE_OVER's order. */
-const QUEUE_KEYS = ['active', 'wait', 'prioritized', 'meta', 'marker', 'events', 'stalled'] as const;
 
 /**
  * Takes over the jobs of a deployment's dead workers as soon as their heartbeat lapses, instead of
  * when BullMQ finds their locks lapsed (WORKER_LOCK_MS, then up to two stalled checks: about a minute
  * by default). For each process whose heartbeat lapsed, the jobs it held in the deployment's queue and
- * in its own queue go back to waiting (TAKE_OVER), then its heartbeat is removed. Every live worker
+ * in its own queue go back to waiting (BullTakeOver), then its heartbeat is removed. Every live worker
  * looks, and the script gives each job to one of them.
  *
  * A lapse is only believed once the deployment's heartbeats have been landing steadily for a whole
- * lapse (LAPSED): after an outage, restart or failover of the Redis (or the cluster shard) that holds
+ * lapse (scripts/lapsed-instances.lua): after an outage, restart or failover of the Redis (or the cluster shard) that holds
  * them, every heartbeat is old, and the live workers need that long to beat again. Judged in Redis,
  * not by this worker's connection: on a cluster one shard fails over while the connection stays up.
  */
 export class DeadWorkerTakeover {
   private readonly logger = new Logger(DeadWorkerTakeover.name);
+  private readonly jobs: BullTakeOver;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly config: PlatformConfig,
     private readonly deployments: readonly string[],
     private readonly self: string,
+    private readonly places: AdmissionPlaces,
   ) {
-    redis.defineCommand('lapsedInstances', { numberOfKeys: 2, lua: LAPSED });
-    redis.defineCommand('forgetInstance', { numberOfKeys: 1, lua: FORGET });
-    redis.defineCommand('takeOverJobs', { numberOfKeys: QUEUE_KEYS.length, lua: TAKE_OVER });
+    defineScripts(redis, TAKEOVER_SCRIPTS);
+    this.jobs = new BullTakeOver(redis);
   }
 
   private get lapseMs(): number {
@@ -70,8 +63,13 @@ export class DeadWorkerTakeover {
         const queues = [deploymentQueueName(deployment), affinityQueueName(deployment, routeNameOfInstance(instance))];
         for (const queue of queues) {
           const moved = await this.takeOver(queue, instance);
-          if (moved.length)
-            this.logger.warn(`Took over ${moved.join(', ')} from dead worker ${instance}: back to waiting in ${queue}`);
+          if (!moved.length) continue;
+          this.logger.warn(
+            `Took over ${moved.map((m) => m.id).join(', ')} from dead worker ${instance}: back to waiting in ${queue}`,
+          );
+          // Waiting again as requests admitted to the queue; batch lines and jobs about to fail hold no place.
+          const waiting = moved.filter((m) => m.to === 'wait' && !m.failing).map((m) => m.id);
+          await this.places.waitAgain(deployment, waiting);
         }
         await this.redis.forgetInstance(beats, instance);
       }
@@ -79,18 +77,10 @@ export class DeadWorkerTakeover {
   }
 
   /** The jobs of `queue` that the dead process `instance` held, moved back to waiting. */
-  async takeOver(queue: string, instance: string): Promise<string[]> {
-    const keyPrefix = `${this.config.redis.prefix}:${queue}:`;
-    const [active, wait, prioritized, meta, marker, events, stalled] = QUEUE_KEYS.map((k) => keyPrefix + k);
-    return this.redis.takeOverJobs(
-      active!,
-      wait!,
-      prioritized!,
-      meta!,
-      marker!,
-      events!,
-      stalled!,
-      keyPrefix,
+  async takeOver(queue: string, instance: string): Promise<TakenBack[]> {
+    return this.jobs.jobsOf(
+      this.config.redis.prefix,
+      queue,
       instanceTokenPrefix(instance),
       this.config.worker.maxStalls,
     );

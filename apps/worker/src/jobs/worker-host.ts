@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
+import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
 import { CommandConnection, MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
+import { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -41,6 +43,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly cancellation: CancellationTracker,
     private readonly routes: RedisPrefixRoutes,
     private readonly unrun: UnrunFailures,
+    private readonly places: AdmissionPlaces,
     { redis }: CommandConnection,
   ) {
     this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
@@ -59,6 +62,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       identity.instance,
       this.forwarder,
       redis,
+      places,
     );
   }
 
@@ -101,6 +105,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       deploymentQueueName(deployment.id),
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         gate.enterShared();
+        this.taken(deployment.id, job);
         try {
           return await this.router.route(job, token, signal);
         } finally {
@@ -116,6 +121,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
         if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
+        this.taken(deployment.id, job);
         try {
           return await this.router.route(job, token, signal);
         } finally {
@@ -135,6 +141,17 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       void worker.run();
       this.workers.push(worker);
     }
+  }
+
+  /**
+   * The job's request waits no more: its place in the queue is given back, without holding up the job (a
+   * place not given back lapses). Batch lines (prioritized) are not admitted, so hold none.
+   */
+  private taken(deployment: string, job: Job): void {
+    if (job.opts.priority || !job.id) return;
+    this.places.taken(deployment, job.id).catch((err: Error) => {
+      this.logger.warn(`Could not give back the queue place of ${job.id}: ${err.message}`);
+    });
   }
 
   /**
@@ -164,26 +181,10 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
 }
 
 /**
- * Names the lock tokens a BullMQ worker hands out after this process: BullMQ makes each token
- * `<worker id>:<n>` when the worker runs, and the id it draws is random. With the process's instance
- * in every token, the workers that take a dead process's jobs over recognise them by their lock alone.
- * Must be called before `run()`.
- */
-function claimTokens(worker: Worker, id: string): void {
-  (worker as unknown as { id: string }).id = id;
-}
-
-/** The fetch loop BullMQ keeps while a worker runs: adding a settled promise wakes it, as BullMQ's own resume() does. */
-interface FetchLoop {
-  add(promise: Promise<unknown>): void;
-}
-
-/**
  * A BullMQ worker as the slot gate steers it. Raising `concurrency` alone takes effect only when one
  * of the worker's jobs ends; waking its fetch loop makes it take a job at once.
  */
 function intakeOf(worker: Worker): SharedIntake {
-  const internals = worker as unknown as { mainLoopQueue?: FetchLoop | null };
   return {
     get concurrency() {
       return worker.concurrency;
@@ -191,6 +192,6 @@ function intakeOf(worker: Worker): SharedIntake {
     set concurrency(value: number) {
       worker.concurrency = value;
     },
-    wake: () => internals.mainLoopQueue?.add(Promise.resolve()),
+    wake: () => wakeFetchLoop(worker),
   };
 }
