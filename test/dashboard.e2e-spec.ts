@@ -1,9 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import OpenAI from 'openai';
+import { parseAllDocuments } from 'yaml';
+import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { DASHBOARD_PANELS, DASHBOARD_VARIABLES } from '@conveyor/metrics';
 import { TestPlatform } from './support/platform.js';
 import { TestPrometheus, prometheusPath } from './support/prometheus.js';
 
 const binary = prometheusPath();
+
+/** The KEDA alternative that scales pools on the same series, from Prometheus (infra/prometheus/). */
+const kedaObjects = parseAllDocuments(
+  readFileSync(resolve(import.meta.dirname, '../infra/prometheus/keda-prometheus.yaml'), 'utf8'),
+).map((d) => d.toJS() as { metadata: { name: string }; spec: { triggers: { metadata: { query: string } }[] } });
 const describeWith = binary ? describe : describe.skip;
 
 /** A panel's query as Prometheus runs it: Grafana's variables given the values a viewer would pick. */
@@ -55,5 +64,16 @@ describeWith('the Grafana dashboard against a real Prometheus scraping a platfor
       }
     }
     expect(empty).toEqual([]);
+
+    // KEDA's Prometheus triggers read the same gauge: each query parses, and the pool served here has data.
+    for (const object of kedaObjects) {
+      expect(() =>
+        new ScaledObject(object as unknown as ConstructorParameters<typeof ScaledObject>[0]).validate(),
+      ).not.toThrow();
+      for (const { metadata } of object.spec.triggers) {
+        const series = await prometheus.query(metadata.query);
+        if (object.metadata.name === 'conveyor-worker-cpu') expect(series.length).toBeGreaterThan(0);
+      }
+    }
   });
 });

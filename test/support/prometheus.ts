@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from './free-port.js';
 import { spawnOwned } from './owned-processes.mjs';
@@ -24,9 +25,18 @@ export interface Sample {
   value: [number, string];
 }
 
+/** The scrape configuration the platform ships (infra/prometheus/prometheus.yml). */
+const SHIPPED_CONFIG = resolve(import.meta.dirname, '../../infra/prometheus/prometheus.yml');
+
+interface ScrapeConfig {
+  global: Record<string, string>;
+  scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }>;
+}
+
 /**
- * A Prometheus server of the test's own on loopback, scraping `targets` (host:port, path `/metrics`)
- * every second, keeping its data in a scratch folder it removes when stopped.
+ * A Prometheus server of the test's own on loopback, with the shipped scrape configuration pointed at
+ * `targets` (host:port) and scraping every second, keeping its data in a scratch folder it removes when
+ * stopped.
  */
 export class TestPrometheus {
   private constructor(
@@ -37,15 +47,10 @@ export class TestPrometheus {
 
   static async start(binary: string, targets: readonly string[]): Promise<TestPrometheus> {
     const dir = mkdtempSync(join(tmpdir(), 'conveyor-prometheus-'));
-    const config = [
-      'global:',
-      '  scrape_interval: 1s',
-      '  evaluation_interval: 1s',
-      'scrape_configs:',
-      '  - job_name: conveyor',
-      `    static_configs: [{ targets: [${targets.map((t) => `'${t}'`).join(', ')}] }]`,
-    ].join('\n');
-    writeFileSync(join(dir, 'prometheus.yml'), config);
+    const config = parse(readFileSync(SHIPPED_CONFIG, 'utf8')) as ScrapeConfig;
+    config.global = { ...config.global, scrape_interval: '1s', evaluation_interval: '1s' };
+    for (const job of config.scrape_configs) job.static_configs = [{ targets: [...targets] }];
+    writeFileSync(join(dir, 'prometheus.yml'), stringify(config));
     const port = await freePort();
     const proc = spawnOwned(
       binary,

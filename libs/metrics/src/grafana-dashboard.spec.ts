@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { metricSections } from './catalog.js';
 import { renderDashboard } from './dashboard-file.js';
-import { DASHBOARD_PANELS, conveyorDashboard } from './grafana-dashboard.js';
+import { API_CPU_SECONDS, DASHBOARD_PANELS, conveyorDashboard } from './grafana-dashboard.js';
 
 const FILE = resolve(import.meta.dirname, '../../../infra/grafana/conveyor-fleet.json');
 
 /** Every series name the declarations serve: a histogram's as Prometheus exposes it too. */
 function servedNames(): Set<string> {
-  const names = new Set<string>();
+  // Node.js's process metrics are served beside the declared ones (prom-client's defaults).
+  const names = new Set<string>([API_CPU_SECONDS]);
   for (const spec of metricSections().flatMap((s) => s.metrics)) {
     names.add(spec.name);
     if (spec.kind === 'histogram')

@@ -1,7 +1,7 @@
 import type { Dashboard, Panel, VariableModel } from '@grafana/schema';
 import { GEN_AI_REQUEST_DURATION } from './gen-ai.metrics.js';
 import type { MetricSpec } from './metric-spec.js';
-import { BATCH_LINES, HTTP_REQUESTS, POOL_WORKERS, QUEUE_JOBS, SEQUENCES } from './platform.metrics.js';
+import { BATCH_LINES, HTTP_REQUESTS, PENDING_WORK, POOL_WORKERS, QUEUE_JOBS, SEQUENCES } from './platform.metrics.js';
 import {
   VLLM_E2E_LATENCY,
   VLLM_GENERATION_TOKENS,
@@ -30,6 +30,8 @@ export const DASHBOARD_VARIABLES = {
 } as const;
 
 const { deployment: DEPLOYMENT, rateWindow: WINDOW } = DASHBOARD_VARIABLES;
+/** Node.js's process CPU counter, which each API replica serves under its prefix (prom-client's default metrics). */
+export const API_CPU_SECONDS = 'conveyor_api_process_cpu_seconds_total';
 const DATASOURCE = { type: 'prometheus', uid: '${datasource}' };
 
 /** One query of a panel and how its series are named. */
@@ -139,6 +141,26 @@ export const DASHBOARD_PANELS: readonly DashboardPanel[] = [
     unit: 'short',
     queries: [{ expr: `sum by (state) (${BATCH_LINES.name})`, legend: '{{state}}' }],
     reads: [BATCH_LINES],
+  },
+  {
+    title: 'Pending work by pool',
+    description: "Jobs and batch lines each pool's deployments have not finished: the series autoscaling reads.",
+    unit: 'short',
+    queries: [{ expr: `sum by (pool) (${PENDING_WORK.name})`, legend: '{{pool}}' }],
+    reads: [PENDING_WORK],
+  },
+  {
+    title: 'API CPU per 1,000 tokens',
+    description:
+      "CPU seconds the API replicas spent per 1,000 tokens generated: the platform's own cost beside the engine's.",
+    unit: 's',
+    queries: [
+      {
+        expr: `1000 * sum(rate(${API_CPU_SECONDS}[${WINDOW}])) / sum(rate(${VLLM_GENERATION_TOKENS.name}[${WINDOW}]))`,
+        legend: 'API CPU s / 1k tokens',
+      },
+    ],
+    reads: [VLLM_GENERATION_TOKENS],
   },
   {
     title: 'Request duration by operation (OpenTelemetry GenAI)',
