@@ -5,19 +5,9 @@ import { Registry } from 'prom-client';
 import { metricSections } from './catalog.js';
 import { counterOf, gaugeOf, histogramOf, type MetricSpec } from './metric-spec.js';
 import { renderMetricsPage } from './metrics-page.js';
+import { differingLines } from '../../../test/support/differing-lines.js';
 
 const PAGE = resolve(import.meta.dirname, '../../../docs/metrics.md');
-
-/** The lines where two texts part, at most a few: enough to see what changed without the whole page. */
-function differingLines(committed: string, generated: string): string[] {
-  const [a, b] = [committed.split('\n'), generated.split('\n')];
-  const lines: string[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length) && lines.length < 5; i++) {
-    if (a[i] !== b[i])
-      lines.push(`line ${i + 1}: committed ${JSON.stringify(a[i])}, generated ${JSON.stringify(b[i])}`);
-  }
-  return lines;
-}
 
 const all = (): MetricSpec[] => metricSections().flatMap((s) => s.metrics);
 

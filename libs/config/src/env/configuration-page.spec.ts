@@ -3,19 +3,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { renderConfigurationPage } from './configuration-page.js';
 import { ENV_VARS } from './env-vars.js';
+import { differingLines } from '../../../../test/support/differing-lines.js';
 
 const PAGE = resolve(import.meta.dirname, '../../../../docs/configuration.md');
-
-/** The lines where two texts part, at most a few: enough to see what changed without the whole page. */
-function differingLines(committed: string, generated: string): string[] {
-  const [a, b] = [committed.split('\n'), generated.split('\n')];
-  const lines: string[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length) && lines.length < 5; i++) {
-    if (a[i] !== b[i])
-      lines.push(`line ${i + 1}: committed ${JSON.stringify(a[i])}, generated ${JSON.stringify(b[i])}`);
-  }
-  return lines;
-}
 
 describe('docs/configuration.md', () => {
   it('is what the declared variables generate (npm run docs:config rewrites it)', async () => {
