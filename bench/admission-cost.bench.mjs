@@ -115,15 +115,7 @@ async function measure(build) {
   /** @type {RedisNodes | null} */
   let nodes = null;
   try {
-    const redisPort = await freePort();
-    await children.launch(
-      'redis',
-      'redis-server',
-      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {},
-      /Ready to accept connections/,
-    );
-    const redisUrl = `redis://127.0.0.1:${redisPort}`;
+    const redisUrl = await children.launchRedis();
     nodes = await RedisNodes.connect([redisUrl]);
     const { Redis } = await import('ioredis');
     const writer = new Redis(redisUrl);

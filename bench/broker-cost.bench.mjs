@@ -142,15 +142,7 @@ const topCommands = (calls, span, requests, idlePerMs) =>
  */
 async function openRedis(children, prefix) {
   if (!onCluster) {
-    const port = await freePort();
-    await children.launch(
-      'redis',
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {},
-      /Ready to accept connections/,
-    );
-    const url = `redis://127.0.0.1:${port}`;
+    const url = await children.launchRedis();
     // REDIS_CLUSTER_NODES set, empty, so that one in the shell's environment cannot send the processes elsewhere.
     return { env: { REDIS_URL: url, REDIS_CLUSTER_NODES: '' }, measured: [url], close: async () => {} };
   }

@@ -270,16 +270,8 @@ try {
       `chat replies of ${TOKENS} tokens, streamed; batch of ${BATCH_LINES} lines × ${BATCH_TOKENS} tokens on ${BATCH_WORKERS.join(', ')} workers`,
   );
   if (!clusterNodes.length) {
-    const port = options['redis-port'];
-    await children.launch(
-      'redis',
-      'redis-server',
-      ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {},
-      /Ready to accept connections/,
-      30_000,
-    );
-    console.log(`Redis: a redis-server of the bench's own on port ${port}`);
+    await children.launchRedis(options['redis-port']);
+    console.log(`Redis: a redis-server of the bench's own on port ${options['redis-port']}`);
   } else {
     measuredUrls = (await clusterPrimaries(clusterNodes)).map((node) => `redis://${node}`);
     console.log(

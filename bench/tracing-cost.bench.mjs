@@ -106,17 +106,10 @@ async function measure(tracing) {
   const http = new HttpClient();
   const otlp = tracing ? await receiver() : null;
   try {
-    const redisPort = await freePort();
-    await children.launch(
-      'redis',
-      'redis-server',
-      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {},
-      /Ready to accept connections/,
-    );
+    const redisUrl = await children.launchRedis();
     const [apiPort, workerMetricsPort] = [await freePort(), await freePort()];
     const env = {
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      REDIS_URL: redisUrl,
       REDIS_CLUSTER_NODES: '',
       REDIS_PREFIX: `bench-tracing-${randomBytes(4).toString('hex')}`,
       CONVEYOR_CONFIG: configFile,

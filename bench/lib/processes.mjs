@@ -58,6 +58,24 @@ export class Children {
   }
 
   /**
+   * A redis-server of the bench's own on loopback, keeping nothing on disk; its URL once it is ready.
+   * @param {number | string} [port] a free one when not given
+   * @returns {Promise<string>}
+   */
+  async launchRedis(port) {
+    const chosen = String(port ?? (await freePort()));
+    await this.launch(
+      'redis',
+      'redis-server',
+      ['--port', chosen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {},
+      /Ready to accept connections/,
+      30_000,
+    );
+    return `redis://127.0.0.1:${chosen}`;
+  }
+
+  /**
    * Spawns `command args` and resolves once `readyLine` appears in its output.
    * @param {string} name
    * @param {string} command
