@@ -14,6 +14,15 @@ export class ReplyTiming {
   private firstTextAt: number | null = null;
   private lastTextAt = 0;
   private lastTokens = 0;
+  // Each family's labels, made once: observe() runs for every event of the reply.
+  private readonly labels: { deployment: string };
+  private readonly model: { model_name: string };
+  /** Null for a job that is no model request (tokenizing): only the platform's own metrics see it. */
+  private readonly genAi: {
+    gen_ai_operation_name: GenAiOperation;
+    gen_ai_provider_name: string;
+    gen_ai_request_model: string;
+  } | null;
 
   constructor(
     private readonly metrics: PlatformMetrics,
@@ -21,20 +30,21 @@ export class ReplyTiming {
     private readonly enqueuedAt: number,
     // A resumed stream's reply was timed by the replica that accepted it.
     private readonly record: boolean,
-    // Null for a job that is no model request (tokenizing): only the platform's own metrics see it.
-    private readonly operation: GenAiOperation | null = null,
-  ) {}
+    operation: GenAiOperation | null = null,
+  ) {
+    this.labels = { deployment };
+    this.model = { model_name: deployment };
+    this.genAi = operation && {
+      gen_ai_operation_name: operation,
+      gen_ai_provider_name: GEN_AI_PROVIDER,
+      gen_ai_request_model: deployment,
+    };
+  }
 
   observe(event: ReplyEvent): void {
     if (!this.record) return;
     const now = Date.now();
-    const labels = { deployment: this.deployment };
-    const model = { model_name: this.deployment };
-    const genAi = this.operation && {
-      gen_ai_operation_name: this.operation,
-      gen_ai_provider_name: GEN_AI_PROVIDER,
-      gen_ai_request_model: this.deployment,
-    };
+    const { labels, model, genAi } = this;
     const sinceAccepted = (now - this.enqueuedAt) / 1000;
     if (event.type === 'start' && this.startedAt === null) {
       this.startedAt = now;
@@ -60,22 +70,15 @@ export class ReplyTiming {
 
   /** The first text is the first token; later text shares the time since the one before among its tokens. */
   private observeText(now: number, tokens: number, sinceAccepted: number): void {
-    const model = { model_name: this.deployment };
+    const { model, genAi } = this;
     if (this.firstTextAt === null) {
       this.firstTextAt = now;
-      this.metrics.timeToFirstToken.observe({ deployment: this.deployment }, sinceAccepted);
-      if (this.operation) {
+      this.metrics.timeToFirstToken.observe(this.labels, sinceAccepted);
+      if (genAi) {
         this.metrics.vllm.timeToFirstToken.observe(model, sinceAccepted);
-        this.metrics.genAi.timeToFirstToken.observe(
-          {
-            gen_ai_operation_name: this.operation,
-            gen_ai_provider_name: GEN_AI_PROVIDER,
-            gen_ai_request_model: this.deployment,
-          },
-          sinceAccepted,
-        );
+        this.metrics.genAi.timeToFirstToken.observe(genAi, sinceAccepted);
       }
-    } else if (this.operation && tokens > this.lastTokens) {
+    } else if (genAi && tokens > this.lastTokens) {
       const gap = (now - this.lastTextAt) / 1000 / (tokens - this.lastTokens);
       for (let i = this.lastTokens; i < tokens; i++) this.metrics.vllm.interTokenLatency.observe(model, gap);
     }
