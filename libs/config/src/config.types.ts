@@ -97,11 +97,42 @@ export type FlashAttention = 'auto' | 'on' | 'off';
 /** `think`: the segment between `<think>` and `</think>` (DeepSeek-R1, Qwen3 and similar templates). */
 export type ReasoningParser = 'think';
 
+/**
+ * The queue's priority bands a request may ask for, as OpenAI's `service_tier` names them: `priority` ahead
+ * of `default` ahead of `flex` (and batch lines); `auto` is the key's best allowed tier short of `priority`.
+ */
+export const SERVICE_TIERS = ['auto', 'default', 'flex', 'priority'] as const;
+export type ServiceTier = (typeof SERVICE_TIERS)[number];
+/** The tiers a key may use when its config names none: all but `priority`. */
+export const DEFAULT_KEY_TIERS: readonly ServiceTier[] = ['auto', 'default', 'flex'];
+
+/** Tokens (input and output together) a key may use per minute and per day. */
+export interface TokenLimitConfig {
+  perMinute?: number;
+  perDay?: number;
+}
+
+/** Where a key's batch events are posted, signed as Standard Webhooks with `secret` (`whsec_` + base64). */
+export interface WebhookConfig {
+  url: string;
+  secret: string;
+}
+
 export interface ApiKeyConfig {
   name: string;
   /** Hex SHA-256 of the key; the key itself is never kept. */
   sha256: string;
   rateLimit?: { requests: number; perSeconds: number };
+  /** Token quotas beside the request rate; none: no token limit. */
+  tokenLimit?: TokenLimitConfig;
+  /** The service tiers the key may ask for; none: DEFAULT_KEY_TIERS. */
+  tiers?: ServiceTier[];
+  /** The key's weight in fair sharing of the fleet against other keys (default 1). */
+  weight?: number;
+  /** A request's deadline when it brings none, in milliseconds; none: the deployment's, or no deadline. */
+  deadlineMs?: number;
+  /** Where its batches' events go; none: no webhook. */
+  webhook?: WebhookConfig;
 }
 
 /**

@@ -5,6 +5,7 @@ export { llamaServerCache } from './worker-config.js';
 export { hashKey } from './hash-key.js';
 export { hostName } from './host-name.js';
 export type * from './config.types.js';
+export { SERVICE_TIERS, DEFAULT_KEY_TIERS } from './config.types.js';
 export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';
 export { generatedFileCli, type GeneratedFrom } from './generated-file.js';

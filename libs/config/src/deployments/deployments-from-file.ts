@@ -85,6 +85,11 @@ export function deploymentsFromFile(
       name: k.name,
       sha256: k.sha256.toLowerCase(),
       rateLimit: k.rateLimit,
+      tokenLimit: k.tokenLimit,
+      tiers: k.tiers,
+      weight: k.weight,
+      deadlineMs: k.deadlineMs,
+      webhook: k.webhook,
     })),
     modelNames: {
       aliases: (read.value.modelAliases ?? []).map((a) => ({ name: a.name, deployment: a.deployment })),

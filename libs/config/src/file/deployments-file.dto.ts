@@ -8,8 +8,10 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsNumber,
   IsOptional,
   IsString,
+  IsUrl,
   Length,
   Matches,
   Max,
@@ -18,6 +20,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ENGINE_KINDS, type EngineKind } from '../engine-config.js';
+import { SERVICE_TIERS, type ServiceTier } from '../config.types.js';
 import { ALIAS_NAME, ALIAS_NAME_TEXT } from '../deployments/model-names.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -94,6 +97,18 @@ export class RateLimitDto {
   @IsInt() @Min(1) @Max(86_400) perSeconds: number;
 }
 
+export class TokenLimitDto {
+  @IsOptional() @IsInt() @Min(1) perMinute?: number;
+  @IsOptional() @IsInt() @Min(1) perDay?: number;
+}
+
+export class WebhookDto {
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] }) url: string;
+  @IsString()
+  @Matches(/^whsec_[A-Za-z0-9+/=]{16,}$/, { message: 'secret must be a Standard Webhooks secret: whsec_ and base64' })
+  secret: string;
+}
+
 export class ApiKeyDto {
   @IsString()
   @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: "name must be 1-64 letters, digits, '.', '_' or '-'" })
@@ -102,6 +117,11 @@ export class ApiKeyDto {
   @Length(64, 64, { message: "sha256 must be the 64 hex digits of the key's SHA-256 (npm run hash-key -- <key>)" })
   sha256: string;
   @IsOptional() @ValidateNested() @Type(() => RateLimitDto) rateLimit?: RateLimitDto;
+  @IsOptional() @ValidateNested() @Type(() => TokenLimitDto) tokenLimit?: TokenLimitDto;
+  @IsOptional() @IsArray() @IsIn(SERVICE_TIERS, { each: true }) tiers?: ServiceTier[];
+  @IsOptional() @IsNumber() @Min(0.01) @Max(1000) weight?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
+  @IsOptional() @ValidateNested() @Type(() => WebhookDto) webhook?: WebhookDto;
 }
 
 /** A model name clients send, exact or a pattern, and the deployment it reaches. */

@@ -8,7 +8,9 @@ import type {
   ModelAliasDto,
   RateLimitDto,
   SimulatedDto,
+  TokenLimitDto,
   UpstreamDto,
+  WebhookDto,
 } from './deployments-file.dto.js';
 
 /** What a field of the deployments file means, and its default when that is not simply "none". */
@@ -135,6 +137,27 @@ export const API_KEY_FIELDS: DocsOf<ApiKeyDto> = {
   name: { meaning: "The key's name: its replies, files and batches, and its rate limit, are kept under it." },
   sha256: { meaning: "The key's SHA-256, so the file holds no key." },
   rateLimit: { default: 'no limit', meaning: 'How many requests the key may make in a window.' },
+  tokenLimit: {
+    default: 'no limit',
+    meaning: 'How many tokens (input and output) the key may use per minute and per day.',
+  },
+  tiers: {
+    default: 'auto, default, flex',
+    meaning: 'The service tiers the key may ask for (`priority` only where listed).',
+  },
+  weight: { default: '1', meaning: "The key's share of the fleet against other keys' when they compete." },
+  deadlineMs: { default: "the deployment's, else none", meaning: 'A request’s deadline when it brings none.' },
+  webhook: { default: 'none', meaning: "Where the key's batch events are posted, signed as Standard Webhooks." },
+};
+
+export const TOKEN_LIMIT_FIELDS: DocsOf<TokenLimitDto> = {
+  perMinute: { default: 'no limit', meaning: 'Tokens per minute.' },
+  perDay: { default: 'no limit', meaning: 'Tokens per day.' },
+};
+
+export const WEBHOOK_FIELDS: DocsOf<WebhookDto> = {
+  url: { meaning: 'The http(s) address events are posted to.' },
+  secret: { meaning: 'The signing secret, `whsec_` and base64, as Standard Webhooks uses.' },
 };
 
 export const RATE_LIMIT_FIELDS: DocsOf<RateLimitDto> = {

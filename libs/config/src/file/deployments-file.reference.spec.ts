@@ -23,9 +23,17 @@ describe('the deployments file reference', () => {
       'deployments[].defaults',
       'apiKeys[]',
       'apiKeys[].rateLimit',
+      'apiKeys[].tokenLimit',
+      'apiKeys[].webhook',
       'modelAliases[]',
     ]);
     expect(rows('deployments[]')).toHaveLength(20);
+  });
+
+  it("lists a key's service tiers, token limits and webhook with what each takes", () => {
+    expect(row('apiKeys[]', 'tiers')[2]).toBe('`auto`, `default`, `flex`, `priority`');
+    expect(row('apiKeys[].tokenLimit', 'perDay')[2]).toBe('an integer of at least `1`');
+    expect(row('apiKeys[].webhook', 'url')[1]).toBe('required');
   });
 
   it("reads what each field takes from the file's own checks", () => {

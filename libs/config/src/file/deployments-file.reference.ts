@@ -8,7 +8,9 @@ import {
   ModelAliasDto,
   RateLimitDto,
   SimulatedDto,
+  TokenLimitDto,
   UpstreamDto,
+  WebhookDto,
 } from './deployments-file.dto.js';
 import {
   ALIAS_FIELDS,
@@ -19,7 +21,9 @@ import {
   MODEL_ALIAS_FIELDS,
   RATE_LIMIT_FIELDS,
   SIMULATED_FIELDS,
+  TOKEN_LIMIT_FIELDS,
   UPSTREAM_FIELDS,
+  WEBHOOK_FIELDS,
   type FieldDoc,
 } from './deployments-file.fields.js';
 
@@ -76,6 +80,8 @@ export function deploymentsFileTables(): Array<{ path: string; table: string }> 
     { path: 'deployments[].defaults', table: fieldTable(SamplingPresetDto, DEFAULTS_FIELDS) },
     { path: 'apiKeys[]', table: fieldTable(ApiKeyDto, API_KEY_FIELDS) },
     { path: 'apiKeys[].rateLimit', table: fieldTable(RateLimitDto, RATE_LIMIT_FIELDS) },
+    { path: 'apiKeys[].tokenLimit', table: fieldTable(TokenLimitDto, TOKEN_LIMIT_FIELDS) },
+    { path: 'apiKeys[].webhook', table: fieldTable(WebhookDto, WEBHOOK_FIELDS) },
     { path: 'modelAliases[]', table: fieldTable(ModelAliasDto, MODEL_ALIAS_FIELDS) },
   ];
 }
