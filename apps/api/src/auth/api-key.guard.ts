@@ -70,7 +70,7 @@ export class ApiKeyGuard implements CanActivate {
       if (this.registry.findApp(org, app)?.auth === 'public') return true;
     }
 
-    const key = this.keys.match(presentedKey(request, schemes));
+    const key = await this.keys.match(presentedKey(request, schemes));
     if (!key) throw unauthorized('Incorrect API key provided.');
     (request as RequestWithCaller)[CALLER] = key.name;
 
