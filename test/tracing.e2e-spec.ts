@@ -149,6 +149,53 @@ describe('traces exported over OTLP/HTTP', () => {
     expect(exported).not.toContain(KEY);
   });
 
+  // A streamed chat and a Responses call take the same path: the server span of their own route, BullMQ's
+  // producer and consumer spans, and the generation span, one trace from the caller's traceparent.
+  it.each([
+    {
+      what: 'a streamed chat',
+      route: '/v1/chat/completions',
+      body: { model: 'sim', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, stream: true },
+    },
+    { what: 'a Responses call', route: '/v1/responses', body: { model: 'sim', input: 'Hi', max_output_tokens: 4 } },
+    {
+      what: 'a streamed Responses call',
+      route: '/v1/responses',
+      body: { model: 'sim', input: 'Hi', max_output_tokens: 4, stream: true },
+    },
+  ])('follow $what through the same spans', async ({ route, body }) => {
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const res = await fetch(`${platform.baseUrl}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${callerSpan}-01` },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    if (body.stream) expect(text).toContain('data: ');
+    const spans = await traceOf(
+      receiver,
+      traceId,
+      (got) =>
+        [SERVER, PRODUCER, CONSUMER].every((kind) => got.some((s) => s.kind === kind)) &&
+        got.some((s) => s.name === 'chat sim'),
+    );
+    const server = spans.find((s) => s.kind === SERVER)!;
+    expect(server).toMatchObject({ service: 'conveyor-api', parentSpanId: callerSpan, name: `POST ${route}` });
+    const producer = spans.find((s) => s.kind === PRODUCER)!;
+    expect(producer.parentSpanId).toBe(server.spanId);
+    const consumer = spans.find((s) => s.kind === CONSUMER)!;
+    expect(consumer.parentSpanId).toBe(producer.spanId);
+    const generation = spans.find((s) => s.name === 'chat sim')!;
+    expect(generation.parentSpanId).toBe(consumer.spanId);
+    expect(generation.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.max_tokens': 4,
+      'gen_ai.usage.output_tokens': 4,
+    });
+  });
+
   it('start a trace of its own for a request that brings none', async () => {
     const requestId = await chat(platform.baseUrl, {});
     const producer = await spanWhere(
