@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { LLAMA_SERVER_UNCACHED_RETRIES, counterOf } from '@conveyor/metrics';
+import { LLAMA_SERVER_UNCACHED_RETRIES, VLLM_KV_CACHE_USAGE, counterOf, gaugeOf } from '@conveyor/metrics';
 
 /**
  * What engines count, in a registry of their own: the worker serves it on its metrics port
@@ -13,3 +13,18 @@ export const engineMetrics = new Registry();
  * (`cache_prompt: false`), by deployment and by what llama-server said.
  */
 export const uncachedRetries = counterOf(LLAMA_SERVER_UNCACHED_RETRIES, engineMetrics);
+
+/** The engines that can tell how full their KV cache is, by deployment: read when the gauge is scraped. */
+const kvCacheUsage = new Map<string, () => Promise<number>>();
+
+gaugeOf(VLLM_KV_CACHE_USAGE, engineMetrics, async (gauge) => {
+  for (const [model_name, usage] of kvCacheUsage) gauge.set({ model_name }, await usage());
+});
+
+/** Reports an engine's KV cache usage under its deployment until the returned function is called. */
+export function reportKvCacheUsage(deployment: string, usage: () => Promise<number>): () => void {
+  kvCacheUsage.set(deployment, usage);
+  return () => {
+    if (kvCacheUsage.get(deployment) === usage) kvCacheUsage.delete(deployment);
+  };
+}

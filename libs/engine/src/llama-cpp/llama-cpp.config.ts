@@ -19,6 +19,7 @@ export function llamaCppOptions(
     allowCpuFallback: host.allowCpuFallback,
     reasoningParser: deployment.reasoningParser,
     promptCache: deployment.promptCache,
+    deployment: deployment.id,
   };
 }
 

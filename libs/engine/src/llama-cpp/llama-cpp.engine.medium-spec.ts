@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
+import { engineMetrics } from '../core/engine-metrics.js';
 import { LlamaCppEngine } from './llama-cpp.engine.js';
 
 // The real engine and the generated tiny model: how prompts are tokenized is the model's business.
@@ -100,5 +101,44 @@ describe('LlamaCppEngine with the generated tiny model', () => {
     // It generated exactly the tokens the first attempt had left, and its count runs on from the sent ones.
     expect(more.at(-1)).toBe(40);
     expect(more[0]).toBeGreaterThan(sent.tokens);
+  });
+});
+
+// vLLM's `vllm:kv_cache_usage_perc`, read from llama.cpp's own cells: what a reply leaves in its sequence
+// for the prompt cache shows, and none once the engine is gone.
+describe('LlamaCppEngine reporting its KV cache usage', () => {
+  it("serves the fraction of cells its sequences hold under the deployment's name, until disposed", async () => {
+    const modelPath = await ensurePresetModel('tiny', resolve(import.meta.dirname, '../../../../models'));
+    const engine = await LlamaCppEngine.load({
+      modelPath,
+      contextSize: 512,
+      parallel: 2,
+      threads: 1,
+      gpu: false,
+      deployment: 'kv-usage-test',
+    });
+    const usage = async () =>
+      (await engineMetrics.getSingleMetric('vllm:kv_cache_usage_perc')!.get()).values.find(
+        (v) => v.labels.model_name === 'kv-usage-test',
+      )?.value;
+    try {
+      expect(await usage()).toBe(0);
+      const result = await engine.generate(
+        {
+          messages: [{ role: 'user', content: 'hello' }],
+          sampling: { temperature: 0, ignoreEos: true },
+          maxTokens: 9,
+          stop: [],
+        },
+        { onStart: () => undefined, onOutput: () => undefined },
+      );
+      // The prompt and every generated token but the last, which was sampled and never evaluated, stay in
+      // the sequence's cells; two sequences of 512 cells each.
+      const kept = result.usage.promptTokens + result.usage.completionTokens - 1;
+      expect(await usage()).toBeCloseTo(kept / 1024, 6);
+    } finally {
+      await engine.dispose();
+    }
+    expect(await usage()).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import type {
   GenerateRequest,
   GenerateResult,
 } from '../core/generation-engine.js';
+import { reportKvCacheUsage } from '../core/engine-metrics.js';
 import { flashAttention, usableRuntime } from './llama-runtime.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LlamaTokenizer } from './llama-tokenizer.js';
@@ -33,6 +34,8 @@ export interface LlamaCppEngineOptions {
   reasoningParser?: 'think' | null;
   /** How a finished reply's cells are reused (default `full`); see PromptCacheMode. */
   promptCache?: PromptCacheMode;
+  /** The deployment its KV cache usage is reported under (`vllm:kv_cache_usage_perc`); none: not reported. */
+  deployment?: string;
 }
 
 /**
@@ -47,6 +50,7 @@ export class LlamaCppEngine implements GenerationEngine {
   private readonly planning: PlanningContext;
   private readonly running: RunContext;
   private readonly rounds: Array<() => void> = [];
+  private stopReporting: () => void = () => undefined;
 
   private constructor(
     model: LlamaModel,
@@ -104,7 +108,15 @@ export class LlamaCppEngine implements GenerationEngine {
     // Every sequence is taken now and kept: each holds the cells of its last reply for the next request to reuse.
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'full');
-    return new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots);
+    const engine = new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots);
+    if (options.deployment) engine.stopReporting = reportKvCacheUsage(options.deployment, () => engine.kvCacheUsage());
+    return engine;
+  }
+
+  /** The fraction of the context's KV cells its sequences hold (each sequence has `contextSize` of its own). */
+  async kvCacheUsage(): Promise<number> {
+    const cells = this.context.contextSize * this.planning.sequences;
+    return (await this.running.slots.cellsInUse()) / cells;
   }
 
   onRound(listener: () => void): void {
@@ -131,6 +143,7 @@ export class LlamaCppEngine implements GenerationEngine {
   }
 
   async dispose(): Promise<void> {
+    this.stopReporting();
     await this.context.dispose();
     await this.planning.model.dispose();
   }

@@ -23,6 +23,9 @@ export interface NativeContext {
   /** `[token, probabilities as token/probability pairs, confidence]` when probabilities are asked for. */
   /** Drops the sequence's cells at positions `start` to `end` (end -1: to the last). */
   removeTokenCellsFromSequence(sequenceId: number, start: number, end: number): boolean;
+  /** The lowest and highest positions a sequence's cells hold; -1 when it holds none. */
+  getSequenceKvCacheMinPosition(sequenceId: number): number;
+  getSequenceKvCacheMaxPosition(sequenceId: number): number;
   /** Makes `target`'s cells a copy of `source`'s, all of them (llama.cpp copies the whole KV buffer). */
   copySequenceStateFromOtherSequence(target: number, source: number): Promise<number>;
   sampleToken(
@@ -54,7 +57,9 @@ export function nativeContext(context: LlamaContext): NativeContext {
     typeof native.copySequenceStateFromOtherSequence !== 'function' ||
     typeof native.decodeBatch !== 'function' ||
     typeof native.sampleToken !== 'function' ||
-    typeof native.addToBatch !== 'function'
+    typeof native.addToBatch !== 'function' ||
+    typeof native.getSequenceKvCacheMinPosition !== 'function' ||
+    typeof native.getSequenceKvCacheMaxPosition !== 'function'
   ) {
     throw new Error(
       'This node-llama-cpp version has no native context layer (LlamaContext._ctx) that Conveyor can drive; install the pinned version.',

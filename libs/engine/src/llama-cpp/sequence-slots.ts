@@ -274,6 +274,21 @@ export class SequenceSlots {
     this.notify();
   }
 
+  /**
+   * The KV cells the sequences hold now, running replies' and kept ones', as llama.cpp counts them: read
+   * under the context's lock, between two rounds, never while a decode writes them.
+   */
+  cellsInUse(): Promise<number> {
+    return withLock([this.context, 'context'], async () => {
+      let cells = 0;
+      for (const slot of this.slots) {
+        const last = this.native.getSequenceKvCacheMaxPosition(slot.id);
+        if (last >= 0) cells += last - Math.max(0, this.native.getSequenceKvCacheMinPosition(slot.id)) + 1;
+      }
+      return cells;
+    });
+  }
+
   /** Tokens every slot's cells hold, for tests and metrics. */
   cachedTokens(): number[] {
     return this.slots.map((s) => s.cached.length);
