@@ -75,6 +75,9 @@ export class MemoryLines extends BatchLines {
     this.lease = { holder, until: Date.now() + ttlMs };
     return true;
   }
+  async releaseLease(_batchId: string, holder: string): Promise<void> {
+    if (this.lease?.holder === holder) this.lease = null;
+  }
   async holdsLease(_batchId: string, holder: string): Promise<boolean> {
     return this.lease?.holder === holder && this.lease.until > Date.now();
   }

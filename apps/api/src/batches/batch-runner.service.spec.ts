@@ -90,6 +90,24 @@ describe('BatchRunner', () => {
     expect(h.writtenIds(record).sort()).toEqual([...ids].sort());
   });
 
+  it('a replica shutting down hands its batch to another at once, without waiting for its lease to lapse', async () => {
+    const id = await h.createBatch(Array.from({ length: 8 }, (_, i) => `r${i}`));
+    const first = h.runner();
+    await first.tick();
+    await first.tick(); // feeds r0..r3
+    const second = h.runner();
+    await second.tick();
+    expect(h.lines.lease?.holder).not.toBe(undefined);
+    const holder = h.lines.lease!.holder;
+    await first.onApplicationShutdown();
+    expect(h.lines.lease).toBeNull();
+    await h.runQueuedLines();
+    await second.tick(); // no time has passed: the lease is free, and the second takes it
+    expect(h.lines.lease?.holder).not.toBe(holder);
+    const record = await h.runToEnd(second, id);
+    expect(record).toMatchObject({ status: 'completed', completed: 8 });
+  });
+
   it('fails a batch whose input file is gone, once and clearly, instead of retrying it forever', async () => {
     const id = await h.createBatch(['a']);
     await h.files.delete(h.records.records.get(id)!.input_file_id);

@@ -61,7 +61,12 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running;
-    for (const batch of this.leased.values()) await batch.dropCursor();
+    // A replica shutting down hands its batches over at once, rather than leaving them idle until their
+    // leases lapse (BATCH_LEASE_MS); with Redis gone, they lapse as after a crash.
+    for (const batch of this.leased.values()) {
+      await batch.dropCursor();
+      await this.lines.releaseLease(batch.id, this.instance).catch(() => undefined);
+    }
   }
 
   /** One pass over every active batch this replica holds (or can take) the lease of. */

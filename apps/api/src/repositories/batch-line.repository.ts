@@ -87,6 +87,10 @@ export class BatchLineRepository extends BatchLines {
     return this.leases.hold(batchLeaseKey(this.prefix, batchId), holder, ttlMs);
   }
 
+  async releaseLease(batchId: string, holder: string): Promise<void> {
+    await this.leases.release(batchLeaseKey(this.prefix, batchId), holder);
+  }
+
   async addInflight(batchId: string, line: number, entry: InflightLine): Promise<void> {
     await this.redis.hset(batchInflightKey(this.prefix, batchId), String(line), JSON.stringify(entry));
   }

@@ -30,6 +30,8 @@ export interface CollectedResults {
 export abstract class BatchLines {
   /** Takes or renews the batch's lease for `holder`; false while another replica holds it. */
   abstract holdLease(batchId: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `holder` holds it, so another replica drives the batch at once. */
+  abstract releaseLease(batchId: string, holder: string): Promise<void>;
   /** Whether `holder` drives the batch right now. */
   abstract holdsLease(batchId: string, holder: string): Promise<boolean>;
   abstract addInflight(batchId: string, line: number, entry: InflightLine): Promise<void>;
