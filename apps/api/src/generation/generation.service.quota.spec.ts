@@ -124,4 +124,18 @@ describe('GenerationService: token quotas', () => {
     expect(t.quotas.holds.size).toBe(0);
     expect(headers).toEqual({});
   });
+
+  it('refuses with a 503, queueing nothing, while the quota cannot be read', async () => {
+    t.quotas.reserve = () => Promise.reject(new Error("Stream isn't writeable"));
+    const error = (await rejection(request())) as OpenAiHttpError;
+    expect(error).toMatchObject({ status: 503, code: ErrorCode.serviceUnavailable });
+    expect(t.queue.enqueued).toEqual([]);
+  });
+
+  it('answers a reply whose tokens cannot be settled as if they had been', async () => {
+    t.quotas.settle = () => Promise.reject(new Error("Stream isn't writeable"));
+    const { run, requestId } = await request();
+    t.relay.write(keyOf(requestId), [start, delta('Hel', 1), end(2)]);
+    expect(await drain(run.events)).toHaveLength(3);
+  });
 });
