@@ -11,11 +11,12 @@ const TPM_KEY = 'sk-tpm-0123456789';
 const SHARED_KEY = 'sk-shared-0123456789';
 const BATCHY_KEY = 'sk-batchy-0123456789';
 const DAILY_KEY = 'sk-daily-0123456789';
+const CLAUDE_KEY = 'sk-claude-0123456789';
 const TPM = 200;
 
 /**
  * A simulated deployment (no model: replies of a known text at a known pace), and keys with small token
- * quotas: `tpm` and `shared` by the minute, `batchy` by the minute far below its batch, `daily` by the day.
+ * quotas: `tpm`, `shared` and `claude` by the minute, `batchy` by the minute far below its batch, `daily` by the day.
  */
 const config = writeDeploymentsFile({
   deployments: [
@@ -32,6 +33,7 @@ const config = writeDeploymentsFile({
     { name: 'shared', sha256: hashKey(SHARED_KEY), tokenLimit: { perMinute: TPM } },
     { name: 'batchy', sha256: hashKey(BATCHY_KEY), tokenLimit: { perMinute: 60, perDay: 100_000 } },
     { name: 'daily', sha256: hashKey(DAILY_KEY), tokenLimit: { perDay: 100 } },
+    { name: 'claude', sha256: hashKey(CLAUDE_KEY), tokenLimit: { perMinute: TPM } },
   ],
 });
 
@@ -123,14 +125,21 @@ describe('token quotas per key', () => {
     expect(queuedLines()).toBe(queued + 3);
   });
 
-  it("answers the refusal in Anthropic's shape on the Messages route", async () => {
+  it("sends the headers on Anthropic's streamed replies too, and answers its refusal in Anthropic's shape", async () => {
     await awayFromMinuteEnd();
+    const messages = (body: object) =>
+      fetch(`${platform.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': CLAUDE_KEY, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'sim', messages: PROMPT, ...body }),
+      });
+    const streamed = await messages({ max_tokens: 5, stream: true });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+    expect(tokenHeaders(streamed)).toMatchObject({ limit: String(TPM), remaining: TPM - estimate(5) });
+    await streamed.text();
     // Too large for any minute: refused whatever the window holds.
-    const res = await fetch(`${platform.baseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': TPM_KEY, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'sim', max_tokens: TPM, messages: PROMPT }),
-    });
+    const res = await messages({ max_tokens: TPM });
     expect(res.status).toBe(429);
     expect(res.headers.get('x-ratelimit-limit-tokens')).toBe(String(TPM));
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
