@@ -3,6 +3,8 @@ import { Logger } from '@nestjs/common';
 import type { FileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { jobImageHashes } from '@conveyor/queue';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
+import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import type { BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
 import type { JobQueue } from '../../apps/api/src/generation/job-queue.port.js';
@@ -23,6 +25,7 @@ import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 import { InMemoryUsage } from './generation-fakes.js';
+import { InMemoryTokenQuotas } from './token-quota-fakes.js';
 import {
   MODEL,
   MemoryFiles,
@@ -53,6 +56,7 @@ export interface BatchRunnerParts {
   workers: LiveWorkers;
   images: ImageStore;
   unqueued: UnqueuedLines;
+  quota: TokenQuota;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -68,9 +72,9 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.workers,
     p.unqueued,
   );
-  const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage());
+  const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage(), p.quota);
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
-  const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued);
+  const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued, p.quota);
   const runner = new BatchRunner(
     p.config,
     p.records,
@@ -81,6 +85,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     writer,
     recovery,
     p.unqueued,
+    p.quota,
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -91,7 +96,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
  * Redis and the file store, as replicas do.
  */
 export class BatchRunnerHarness {
-  readonly config: PlatformConfig;
+  config: PlatformConfig;
   readonly records = new MemoryRecords();
   readonly lines = new MemoryLines(this.records);
   readonly files = new MemoryFiles();
@@ -99,7 +104,10 @@ export class BatchRunnerHarness {
   readonly workers = new NoWorkers();
   readonly images = new MemoryImages();
   readonly unqueued = new MemoryUnqueued();
+  readonly quotas = new InMemoryTokenQuotas();
   readonly metrics: PlatformMetrics;
+  /** The owner of the batches `createBatch` makes. */
+  owner = 'anonymous';
 
   constructor(env: Record<string, string> = {}) {
     this.config = loadConfig({ MODEL: 'tiny', BATCH_INFLIGHT: '4', BATCH_LEASE_MS: '1000', ...env });
@@ -122,7 +130,17 @@ export class BatchRunnerHarness {
       workers: this.workers,
       images: this.images,
       unqueued: this.unqueued,
+      quota: new TokenQuota(new ApiKeyStore(this.config), this.quotas),
     });
+  }
+
+  /** Makes `owner` the batches' owner, a key whose day is held to `perDay` tokens. */
+  meter(owner: string, perDay: number): void {
+    this.owner = owner;
+    this.config = {
+      ...this.config,
+      apiKeys: [...this.config.apiKeys, { name: owner, sha256: '00'.repeat(32), tokenLimit: { perDay } }],
+    };
   }
 
   runner(): BatchRunner {
@@ -134,7 +152,7 @@ export class BatchRunnerHarness {
     await this.records.create(
       newBatchRecord({
         id,
-        owner: 'anonymous',
+        owner: this.owner,
         endpoint: '/v1/chat/completions',
         input_file_id: this.files.put(content),
         completion_window: '24h',

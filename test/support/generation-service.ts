@@ -7,6 +7,8 @@ import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
+import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
@@ -14,6 +16,7 @@ import { JobSubmission } from '../../apps/api/src/generation/job-submission.serv
 import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { NoRoutes } from './batch-fakes.js';
+import { InMemoryTokenQuotas } from './token-quota-fakes.js';
 import {
   FakeAdmission,
   FakeLiveWorkers,
@@ -26,6 +29,8 @@ import {
 export const REQUEST_TIMEOUT_MS = 60_000;
 export const QUEUE_TIMEOUT_MS = 5_000;
 export const MAX_QUEUE_DEPTH = 3;
+/** The key whose requests are held to a token quota (`anonymous`, the default caller, has none). */
+export const METERED = { name: 'metered', perMinute: 1_000 };
 
 function platformConfig(): PlatformConfig {
   const base = loadConfig({});
@@ -39,6 +44,7 @@ function platformConfig(): PlatformConfig {
       maxQueueDepth: MAX_QUEUE_DEPTH,
     },
     deployments: [deployment('alpha'), deployment('beta')],
+    apiKeys: [{ name: METERED.name, sha256: '00'.repeat(32), tokenLimit: { perMinute: METERED.perMinute } }],
   };
 }
 
@@ -88,6 +94,7 @@ export function generationHarness(signal: () => AbortSignal) {
   const routing = new JobRouting(registry, new NoRoutes(), metrics);
   const images = new InMemoryImageStore();
   const usage = new InMemoryUsage();
+  const quotas = new InMemoryTokenQuotas();
   const service = new GenerationService(
     config,
     registry,
@@ -99,6 +106,7 @@ export function generationHarness(signal: () => AbortSignal) {
     new JobSubmission(queue, routing, images),
     images,
     usage,
+    new TokenQuota(new ApiKeyStore(config), quotas),
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
@@ -120,9 +128,9 @@ export function generationHarness(signal: () => AbortSignal) {
     };
 
   /** What a feature service does with a request: find its deployment, then submit its job. */
-  const request = async (model: string, only?: DeploymentConfig): Promise<ReplyRun> => {
+  const request = async (model: string, only?: DeploymentConfig, caller = OPTIONS.caller): Promise<ReplyRun> => {
     const deployment = service.deploymentFor(model, only);
-    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id });
+    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id, caller });
   };
 
   /** Asserts that nothing was queued, built or followed for a refused request. */
@@ -132,7 +140,20 @@ export function generationHarness(signal: () => AbortSignal) {
     expect(relay.subscribed).toEqual([]);
   };
 
-  return { registry, queue, relay, metrics, service, built, images, usage, builderFor, request, expectNothingQueued };
+  return {
+    registry,
+    queue,
+    relay,
+    metrics,
+    service,
+    built,
+    images,
+    usage,
+    quotas,
+    builderFor,
+    request,
+    expectNothingQueued,
+  };
 }
 
 export type GenerationHarness = ReturnType<typeof generationHarness>;

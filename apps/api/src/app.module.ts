@@ -7,6 +7,7 @@ import { CommandConnection } from '@conveyor/redis';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
+import { TokenQuota } from './auth/token-quota.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { BatchValidator } from './batches/batch-validator.js';
@@ -86,6 +87,8 @@ import { ResponseLeaseRepository } from './repositories/response-lease.repositor
 import { ResponseLeases } from './repositories/response-leases.port.js';
 import { RateLimitRepository } from './repositories/rate-limit.repository.js';
 import { RateLimits } from './repositories/rate-limits.port.js';
+import { TokenQuotaRepository } from './repositories/token-quota.repository.js';
+import { TokenQuotas } from './repositories/token-quotas.port.js';
 import { StoreIdentityRepository } from './repositories/store-identity.repository.js';
 import { PendingWork } from './repositories/pending-work.port.js';
 import { PendingWorkRepository } from './repositories/pending-work.repository.js';
@@ -164,6 +167,8 @@ export class AppModule {
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
         RateLimitRepository,
         { provide: RateLimits, useExisting: RateLimitRepository },
+        TokenQuotaRepository,
+        { provide: TokenQuotas, useExisting: TokenQuotaRepository },
         ResponseRepository,
         { provide: ResponseStore, useExisting: ResponseRepository },
         ResponseLeaseRepository,
@@ -220,6 +225,7 @@ export class AppModule {
         FilesService,
         ApiKeyStore,
         RateLimiter,
+        TokenQuota,
         DeploymentRegistry,
         ModelListService,
         ScalingService,

@@ -57,6 +57,7 @@ export const ErrorCode = {
   // Credentials and limits.
   invalidApiKey: 'invalid_api_key',
   rateLimitExceeded: 'rate_limit_exceeded',
+  tokenLimitExceeded: 'token_limit_exceeded',
   queueFull: 'queue_full',
   // The platform.
   serviceUnavailable: 'service_unavailable',

@@ -86,6 +86,25 @@ export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
 export const rateLimitKey = (prefix: string, keyName: string, window: number): string =>
   `${prefix}:ratelimit:${keyName}:${window}`;
 
+/** The windows of a key's token quota: a minute and a UTC day. */
+export type TokenWindowWidth = 'minute' | 'day';
+
+/**
+ * Tokens a key reserved and used in one window of its token quota (a counter). A key's windows and
+ * holds carry its name as their tag, so one script checks and reserves both windows and records the
+ * hold in one slot on a cluster.
+ */
+export const tokenWindowKey = (prefix: string, keyName: string, width: TokenWindowWidth, window: number): string =>
+  `${prefix}:tokens:${slotTag(keyName)}:${width}:${window}`;
+
+/** The tokens reserved for one request of a key, until its reply ends and the real usage replaces them. */
+export const tokenHoldKey = (prefix: string, keyName: string, requestId: string): string =>
+  `${prefix}:tokens:${slotTag(keyName)}:held:${requestId}`;
+
+/** The tokens a batch reserved against its owner's day and its lines not yet settled (a hash: tokens, lines). */
+export const batchTokenHoldKey = (prefix: string, keyName: string, batchId: string): string =>
+  `${prefix}:tokens:${slotTag(keyName)}:batch:${batchId}`;
+
 /**
  * A worker's name in queue and key names: its id (`host:pid`) with every character BullMQ or a key
  * pattern could misread (`:` separates key parts) replaced.

@@ -10,6 +10,8 @@ import { LocalFileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import type { BatchEndpointUrl } from '@conveyor/openai';
 import { batchLineJobId, newBatchId, type BatchLineResult, type QueuedJobData } from '@conveyor/queue';
+import { ApiKeyStore } from '../auth/api-key.store.js';
+import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import type { BatchEndpoint, BatchEndpoints } from '../generation/batch-endpoint.js';
 import type { JobQueue } from '../generation/job-queue.port.js';
@@ -22,6 +24,7 @@ import { BatchRepository } from '../repositories/batch.repository.js';
 import { newBatchRecord } from '../repositories/batch-record.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { TokenQuotaRepository } from '../repositories/token-quota.repository.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
@@ -171,6 +174,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       workers: new NoWorkers(),
       images: new NoImages(),
       unqueued: new MemoryUnqueued(),
+      quota: new TokenQuota(new ApiKeyStore(config), new TokenQuotaRepository(config, connection)),
     }).runner;
   };
 

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
+import { TokenQuota } from '../auth/token-quota.service.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
@@ -50,6 +51,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly writer: ResultWriter,
     private readonly recovery: LineRecovery,
     private readonly unqueued: UnqueuedLines,
+    private readonly quota: TokenQuota,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -163,6 +165,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   /** The batch has ended: only its record and files remain. */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
+    // What its lines that never ran (cancelled, expired, lost) still hold of its owner's day goes back.
+    const batch = await this.batches.get(id);
+    if (batch?.in_progress_at) {
+      await this.quota.settleBatch(batch.owner, id, batch.in_progress_at * 1000, { lines: 0, used: 0, ended: true });
+    }
     await this.batches.retire(id);
     // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
+import { TokenQuota } from '../auth/token-quota.service.js';
+import { estimateTokens } from '../generation/token-estimate.js';
 import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
@@ -10,11 +12,15 @@ import type { LeasedBatch } from './leased-batch.js';
 
 const MAX_REPORTED_ERRORS = 100;
 
-/** What reading a batch's whole input found: its errors, its lines, and how many lines go to each deployment. */
+/**
+ * What reading a batch's whole input found: its errors, its lines, how many lines go to each deployment,
+ * and the tokens its valid lines may use (estimated as a request's are).
+ */
 interface Checked {
   errors: BatchError[];
   total: number;
   byDeployment: Map<string, number>;
+  tokens: number;
 }
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -23,7 +29,9 @@ const now = () => Math.floor(Date.now() / 1000);
  * custom_id used once, and the file neither empty nor longer than BATCH_MAX_LINES. A batch that passes
  * starts (with an empty output file, so output can be read from the first result on, and its lines
  * counted per deployment as not yet queued, for autoscaling); one that does not fails with the
- * reasons, and ends.
+ * reasons, and ends. A batch also reserves its estimated tokens against its owner's daily token quota
+ * as it starts, or fails (`token_limit_exceeded`, as OpenAI's batches do past their enqueued token
+ * limit) when the day has no room for them; the per-minute quota does not apply to batch lines.
  */
 @Injectable()
 export class BatchValidator {
@@ -33,11 +41,18 @@ export class BatchValidator {
     private readonly batches: BatchRecords,
     private readonly store: FileStore,
     private readonly unqueued: UnqueuedLines,
+    private readonly quota: TokenQuota,
   ) {}
 
   async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish'>): Promise<void> {
-    const { errors, total, byDeployment } = await this.check(batch, state);
+    const { errors, total, byDeployment, tokens } = await this.check(batch, state);
     const latest = await this.batches.get(batch.id);
+    const startedAt = Date.now();
+    // Its lines settle against the day it started in (`in_progress_at`), so the two are one instant.
+    if (!errors.length) {
+      const refused = await this.quota.reserveBatch(batch.owner, batch.id, { tokens, lines: total }, startedAt);
+      if (refused) errors.push(refused);
+    }
     if (errors.length) {
       await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
       return state.finish();
@@ -53,7 +68,7 @@ export class BatchValidator {
     // Results are written as lines finish, so the output file exists (and can be read) from the start.
     await this.batches.update(batch.id, {
       status: latest?.cancel_requested ? 'cancelling' : 'in_progress',
-      in_progress_at: now(),
+      in_progress_at: Math.floor(startedAt / 1000),
       total,
       output_file_id: output.id,
     });
@@ -66,6 +81,7 @@ export class BatchValidator {
     let errorCount = 0;
     const seen = new Set<string>();
     let total = 0;
+    let tokens = 0;
     for await (const parsed of await this.input.open(batch, state)) {
       total++;
       let error = parsed.ok ? null : parsed.error;
@@ -79,8 +95,11 @@ export class BatchValidator {
           };
         }
         seen.add(parsed.value.customId);
-        const deployment = parsed.value.deployment.id;
-        if (!error) byDeployment.set(deployment, (byDeployment.get(deployment) ?? 0) + 1);
+        const { deployment, body } = parsed.value;
+        if (!error) {
+          byDeployment.set(deployment.id, (byDeployment.get(deployment.id) ?? 0) + 1);
+          tokens += estimateTokens(body.toJob(parsed.value.customId, deployment), deployment);
+        }
       }
       if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
     }
@@ -104,6 +123,6 @@ export class BatchValidator {
         line: null,
       });
     }
-    return { errors, total, byDeployment };
+    return { errors, total, byDeployment, tokens };
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
 import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult } from '@conveyor/queue';
+import { TokenQuota } from '../auth/token-quota.service.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
@@ -44,6 +45,7 @@ export class ResultWriter {
     private readonly store: FileStore,
     private readonly metrics: PlatformMetrics,
     private readonly usage: UsageLedger,
+    private readonly quota: TokenQuota,
   ) {}
 
   /**
@@ -64,6 +66,16 @@ export class ResultWriter {
     void this.usage.count(entry).catch((err: Error) => {
       new Logger(ResultWriter.name).warn(`Could not count the usage of ${batch.id} line ${r.line}: ${err.message}`);
     });
+  }
+
+  /** Settles ended lines against the owner's daily token quota: their share of the batch's reservation, for what they used. */
+  private async settle(batch: BatchRecord, lines: number, ok: BatchLineResult[]): Promise<void> {
+    if (batch.in_progress_at === null || !lines) return;
+    const used = ok.reduce(
+      (sum, r) => sum + (r.ok ? r.reply.usage.promptTokens + r.reply.usage.completionTokens : 0),
+      0,
+    );
+    await this.quota.settleBatch(batch.owner, batch.id, batch.in_progress_at * 1000, { lines, used, ended: false });
   }
 
   /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
@@ -91,7 +103,10 @@ export class ResultWriter {
           failed: failed.length,
         },
       );
-      if (committed) for (const r of ok) if (r.ok) this.count(batch, r);
+      if (committed) {
+        for (const r of ok) if (r.ok) this.count(batch, r);
+        await this.settle(batch, fresh.size, ok);
+      }
       if (!committed || results.length < LINES_PER_PART) return;
     }
   }

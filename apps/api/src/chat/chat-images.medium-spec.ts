@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, imageJobsKey, imageKey, type GenerationJobData } from '@conveyor/queue';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
+import { ApiKeyStore } from '../auth/api-key.store.js';
+import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from '../generation/generation.service.js';
@@ -18,6 +20,7 @@ import { AdmissionRepository } from '../repositories/admission.repository.js';
 import { apiRedis } from '../repositories/api-redis.js';
 import { ImageRepository } from '../repositories/image.repository.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { TokenQuotaRepository } from '../repositories/token-quota.repository.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
 import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
@@ -94,6 +97,7 @@ describe('chat requests with images, queued in real Redis', () => {
       new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
+      new TokenQuota(new ApiKeyStore(config), new TokenQuotaRepository(config, connection)),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -1,9 +1,13 @@
+// One file: the one request path. Submitting, resuming and ending a reply (its deadlines, its withdrawal,
+// giving back its queue place, images and token reservation) share the state of the replies this replica
+// follows; split, that state would pass between files on every request.
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
 import { isRequestId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
+import { TokenQuota } from '../auth/token-quota.service.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
@@ -19,6 +23,9 @@ import { JobQueue } from './job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
+import { sendReplyHeaders } from './reply-headers.js';
+import { SeenUsage } from './seen-usage.js';
+import { estimateTokens } from './token-estimate.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
@@ -60,6 +67,7 @@ export class GenerationService {
     private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
+    private readonly quota: TokenQuota,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -97,6 +105,10 @@ export class GenerationService {
       owner: options.caller,
       replyTo: this.relay.replica,
     };
+    const refund = await this.reserveTokens(deployment, job, options, signal, now).catch(async (err: unknown) => {
+      await this.giveBackPlace(deployment.id, requestId);
+      throw err;
+    });
     const images = jobImageHashes(job);
     const source = this.relay.subscribe(requestId);
     this.logger.log({
@@ -110,6 +122,7 @@ export class GenerationService {
       await this.submission.submit(job, options.images);
     } catch (err) {
       source.close();
+      refund();
       void this.release(requestId, images);
       void this.giveBackPlace(deployment.id, requestId);
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
@@ -204,15 +217,20 @@ export class GenerationService {
   ): ReplyRun['events'] {
     // A resumed stream's reply was timed by the replica that accepted it.
     const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route]);
+    const seen = new SeenUsage();
     return readReply(source, signal, deadlines, {
       observe: (event) => {
         timing.observe(event);
+        seen.observe(event);
         this.followed.started(requestId);
         if (event.type === 'end')
           countUsage(this.usage, { requestId, owner, deployment, route }, enqueuedAt, event.usage, this.logger);
       },
       finish: async (outcome: ReplyOutcome) => {
         this.followed.forget(requestId);
+        // A reply let go at shutdown goes on elsewhere: whoever reads its end settles it.
+        if (route && owner && (outcome.finished || outcome.cancelsJob))
+          void this.quota.settle(owner, requestId, enqueuedAt, seen.total(outcome.usage));
         this.logger.log({
           msg: 'request ended',
           requestId,
@@ -228,6 +246,26 @@ export class GenerationService {
         }
       },
     });
+  }
+
+  /**
+   * Reserves the request's estimated tokens against its key's token quota (a tokenizing job, no model
+   * request, uses none) and sets the token headers; throws the 429 when the quota has no room. Returns
+   * what gives the tokens back should the job not be queued after all.
+   */
+  private async reserveTokens(
+    deployment: DeploymentConfig,
+    job: QueuedJobData,
+    { caller, route }: SubmitOptions,
+    signal: AbortSignal,
+    now: number,
+  ): Promise<() => void> {
+    const headers = route
+      ? await this.quota.reserve(caller, job.requestId, estimateTokens(job, deployment), now)
+      : null;
+    if (!headers) return () => undefined;
+    sendReplyHeaders(signal, headers);
+    return () => void this.quota.settle(caller, job.requestId, now, 0);
   }
 
   /** Serverless cold-start semantics: a job waits in the queue for a worker, but not forever. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DrainService } from '../platform/drain.service.js';
 import { abortOnDisconnect } from './abort-on-disconnect.js';
+import { replyHeadersFor } from './reply-headers.js';
 
 /** A generation request taken in over HTTP, whatever API format its body speaks. */
 export interface HttpGenerationCall<T> {
@@ -28,9 +29,11 @@ export class HttpGeneration {
   accept<T>(reply: FastifyReply, parse?: () => T): HttpGenerationCall<T | undefined> {
     this.drain.assertAccepting();
     const dto = parse?.();
+    const signal = abortOnDisconnect(reply);
+    replyHeadersFor(signal, reply);
     return {
       dto,
-      signal: abortOnDisconnect(reply),
+      signal,
       identify: (requestId) => void reply.header('x-request-id', requestId),
     };
   }

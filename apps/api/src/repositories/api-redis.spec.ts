@@ -19,6 +19,10 @@ describe('API_SCRIPTS', () => {
       pickWorkerRoute: 2,
       countUsage: 4,
       reserveQueuePlace: 1,
+      reserveTokens: 3,
+      settleTokens: 5,
+      reserveBatchTokens: 2,
+      settleBatchTokens: 3,
     });
   });
 });

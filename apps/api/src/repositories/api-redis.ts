@@ -23,6 +23,10 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('pickWorkerRoute', 'pick-worker-route.lua'),
   script('countUsage', 'count-usage.lua'),
   script('reserveQueuePlace', 'reserve-queue-place.lua'),
+  script('reserveTokens', 'reserve-tokens.lua'),
+  script('settleTokens', 'settle-tokens.lua'),
+  script('reserveBatchTokens', 'reserve-batch-tokens.lua'),
+  script('settleBatchTokens', 'settle-batch-tokens.lua'),
 ];
 
 /**

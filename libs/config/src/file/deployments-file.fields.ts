@@ -151,8 +151,14 @@ export const API_KEY_FIELDS: DocsOf<ApiKeyDto> = {
 };
 
 export const TOKEN_LIMIT_FIELDS: DocsOf<TokenLimitDto> = {
-  perMinute: { default: 'no limit', meaning: 'Tokens per minute.' },
-  perDay: { default: 'no limit', meaning: 'Tokens per day.' },
+  perMinute: {
+    default: 'no limit',
+    meaning: "Tokens per minute (a fixed window) of the key's requests; batch lines are not held to it.",
+  },
+  perDay: {
+    default: 'no limit',
+    meaning: 'Tokens per UTC day, requests and batches together (a batch reserves its estimate as it starts).',
+  },
 };
 
 export const WEBHOOK_FIELDS: DocsOf<WebhookDto> = {
