@@ -22,12 +22,15 @@ import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
+import { BatchEvents } from '../../apps/api/src/webhooks/batch-events.service.js';
 import { InMemoryUsage } from './generation-fakes.js';
 import {
   MODEL,
   MemoryFiles,
   MemoryImages,
   MemoryLines,
+  MemoryOutbox,
   MemoryQueue,
   MemoryRecords,
   MemoryUnqueued,
@@ -53,6 +56,7 @@ export interface BatchRunnerParts {
   workers: LiveWorkers;
   images: ImageStore;
   unqueued: UnqueuedLines;
+  outbox: MemoryOutbox;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -81,6 +85,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     writer,
     recovery,
     p.unqueued,
+    new BatchEvents(new ApiKeyStore(p.config), p.outbox),
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -99,6 +104,7 @@ export class BatchRunnerHarness {
   readonly workers = new NoWorkers();
   readonly images = new MemoryImages();
   readonly unqueued = new MemoryUnqueued();
+  readonly outbox = new MemoryOutbox();
   readonly metrics: PlatformMetrics;
 
   constructor(env: Record<string, string> = {}) {
@@ -122,6 +128,7 @@ export class BatchRunnerHarness {
       workers: this.workers,
       images: this.images,
       unqueued: this.unqueued,
+      outbox: this.outbox,
     });
   }
 

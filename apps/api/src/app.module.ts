@@ -103,6 +103,10 @@ import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
 import { UsageService } from './usage/usage.service.js';
+import { BatchEvents } from './webhooks/batch-events.service.js';
+import { BullMqWebhookOutbox } from './webhooks/bullmq-webhook-outbox.adapter.js';
+import { WebhookOutbox } from './webhooks/webhook-outbox.port.js';
+import { WebhookSender } from './webhooks/webhook-sender.js';
 
 /** The routes batches may run, each by the dialect its own feature declares. */
 const BATCH_DIALECTS: BatchEndpoints = {
@@ -185,6 +189,8 @@ export class AppModule {
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
+        BullMqWebhookOutbox,
+        { provide: WebhookOutbox, useExisting: BullMqWebhookOutbox },
         RedisReplyRelay,
         { provide: ReplyRelay, useExisting: RedisReplyRelay },
         // Local disk, or S3-compatible storage that every replica shares (FILE_STORE).
@@ -217,6 +223,8 @@ export class AppModule {
         ResultWriter,
         LineRecovery,
         BatchRunner,
+        BatchEvents,
+        WebhookSender,
         FilesService,
         ApiKeyStore,
         RateLimiter,

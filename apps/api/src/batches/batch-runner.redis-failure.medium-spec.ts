@@ -24,7 +24,7 @@ import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
-import { MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
+import { MemoryOutbox, MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
 import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
 import type { CommandConnection } from '@conveyor/redis';
 
@@ -171,6 +171,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       workers: new NoWorkers(),
       images: new NoImages(),
       unqueued: new MemoryUnqueued(),
+      outbox: new MemoryOutbox(),
     }).runner;
   };
 

@@ -8,6 +8,7 @@ import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
+import { BatchEvents } from '../webhooks/batch-events.service.js';
 import { InputUnreadable } from './batch-input.reader.js';
 import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
@@ -50,6 +51,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly writer: ResultWriter,
     private readonly recovery: LineRecovery,
     private readonly unqueued: UnqueuedLines,
+    private readonly events: BatchEvents,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -130,7 +132,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private async failUnreadable(id: string, message: string): Promise<void> {
     this.logger.error(`Batch ${id} failed: ${message}`);
     const error: BatchError = { code: ErrorCode.inputFileUnreadable, message, param: 'input_file_id', line: null };
-    await this.batches.update(id, { status: 'failed', failed_at: now(), errors: [error] });
+    await this.batches.end(id, { status: 'failed', failed_at: now(), errors: [error] });
     await this.finishWith(id);
   }
 
@@ -155,9 +157,15 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.writer.complete(batch, leased);
   }
 
-  /** The batch has ended: only its record and files remain. */
+  /**
+   * The batch has ended: only its record and files remain. Its event goes to the webhook outbox before it
+   * leaves the active set: a replica that dies in between leaves it active, and whoever takes it next
+   * comes here again, with the same event.
+   */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
+    const ended = await this.batches.get(id);
+    if (ended) await this.events.announce(ended);
     await this.batches.retire(id);
     // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);

@@ -39,7 +39,7 @@ export class BatchValidator {
     const { errors, total, byDeployment } = await this.check(batch, state);
     const latest = await this.batches.get(batch.id);
     if (errors.length) {
-      await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
+      await this.batches.end(batch.id, { status: 'failed', failed_at: now(), errors, total });
       return state.finish();
     }
     const output = await this.store.create({
