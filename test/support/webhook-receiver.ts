@@ -20,6 +20,8 @@ export class WebhookReceiver {
   readonly received: Received[] = [];
   /** Attempts to refuse per event before the one taken; set by a test. */
   failFirst = 0;
+  /** How long it takes to answer each delivery; set by a test. */
+  answerAfterMs = 0;
   private readonly attempts = new Map<string, number>();
 
   private constructor(
@@ -33,7 +35,10 @@ export class WebhookReceiver {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => res.writeHead(receiver!.take(Buffer.concat(chunks).toString(), req.headers)).end());
+      req.on('end', () => {
+        const status = receiver!.take(Buffer.concat(chunks).toString(), req.headers);
+        setTimeout(() => res.writeHead(status).end(), receiver!.answerAfterMs);
+      });
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
