@@ -22,6 +22,7 @@ import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.j
 import { StoreIdentities } from '../../apps/api/src/repositories/store-identities.port.js';
 import { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
+import { FileExpiries } from '../../apps/api/src/repositories/file-expiries.port.js';
 import { WebhookOutbox, type WebhookDelivery } from '../../apps/api/src/webhooks/webhook-outbox.port.js';
 
 export const MODEL = 'conveyor-tiny';
@@ -62,6 +63,26 @@ export class MemoryRecords extends BatchRecords {
   }
   async idsAfter(): Promise<string[]> {
     return [...this.records.keys()];
+  }
+}
+
+/** File expiries in memory: the first expiry of a file stands. */
+export class MemoryExpiries extends FileExpiries {
+  readonly at = new Map<string, number>();
+  async expire(ids: readonly string[], at: number): Promise<void> {
+    for (const id of ids) if (!this.at.has(id)) this.at.set(id, at);
+  }
+  async expiresAt(ids: readonly string[]): Promise<(number | null)[]> {
+    return ids.map((id) => this.at.get(id) ?? null);
+  }
+  async due(now: number, count: number): Promise<string[]> {
+    return [...this.at]
+      .filter(([, at]) => at <= now)
+      .slice(0, count)
+      .map(([id]) => id);
+  }
+  async forget(id: string): Promise<void> {
+    this.at.delete(id);
   }
 }
 

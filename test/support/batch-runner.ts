@@ -24,12 +24,14 @@ import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { BatchEvents } from '../../apps/api/src/webhooks/batch-events.service.js';
+import { OutputExpiry } from '../../apps/api/src/batches/output-expiry.js';
 import { InMemoryUsage } from './generation-fakes.js';
 import {
   MODEL,
   MemoryFiles,
   MemoryImages,
   MemoryLines,
+  MemoryExpiries,
   MemoryOutbox,
   MemoryQueue,
   MemoryRecords,
@@ -57,6 +59,7 @@ export interface BatchRunnerParts {
   images: ImageStore;
   unqueued: UnqueuedLines;
   outbox: MemoryOutbox;
+  expiries?: MemoryExpiries;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -86,6 +89,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     recovery,
     p.unqueued,
     new BatchEvents(new ApiKeyStore(p.config), p.outbox),
+    new OutputExpiry(p.expiries ?? new MemoryExpiries()),
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -105,6 +109,7 @@ export class BatchRunnerHarness {
   readonly images = new MemoryImages();
   readonly unqueued = new MemoryUnqueued();
   readonly outbox = new MemoryOutbox();
+  readonly expiries = new MemoryExpiries();
   readonly metrics: PlatformMetrics;
 
   constructor(env: Record<string, string> = {}) {
@@ -129,6 +134,7 @@ export class BatchRunnerHarness {
       images: this.images,
       unqueued: this.unqueued,
       outbox: this.outbox,
+      expiries: this.expiries,
     });
   }
 

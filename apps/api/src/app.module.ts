@@ -104,6 +104,10 @@ import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
 import { UsageService } from './usage/usage.service.js';
 import { BatchEvents } from './webhooks/batch-events.service.js';
+import { OutputExpiry } from './batches/output-expiry.js';
+import { FileExpirySweeper } from './files/file-expiry-sweeper.service.js';
+import { FileExpiries } from './repositories/file-expiries.port.js';
+import { FileExpiryRepository } from './repositories/file-expiry.repository.js';
 import { BullMqWebhookOutbox } from './webhooks/bullmq-webhook-outbox.adapter.js';
 import { WebhookOutbox } from './webhooks/webhook-outbox.port.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
@@ -189,6 +193,8 @@ export class AppModule {
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
+        FileExpiryRepository,
+        { provide: FileExpiries, useExisting: FileExpiryRepository },
         BullMqWebhookOutbox,
         { provide: WebhookOutbox, useExisting: BullMqWebhookOutbox },
         RedisReplyRelay,
@@ -224,6 +230,8 @@ export class AppModule {
         LineRecovery,
         BatchRunner,
         BatchEvents,
+        OutputExpiry,
+        FileExpirySweeper,
         WebhookSender,
         FilesService,
         ApiKeyStore,

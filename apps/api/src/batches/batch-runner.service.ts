@@ -14,6 +14,7 @@ import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
+import { OutputExpiry } from './output-expiry.js';
 import { ResultWriter } from './result-writer.js';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -52,6 +53,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly recovery: LineRecovery,
     private readonly unqueued: UnqueuedLines,
     private readonly events: BatchEvents,
+    private readonly outputExpiry: OutputExpiry,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -158,14 +160,17 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * The batch has ended: only its record and files remain. Its event goes to the webhook outbox before it
-   * leaves the active set: a replica that dies in between leaves it active, and whoever takes it next
-   * comes here again, with the same event.
+   * The batch has ended: only its record and files remain. Its event goes to the webhook outbox, and its
+   * files' expiry is set, before it leaves the active set: a replica that dies in between leaves it
+   * active, and whoever takes it next comes here again, with the same event and the same end time.
    */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
     const ended = await this.batches.get(id);
-    if (ended) await this.events.announce(ended);
+    if (ended) {
+      await this.events.announce(ended);
+      await this.outputExpiry.apply(ended);
+    }
     await this.batches.retire(id);
     // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);
