@@ -15,13 +15,16 @@ const SLOW = 'conveyor-slow';
 const slowLine = (id: string) => chatLine(id, { model: SLOW, max_tokens: 40 });
 
 /** Every delivery a receiver took for one event: one, verified, taken at the first attempt unless told to refuse. */
-function expectOneEvent(received: Received[], id: string, type: string): void {
+async function expectOneEvent(received: Received[], id: string, type: string): Promise<void> {
   expect(received.map((r) => r.event.type)).toEqual([type]);
   const [only] = received;
   expect(only).toMatchObject({ verified: true, status: 200, event: { object: 'event', type, data: { id } } });
   expect(only!.webhookId).toBe(only!.event.id);
   expect(only!.event.id).toMatch(/^evt_[0-9a-f]{24}$/);
   expect(Math.abs(only!.event.created_at - Date.now() / 1000)).toBeLessThan(120);
+  // OpenAI's own SDK takes it as one of its webhook events, signature checked.
+  const sdk = new OpenAI({ apiKey: 'unused' });
+  expect(await sdk.webhooks.unwrap(only!.raw.body, only!.raw.headers, SECRET)).toEqual(only!.event);
 }
 
 describe("batch events posted to the owner key's webhook, signed as Standard Webhooks", () => {
@@ -70,26 +73,32 @@ describe("batch events posted to the owner key's webhook, signed as Standard Web
   it('a batch that completes: one batch.completed event, signed, its webhook-id the event id', async () => {
     const batch = await submitBatch(client, jsonl([chatLine('a'), chatLine('b')]));
     expect((await waitForBatch(client, batch.id)).status).toBe('completed');
-    expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.completed');
+    await expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.completed');
   });
 
   it('a batch whose input fails validation: one batch.failed event', async () => {
     const batch = await submitBatch(client, jsonl([chatLine('a'), 'not json']));
     expect((await waitForBatch(client, batch.id)).status).toBe('failed');
-    expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.failed');
+    await expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.failed');
   });
 
   it('a batch cancelled while it runs: one batch.cancelled event, once it has drained', async () => {
     const batch = await submitBatch(client, jsonl(Array.from({ length: 6 }, (_, i) => slowLine(`s${i}`))));
+    await waitForBatch(client, batch.id, (b) => b.status === 'in_progress');
     await client.batches.cancel(batch.id);
-    expect((await waitForBatch(client, batch.id, undefined, 60_000)).status).toBe('cancelled');
-    expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.cancelled');
+    const ended = await waitForBatch(client, batch.id, undefined, 60_000);
+    // Lines still waiting never ran: the cancel took effect mid-batch.
+    expect(ended).toMatchObject({ status: 'cancelled', request_counts: { total: 6 } });
+    expect(ended.request_counts!.completed).toBeLessThan(6);
+    await expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.cancelled');
   });
 
   it('a batch past its completion window: one batch.expired event', async () => {
     const batch = await submitBatch(client, jsonl(Array.from({ length: 6 }, (_, i) => slowLine(`e${i}`))), '2s');
-    expect((await waitForBatch(client, batch.id, undefined, 60_000)).status).toBe('expired');
-    expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.expired');
+    const ended = await waitForBatch(client, batch.id, undefined, 60_000);
+    expect(ended).toMatchObject({ status: 'expired', request_counts: { total: 6 } });
+    expect(ended.request_counts!.completed).toBeLessThan(6);
+    await expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.expired');
   });
 
   it("an Anthropic Message Batch that ends: one batch.completed event with the message batch's id", async () => {
@@ -107,7 +116,7 @@ describe("batch events posted to the owner key's webhook, signed as Standard Web
     });
     const { id } = (await res.json()) as { id: string };
     expect(id).toMatch(/^msgbatch_/);
-    expectOneEvent(await receiver.taken(id), id, 'batch.completed');
+    await expectOneEvent(await receiver.taken(id), id, 'batch.completed');
   });
 
   it('a receiver failing the first attempts: retried with the same webhook-id until one is taken, then no more', async () => {

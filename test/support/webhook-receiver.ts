@@ -5,6 +5,8 @@ import type { WebhookEvent } from '@conveyor/openai';
 
 /** One request the receiver took: its `webhook-id`, the event, whether it verified, and what it answered. */
 export interface Received {
+  /** The body and headers as they came, for another verifier to check (OpenAI's SDK's `webhooks.unwrap`). */
+  raw: { body: string; headers: Record<string, string> };
   webhookId: string;
   event: WebhookEvent;
   verified: boolean;
@@ -58,7 +60,13 @@ export class WebhookReceiver {
     const attempt = (this.attempts.get(webhookId) ?? 0) + 1;
     this.attempts.set(webhookId, attempt);
     const status = !verified ? 400 : attempt <= this.failFirst ? 500 : 200;
-    this.received.push({ webhookId, event: JSON.parse(body) as WebhookEvent, verified, status });
+    this.received.push({
+      raw: { body, headers: plain },
+      webhookId,
+      event: JSON.parse(body) as WebhookEvent,
+      verified,
+      status,
+    });
     return status;
   }
 
