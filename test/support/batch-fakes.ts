@@ -15,13 +15,15 @@ import {
   type CollectedResults,
   type InflightLine,
 } from '../../apps/api/src/repositories/batch-lines.port.js';
-import type { BatchRecord } from '../../apps/api/src/repositories/batch-record.js';
+import { endedEvent, type BatchEnding, type BatchRecord } from '../../apps/api/src/repositories/batch-record.js';
 import { BatchRecords, type BatchCounter } from '../../apps/api/src/repositories/batch-records.port.js';
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { StoreIdentities } from '../../apps/api/src/repositories/store-identities.port.js';
 import { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
+import { FileExpiries } from '../../apps/api/src/repositories/file-expiries.port.js';
+import { WebhookOutbox, type WebhookDelivery } from '../../apps/api/src/webhooks/webhook-outbox.port.js';
 
 export const MODEL = 'conveyor-tiny';
 
@@ -40,6 +42,12 @@ export class MemoryRecords extends BatchRecords {
   async update(id: string, fields: Partial<BatchRecord>): Promise<void> {
     Object.assign(this.records.get(id)!, fields);
   }
+  async end(id: string, ending: BatchEnding): Promise<boolean> {
+    const record = this.records.get(id);
+    if (!record || ['completed', 'failed', 'expired', 'cancelled'].includes(record.status)) return false;
+    Object.assign(record, ending, { ended_event: endedEvent(id, ending.status) });
+    return true;
+  }
   async count(id: string, counter: BatchCounter, by: number): Promise<void> {
     this.records.get(id)![counter] += by;
   }
@@ -55,6 +63,34 @@ export class MemoryRecords extends BatchRecords {
   }
   async idsAfter(): Promise<string[]> {
     return [...this.records.keys()];
+  }
+}
+
+/** File expiries in memory: the first expiry of a file stands. */
+export class MemoryExpiries extends FileExpiries {
+  readonly at = new Map<string, number>();
+  async expire(ids: readonly string[], at: number): Promise<void> {
+    for (const id of ids) if (!this.at.has(id)) this.at.set(id, at);
+  }
+  async expiresAt(ids: readonly string[]): Promise<(number | null)[]> {
+    return ids.map((id) => this.at.get(id) ?? null);
+  }
+  async due(now: number, count: number): Promise<string[]> {
+    return [...this.at]
+      .filter(([, at]) => at <= now)
+      .slice(0, count)
+      .map(([id]) => id);
+  }
+  async forget(id: string): Promise<void> {
+    this.at.delete(id);
+  }
+}
+
+/** The webhook outbox in memory: each event once by its id, as the queue keeps it. */
+export class MemoryOutbox extends WebhookOutbox {
+  readonly events = new Map<string, WebhookDelivery>();
+  async enqueue(delivery: WebhookDelivery): Promise<void> {
+    if (!this.events.has(delivery.event.id)) this.events.set(delivery.event.id, delivery);
   }
 }
 

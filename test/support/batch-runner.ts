@@ -24,6 +24,8 @@ import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
+import { BatchEvents } from '../../apps/api/src/webhooks/batch-events.service.js';
+import { OutputExpiry } from '../../apps/api/src/batches/output-expiry.js';
 import { InMemoryUsage } from './generation-fakes.js';
 import { InMemoryTokenQuotas } from './token-quota-fakes.js';
 import {
@@ -31,6 +33,8 @@ import {
   MemoryFiles,
   MemoryImages,
   MemoryLines,
+  MemoryExpiries,
+  MemoryOutbox,
   MemoryQueue,
   MemoryRecords,
   MemoryUnqueued,
@@ -57,6 +61,8 @@ export interface BatchRunnerParts {
   images: ImageStore;
   unqueued: UnqueuedLines;
   quota: TokenQuota;
+  outbox: MemoryOutbox;
+  expiries?: MemoryExpiries;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -86,6 +92,8 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     recovery,
     p.unqueued,
     p.quota,
+    new BatchEvents(new ApiKeyStore(p.config), p.outbox),
+    new OutputExpiry(p.expiries ?? new MemoryExpiries()),
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -105,6 +113,8 @@ export class BatchRunnerHarness {
   readonly images = new MemoryImages();
   readonly unqueued = new MemoryUnqueued();
   readonly quotas = new InMemoryTokenQuotas();
+  readonly outbox = new MemoryOutbox();
+  readonly expiries = new MemoryExpiries();
   readonly metrics: PlatformMetrics;
   /** The owner of the batches `createBatch` makes. */
   owner = 'anonymous';
@@ -131,6 +141,8 @@ export class BatchRunnerHarness {
       images: this.images,
       unqueued: this.unqueued,
       quota: new TokenQuota(new ApiKeyStore(this.config), this.quotas),
+      outbox: this.outbox,
+      expiries: this.expiries,
     });
   }
 

@@ -106,6 +106,14 @@ import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
 import { UsageService } from './usage/usage.service.js';
+import { BatchEvents } from './webhooks/batch-events.service.js';
+import { OutputExpiry } from './batches/output-expiry.js';
+import { FileExpirySweeper } from './files/file-expiry-sweeper.service.js';
+import { FileExpiries } from './repositories/file-expiries.port.js';
+import { FileExpiryRepository } from './repositories/file-expiry.repository.js';
+import { BullMqWebhookOutbox } from './webhooks/bullmq-webhook-outbox.adapter.js';
+import { WebhookOutbox } from './webhooks/webhook-outbox.port.js';
+import { WebhookSender } from './webhooks/webhook-sender.js';
 
 /** The routes batches may run, each by the dialect its own feature declares. */
 const BATCH_DIALECTS: BatchEndpoints = {
@@ -190,6 +198,10 @@ export class AppModule {
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
+        FileExpiryRepository,
+        { provide: FileExpiries, useExisting: FileExpiryRepository },
+        BullMqWebhookOutbox,
+        { provide: WebhookOutbox, useExisting: BullMqWebhookOutbox },
         RedisReplyRelay,
         { provide: ReplyRelay, useExisting: RedisReplyRelay },
         // Local disk, or S3-compatible storage that every replica shares (FILE_STORE).
@@ -222,6 +234,10 @@ export class AppModule {
         ResultWriter,
         LineRecovery,
         BatchRunner,
+        BatchEvents,
+        OutputExpiry,
+        FileExpirySweeper,
+        WebhookSender,
         FilesService,
         ApiKeyStore,
         RateLimiter,

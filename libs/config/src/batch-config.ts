@@ -10,5 +10,12 @@ export function readBatchConfig(r: EnvReader, dataDir: string): PlatformConfig['
     inflightPerBatch: r.int('BATCH_INFLIGHT'),
     tickMs: r.int('BATCH_TICK_MS'),
     leaseMs: r.int('BATCH_LEASE_MS'),
+    webhook: {
+      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS'),
+      attempts: r.int('WEBHOOK_ATTEMPTS'),
+      backoffMs: r.int('WEBHOOK_BACKOFF_MS'),
+    },
+    outputExpiryMinSeconds: r.int('BATCH_OUTPUT_EXPIRY_MIN_S'),
+    expirySweepMs: r.int('FILE_EXPIRY_SWEEP_MS'),
   };
 }

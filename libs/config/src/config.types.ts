@@ -305,6 +305,12 @@ export interface PlatformConfig {
     tickMs: number;
     /** How long a replica's hold on a batch lasts unrenewed: another replica takes the batch over after this. */
     leaseMs: number;
+    /** How a batch event is posted to its owner's webhook: each attempt's limit, how many, the first retry's wait (doubling). */
+    webhook: { timeoutMs: number; attempts: number; backoffMs: number };
+    /** The shortest expiry a batch's output files (or an upload) may be given, in seconds: 3600 but in tests. */
+    outputExpiryMinSeconds: number;
+    /** How often each replica removes expired files from the file store. */
+    expirySweepMs: number;
   };
   fileStore: FileStoreConfig;
   modelsDir: string;

@@ -11,7 +11,8 @@ export interface FileObject {
   purpose: FilePurpose;
   status: 'processed';
   status_details: null;
-  expires_at: null;
+  /** When the file is removed (and answers 404 from then on); null: kept until deleted. */
+  expires_at: number | null;
 }
 
 export interface FileDeleted {
@@ -79,3 +80,16 @@ export interface ListPage<T> {
 }
 
 export type { OpenAiErrorBody };
+
+/** The events OpenAI's webhooks post when a batch ends, one per ending status. */
+export type BatchEventType = 'batch.completed' | 'batch.failed' | 'batch.expired' | 'batch.cancelled';
+
+/** A webhook event as OpenAI posts it: `data` names the object it is about, which the receiver reads itself. */
+export interface WebhookEvent {
+  /** `evt_…`: also the delivery's `webhook-id`, the same on every retry, so a receiver can drop repeats. */
+  id: string;
+  object: 'event';
+  created_at: number;
+  type: BatchEventType;
+  data: { id: string };
+}

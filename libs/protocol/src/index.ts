@@ -51,3 +51,4 @@ export {
 } from './messages-fields.dto.js';
 export { TokenizeRequestDto, DetokenizeRequestDto, MAX_DETOKENIZE_TOKENS } from './tokenize-request.dto.js';
 export { checkGenerates } from './generation-checks.js';
+export { MAX_EXPIRY_SECONDS, parseExpiresAfter, type ParsedExpiry } from './expires-after.parser.js';

@@ -29,3 +29,6 @@ export function parseBatchLineJobId(jobId: string): { batchId: string; line: num
   const match = BATCH_LINE_JOB_ID.exec(jobId);
   return match ? { batchId: match[1]!, line: Number(match[2]) } : null;
 }
+
+/** A webhook event's id (`evt_…`), made once as its batch ends and kept on every retry of its delivery. */
+export const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`;

@@ -82,6 +82,18 @@ export const workerBeatsClockKey = (prefix: string, deployment: string): string 
 /** The identity of the file store the API replicas on this prefix share. */
 export const fileStoreKey = (prefix: string): string => `${prefix}:filestore`;
 
+/**
+ * The files that expire (uploads, batch output and error files given an expiry): a sorted set of file
+ * ids scored by their `expires_at` in seconds, which every API replica's sweeper reads and removes from.
+ */
+export const fileExpiriesKey = (prefix: string): string => `${prefix}:file-expiries`;
+
+/**
+ * The BullMQ queue of webhook deliveries: one job per batch event, its job id the event's id. On a
+ * cluster its name is its own tag, as BullMQ's scripts touch several keys of a queue.
+ */
+export const webhookQueueName = (): string => `webhooks.${slotTag('webhooks')}`;
+
 /** Fixed-window request counter of one API key, shared by every API replica. */
 export const rateLimitKey = (prefix: string, keyName: string, window: number): string =>
   `${prefix}:ratelimit:${keyName}:${window}`;

@@ -27,7 +27,7 @@ import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { TokenQuotaRepository } from '../repositories/token-quota.repository.js';
 import { StoreIdentities } from '../repositories/store-identities.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
-import { MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
+import { MemoryOutbox, MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
 import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
 import type { CommandConnection } from '@conveyor/redis';
 
@@ -175,6 +175,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       images: new NoImages(),
       unqueued: new MemoryUnqueued(),
       quota: new TokenQuota(new ApiKeyStore(config), new TokenQuotaRepository(config, connection)),
+      outbox: new MemoryOutbox(),
     }).runner;
   };
 

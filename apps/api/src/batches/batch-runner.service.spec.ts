@@ -48,6 +48,21 @@ describe('BatchRunner', () => {
     expect(counted.find((v) => v.labels.source === 'computed')?.value).toBe(20);
   });
 
+  it("ends a batch once, with its event and its files' expiry from its end: taken over after, nothing changes", async () => {
+    const id = await h.createBatch(['a', 'b']);
+    await h.records.update(id, { output_ttl_s: 60 });
+    const record = await h.runToEnd(h.runner(), id);
+    expect(record.ended_event).toMatchObject({ object: 'event', type: 'batch.completed', data: { id } });
+    expect(h.expiries.at.get(record.output_file_id!)).toBe(record.completed_at! + 60);
+    // A replica that took the batch over before it left the active set ends it again: the first end stands.
+    h.records.activeIds.add(id);
+    jest.advanceTimersByTime(5000);
+    await h.runner().tick();
+    expect(h.records.records.get(id)).toEqual(record);
+    expect(h.expiries.at.get(record.output_file_id!)).toBe(record.completed_at! + 60);
+    expect(h.records.activeIds.has(id)).toBe(false);
+  });
+
   it('reads the input twice in a batch that runs to the end: once to validate it, once to feed it', async () => {
     const id = await h.createBatch(Array.from({ length: 6 }, (_, i) => `r${i}`));
     const driver = h.runner();

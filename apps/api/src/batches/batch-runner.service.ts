@@ -9,11 +9,13 @@ import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
+import { BatchEvents } from '../webhooks/batch-events.service.js';
 import { InputUnreadable } from './batch-input.reader.js';
 import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
+import { OutputExpiry } from './output-expiry.js';
 import { ResultWriter } from './result-writer.js';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -52,6 +54,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly recovery: LineRecovery,
     private readonly unqueued: UnqueuedLines,
     private readonly quota: TokenQuota,
+    private readonly events: BatchEvents,
+    private readonly outputExpiry: OutputExpiry,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -137,7 +141,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private async failUnreadable(id: string, message: string): Promise<void> {
     this.logger.error(`Batch ${id} failed: ${message}`);
     const error: BatchError = { code: ErrorCode.inputFileUnreadable, message, param: 'input_file_id', line: null };
-    await this.batches.update(id, { status: 'failed', failed_at: now(), errors: [error] });
+    await this.batches.end(id, { status: 'failed', failed_at: now(), errors: [error] });
     await this.finishWith(id);
   }
 
@@ -162,13 +166,21 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.writer.complete(batch, leased);
   }
 
-  /** The batch has ended: only its record and files remain. */
+  /**
+   * The batch has ended: only its record and files remain. Its event goes to the webhook outbox, and its
+   * files' expiry is set, before it leaves the active set: a replica that dies in between leaves it
+   * active, and whoever takes it next comes here again, with the same event and the same end time.
+   */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
+    const ended = await this.batches.get(id);
+    if (ended) {
+      await this.events.announce(ended);
+      await this.outputExpiry.apply(ended);
+    }
     // What its lines that never ran (cancelled, expired, lost) still hold of its owner's day goes back.
-    const batch = await this.batches.get(id);
-    if (batch?.in_progress_at) {
-      await this.quota.settleBatch(batch.owner, id, batch.in_progress_at * 1000, { lines: 0, used: 0, ended: true });
+    if (ended?.in_progress_at) {
+      await this.quota.settleBatch(ended.owner, id, ended.in_progress_at * 1000, { lines: 0, used: 0, ended: true });
     }
     await this.batches.retire(id);
     // Per-line bookkeeping leaves Redis with the batch.

@@ -54,7 +54,7 @@ export class BatchValidator {
       if (refused) errors.push(refused);
     }
     if (errors.length) {
-      await this.batches.update(batch.id, { status: 'failed', failed_at: now(), errors, total });
+      await this.batches.end(batch.id, { status: 'failed', failed_at: now(), errors, total });
       return state.finish();
     }
     const output = await this.store.create({

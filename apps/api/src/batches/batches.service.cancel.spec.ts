@@ -9,7 +9,7 @@ describe('BatchesService.cancel', () => {
 
   beforeEach(() => {
     h = startHarness();
-    service = new BatchesService(h.records, h.files);
+    service = new BatchesService(h.config, h.records, h.files, h.expiries);
   });
   afterEach(stopHarness);
 

@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
-import { FileStore, assertFileId } from '@conveyor/batch-store';
+import { Inject, Injectable } from '@nestjs/common';
+import { FileNotFoundError, FileStore, assertFileId } from '@conveyor/batch-store';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type Batch, type BatchEndpointUrl, type ListPage } from '@conveyor/openai';
 import { isBatchId, newBatchId } from '@conveyor/queue';
-import { validateDto } from '@conveyor/protocol';
+import { parseExpiresAfter, validateDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { isOpenAiBatch, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
+import { FileExpiries } from '../repositories/file-expiries.port.js';
 import { toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
 
@@ -16,15 +18,21 @@ const notFound = (id: string) =>
 @Injectable()
 export class BatchesService {
   constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly repo: BatchRecords,
     private readonly store: FileStore,
+    private readonly expiries: FileExpiries,
   ) {}
 
   async create(owner: string, body: unknown): Promise<Batch> {
     const result = validateDto(CreateBatchDto, body);
     if (!result.ok) throw OpenAiHttpError.invalidRequest(result.problem.message, result.problem.param);
     const dto = result.value;
+    const outputTtl = this.outputTtl(dto.output_expires_after);
     const file = await this.store.getOwned(assertFileId(dto.input_file_id), owner);
+    // An expired upload is gone, as the Files API says, even before it is removed from the store.
+    const [inputExpires] = await this.expiries.expiresAt([file.id]);
+    if (inputExpires != null && inputExpires <= Math.floor(Date.now() / 1000)) throw new FileNotFoundError(file.id);
     if (file.purpose !== 'batch')
       throw OpenAiHttpError.invalidRequest(`File ${file.id} was not uploaded with purpose "batch".`, 'input_file_id');
     const metadata = dto.metadata ?? null;
@@ -48,9 +56,18 @@ export class BatchesService {
       metadata,
       created_at: created,
       expires_at: created + windowSeconds(dto.completion_window),
+      ...(outputTtl === null ? {} : { output_ttl_s: outputTtl }),
     });
     await this.repo.create(record);
     return toBatch(record);
+  }
+
+  /** `output_expires_after`'s seconds, or null when the batch has none. */
+  private outputTtl(value: unknown): number | null {
+    if (value === undefined || value === null) return null;
+    const parsed = parseExpiresAfter(value, 'output_expires_after', this.config.batch.outputExpiryMinSeconds);
+    if (!parsed.ok) throw OpenAiHttpError.invalidRequest(parsed.message, 'output_expires_after');
+    return parsed.seconds;
   }
 
   private async record(owner: string, id: string): Promise<BatchRecord & { endpoint: BatchEndpointUrl }> {

@@ -15,6 +15,11 @@ export class CreateBatchDto {
   @IsOptional()
   @IsObject()
   metadata?: Record<string, string> | null;
+
+  /** `{ anchor: "created_at", seconds: N }`: the output and error files expire N seconds after the batch ends. */
+  @IsOptional()
+  @IsObject()
+  output_expires_after?: { anchor: 'created_at'; seconds: number };
 }
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;

@@ -139,7 +139,7 @@ export class LineRecovery {
       chunk = [];
     }
     if (chunk.length && !(await this.writer.writeNotRun(batch, state, chunk, code))) return;
-    await this.batches.update(
+    await this.batches.end(
       batch.id,
       code === ErrorCode.batchCancelled
         ? { status: 'cancelled', cancelled_at: now() }

@@ -147,7 +147,7 @@ export class ResultWriter {
   /** Every custom_id is written: the one place a batch becomes completed, and ends. */
   async complete(batch: BatchRecord, ending: Pick<LeasedBatch, 'finish'>): Promise<void> {
     await this.batches.update(batch.id, { status: 'finalizing', finalizing_at: now() });
-    await this.batches.update(batch.id, { status: 'completed', completed_at: now() });
+    await this.batches.end(batch.id, { status: 'completed', completed_at: now() });
     await ending.finish();
   }
 

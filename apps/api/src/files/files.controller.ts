@@ -3,16 +3,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 // Adds request.parts() and request.isMultipart() to Fastify's request type.
 import type {} from '@fastify/multipart';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { FileStore, assertFileId } from '@conveyor/batch-store';
+import { FileStore, assertFileId, type StoredFile } from '@conveyor/batch-store';
+import { parseExpiresAfter } from '@conveyor/protocol';
 import type { FileDeleted, FileObject, ListPage } from '@conveyor/openai';
 import { ApiBody, ApiConsumes, ApiHeader, ApiParam, ApiProduces, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { FilesService, toFileObject } from './files.service.js';
+import { FilesService, toFileObject, type ShownFile } from './files.service.js';
 
 const PURPOSES = ['batch'];
+const EXPIRY_FIELD = /^expires_after\[(anchor|seconds)\]$/;
 
 /** OpenAI's Files API, for batch input and output. */
 @Controller('v1/files')
@@ -31,7 +33,17 @@ export class FilesController {
     schema: {
       type: 'object',
       required: ['file', 'purpose'],
-      properties: { file: { type: 'string', format: 'binary' }, purpose: { type: 'string', enum: ['batch'] } },
+      properties: {
+        file: { type: 'string', format: 'binary' },
+        purpose: { type: 'string', enum: ['batch'] },
+        'expires_after[anchor]': { type: 'string', enum: ['created_at'] },
+        'expires_after[seconds]': {
+          type: 'integer',
+          minimum: 3600,
+          maximum: 2_592_000,
+          description: 'The file expires (is removed, and answers 404) this long after it was created.',
+        },
+      },
     },
   })
   @ApiJsonOk('A file')
@@ -43,17 +55,19 @@ export class FilesController {
         'file',
       );
     let purpose: string | undefined;
-    let saved: FileObject | undefined;
+    let saved: StoredFile | undefined;
+    // OpenAI's clients send `expires_after` as the fields expires_after[anchor] and expires_after[seconds].
+    const expiresAfter: Record<string, string> = {};
     for await (const part of req.parts()) {
+      const expiryField = part.type === 'field' ? EXPIRY_FIELD.exec(part.fieldname)?.[1] : undefined;
       if (part.type === 'field' && part.fieldname === 'purpose') purpose = String(part.value);
+      else if (part.type === 'field' && expiryField) expiresAfter[expiryField] = String(part.value);
       else if (part.type === 'file' && part.fieldname === 'file' && !saved) {
         // Streamed to the store as it arrives: a 200 MB upload is never held in memory.
-        saved = toFileObject(
-          await this.store.save(
-            { filename: part.filename, purpose: purpose ?? 'batch', owner },
-            part.file,
-            this.config.batch.maxFileBytes,
-          ),
+        saved = await this.store.save(
+          { filename: part.filename, purpose: purpose ?? 'batch', owner },
+          part.file,
+          this.config.batch.maxFileBytes,
         );
       } else if (part.type === 'file') part.file.resume();
     }
@@ -62,7 +76,16 @@ export class FilesController {
       await this.store.delete(saved.id);
       throw OpenAiHttpError.invalidRequest(`purpose must be one of: ${PURPOSES.join(', ')}.`, 'purpose');
     }
-    return saved.purpose === purpose ? saved : { ...saved, purpose: purpose as FileObject['purpose'] };
+    let shown: ShownFile = { ...saved, purpose, expiresAt: null };
+    if (Object.keys(expiresAfter).length) {
+      const expiry = parseExpiresAfter(expiresAfter, 'expires_after', this.config.batch.outputExpiryMinSeconds);
+      if (!expiry.ok) {
+        await this.store.delete(saved.id);
+        throw OpenAiHttpError.invalidRequest(expiry.message, 'expires_after');
+      }
+      shown = { ...(await this.files.expire(saved, expiry.seconds)), purpose };
+    }
+    return toFileObject(shown);
   }
 
   @Get()

@@ -4,9 +4,15 @@ import { ErrorCode, type FileObject, type FilePurpose } from '@conveyor/openai';
 import type { Readable } from 'node:stream';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { MESSAGE_BATCH_FILES } from '../repositories/batch-record.js';
+import { FileExpiries } from '../repositories/file-expiries.port.js';
 import { parseByteRange } from './byte-range.js';
 
-export const toFileObject = (f: StoredFile): FileObject => ({
+/** A file with when it expires (seconds; null: never), as the Files API shows it. */
+export type ShownFile = StoredFile & { expiresAt: number | null };
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export const toFileObject = (f: ShownFile): FileObject => ({
   id: f.id,
   object: 'file',
   bytes: f.bytes,
@@ -15,7 +21,7 @@ export const toFileObject = (f: StoredFile): FileObject => ({
   purpose: f.purpose as FilePurpose,
   status: 'processed',
   status_details: null,
-  expires_at: null,
+  expires_at: f.expiresAt,
 });
 
 export interface FileContent {
@@ -24,22 +30,43 @@ export interface FileContent {
   range: { start: number; end: number; size: number } | null;
 }
 
-/** Files as one API key sees them: another key's files do not exist for it. */
+/**
+ * Files as one API key sees them: another key's files do not exist for it, and neither does an expired
+ * one, from the second it expires, whether or not the sweeper has removed it yet.
+ */
 @Injectable()
 export class FilesService {
-  constructor(private readonly store: FileStore) {}
+  constructor(
+    private readonly store: FileStore,
+    private readonly expiries: FileExpiries,
+  ) {}
 
   /** A Message Batch's files are the batch's own (deleted with it), so they are reported as missing here. */
-  async get(owner: string, id: string): Promise<StoredFile> {
+  async get(owner: string, id: string): Promise<ShownFile> {
     const file = await this.store.getOwned(id, owner);
     if (file.purpose === MESSAGE_BATCH_FILES) throw new FileNotFoundError(id);
-    return file;
+    const [expiresAt = null] = await this.expiries.expiresAt([id]);
+    if (expiresAt !== null && expiresAt <= nowSeconds()) throw new FileNotFoundError(id);
+    return { ...file, expiresAt };
   }
 
   async list(owner: string, purpose?: string): Promise<FileObject[]> {
-    return (await this.store.list(owner))
-      .filter((f) => f.purpose !== MESSAGE_BATCH_FILES && (!purpose || f.purpose === purpose))
+    const files = (await this.store.list(owner)).filter(
+      (f) => f.purpose !== MESSAGE_BATCH_FILES && (!purpose || f.purpose === purpose),
+    );
+    const expiries = await this.expiries.expiresAt(files.map((f) => f.id));
+    const now = nowSeconds();
+    return files
+      .map((f, i) => ({ ...f, expiresAt: expiries[i] ?? null }))
+      .filter((f) => f.expiresAt === null || f.expiresAt > now)
       .map(toFileObject);
+  }
+
+  /** An upload's `expires_after`: it expires `seconds` after it was created. */
+  async expire(file: StoredFile, seconds: number): Promise<ShownFile> {
+    const expiresAt = file.createdAt + seconds;
+    await this.expiries.expire([file.id], expiresAt);
+    return { ...file, expiresAt };
   }
 
   /** The content, or the bytes a Range header names (`range` is then set, with the file's size when asked). */
@@ -64,5 +91,6 @@ export class FilesService {
   async delete(owner: string, id: string): Promise<void> {
     await this.get(owner, id);
     await this.store.delete(id);
+    await this.expiries.forget(id);
   }
 }

@@ -12,6 +12,7 @@ describe('API_SCRIPTS', () => {
       holdImage: 2,
       releaseImage: 2,
       commitBatchResults: 5,
+      endBatch: 1,
       advanceResponse: 1,
       holdStoreIdentity: 1,
       releaseStoreIdentity: 1,

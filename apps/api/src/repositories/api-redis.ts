@@ -16,6 +16,7 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   ...LEASE_SCRIPTS,
   ...Object.values(IMAGE_SCRIPTS),
   script('commitBatchResults', 'commit-batch-results.lua'),
+  script('endBatch', 'end-batch.lua'),
   script('advanceResponse', 'advance-response.lua'),
   script('holdStoreIdentity', 'hold-store-identity.lua'),
   script('releaseStoreIdentity', 'release-store-identity.lua'),

@@ -1,4 +1,5 @@
-import type { Batch, BatchEndpointUrl, BatchError } from '@conveyor/openai';
+import type { Batch, BatchEndpointUrl, BatchError, BatchEventType, WebhookEvent } from '@conveyor/openai';
+import { newEventId } from '@conveyor/queue';
 import { currentTraceparent } from '@conveyor/telemetry';
 
 /** The Messages route: Anthropic's Message Batches run its lines; OpenAI's batches cannot name it. */
@@ -33,13 +34,21 @@ export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'reques
    * with tracing off. Never on the wire.
    */
   traceparent?: string;
+  /**
+   * The event its owner's webhook is told of, written in the same step as the final status, so it is
+   * made once and found by whichever replica delivers it. Never on the wire.
+   */
+  ended_event?: WebhookEvent;
+  /** Seconds after creation its output and error files expire (`output_expires_after`); absent: never. */
+  output_ttl_s?: number;
 };
 
 /** What a new batch is given; everything else starts empty. */
 export type NewBatch = Pick<
   BatchRecord,
   'id' | 'owner' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'created_at' | 'expires_at'
->;
+> &
+  Pick<Partial<BatchRecord>, 'output_ttl_s'>;
 
 /** A batch as it is first stored: validating, nothing fed, counted or written yet. */
 export function newBatchRecord<E extends RunnerEndpointUrl>(
@@ -84,3 +93,32 @@ export const outputPurpose = (r: Pick<BatchRecord, 'endpoint'>): string =>
 /** An OpenAI batch (not a Message Batch): the only kind OpenAI's Batches API shows. */
 export const isOpenAiBatch = (r: BatchRecord): r is BatchRecord & { endpoint: BatchEndpointUrl } =>
   r.endpoint !== MESSAGES_URL;
+
+/** The statuses a batch ends in, each with the time it ended at and the event that says so. */
+export type EndedStatus = 'completed' | 'failed' | 'expired' | 'cancelled';
+
+/** The fields that end a batch: its final status, when, and (on failure) why. */
+export type BatchEnding =
+  | { status: 'completed'; completed_at: number }
+  | { status: 'failed'; failed_at: number; errors: BatchError[]; total?: number }
+  | { status: 'expired'; expired_at: number }
+  | { status: 'cancelled'; cancelled_at: number };
+
+const EVENT_TYPES: Record<EndedStatus, BatchEventType> = {
+  completed: 'batch.completed',
+  failed: 'batch.failed',
+  expired: 'batch.expired',
+  cancelled: 'batch.cancelled',
+};
+
+/**
+ * The event a batch's end makes, in OpenAI's shape. A Message Batch's is the same, with its own id
+ * (`msgbatch_…`): the type says how it ended, which Anthropic's one `ended` status does not.
+ */
+export const endedEvent = (batchId: string, status: EndedStatus): WebhookEvent => ({
+  id: newEventId(),
+  object: 'event',
+  created_at: Math.floor(Date.now() / 1000),
+  type: EVENT_TYPES[status],
+  data: { id: batchId },
+});

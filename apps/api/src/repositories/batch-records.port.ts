@@ -1,4 +1,4 @@
-import type { BatchRecord } from './batch-record.js';
+import type { BatchEnding, BatchRecord } from './batch-record.js';
 
 export type BatchCounter = 'total' | 'completed' | 'failed';
 
@@ -8,6 +8,11 @@ export abstract class BatchRecords {
   abstract get(id: string): Promise<BatchRecord | null>;
   /** Updates some fields; the runner's progress and a client's cancel never overwrite each other. */
   abstract update(id: string, fields: Partial<BatchRecord>): Promise<void>;
+  /**
+   * Ends the batch with `ending`, and records the event its end makes, in one step; false (nothing
+   * changed) when it had ended already. Every end of a batch goes through here.
+   */
+  abstract end(id: string, ending: BatchEnding): Promise<boolean>;
   abstract count(id: string, counter: BatchCounter, by: number): Promise<void>;
   /** Batches still to drive (validating, running, draining). */
   abstract active(): Promise<string[]>;

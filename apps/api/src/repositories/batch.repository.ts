@@ -2,8 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { activeBatchesKey, batchIndexKey, batchKey } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
-import type { BatchRecord } from './batch-record.js';
+import type { Result } from 'ioredis';
+import { endedEvent, type BatchEnding, type BatchRecord } from './batch-record.js';
 import { BatchRecords, type BatchCounter } from './batch-records.port.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    endBatch(record: string, ...fields: string[]): Result<number, Context>;
+  }
+}
 
 /** Batch records in Redis: a hash per batch, an index by creation time, and the set the runner drives. */
 @Injectable()
@@ -39,6 +46,12 @@ export class BatchRepository extends BatchRecords {
 
   async update(id: string, fields: Partial<BatchRecord>): Promise<void> {
     await this.redis.hset(batchKey(this.prefix, id), serialize(fields));
+  }
+
+  /** See scripts/end-batch.lua: the status and the event in one step, once. */
+  async end(id: string, ending: BatchEnding): Promise<boolean> {
+    const fields = serialize({ ...ending, ended_event: endedEvent(id, ending.status) });
+    return (await this.redis.endBatch(batchKey(this.prefix, id), ...Object.entries(fields).flat())) === 1;
   }
 
   async count(id: string, counter: BatchCounter, by: number): Promise<void> {

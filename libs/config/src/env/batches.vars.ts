@@ -38,4 +38,44 @@ export const BATCHES_VARS = {
     meaning:
       'How long the API replica driving a batch holds it without renewing: another replica takes the batch over this long after its driver dies.',
   },
+  WEBHOOK_TIMEOUT_MS: {
+    kind: 'int',
+    default: 10_000,
+    min: 100,
+    max: 120_000,
+    meaning:
+      "How long one delivery of a batch event to a key's webhook may take: a receiver that has not answered by then counts as a failed attempt.",
+  },
+  WEBHOOK_ATTEMPTS: {
+    kind: 'int',
+    default: 10,
+    min: 1,
+    max: 50,
+    meaning:
+      'Deliveries of one batch event tried before it is given up: the first, then retries after a failure (no answer in time, a refused connection, a status other than 2xx).',
+  },
+  WEBHOOK_BACKOFF_MS: {
+    kind: 'int',
+    default: 2000,
+    min: 10,
+    max: 10 * 60_000,
+    meaning:
+      'The wait before the first retry of a batch event; each later one waits twice the one before, so with the defaults an event is retried for about 17 minutes.',
+  },
+  BATCH_OUTPUT_EXPIRY_MIN_S: {
+    kind: 'int',
+    default: 3600,
+    min: 1,
+    max: 2_592_000,
+    meaning:
+      "The shortest `output_expires_after.seconds` a batch (or `expires_after.seconds` an upload) may ask for. OpenAI's is 3600: a lower value is for tests only, which make a file expire within seconds.",
+  },
+  FILE_EXPIRY_SWEEP_MS: {
+    kind: 'int',
+    default: 60_000,
+    min: 50,
+    max: 24 * 3600_000,
+    meaning:
+      'How often each API replica removes the files past their `expires_at` from the file store. An expired file answers 404 at once, removed or not.',
+  },
 } as const satisfies Record<string, EnvVarSpec>;
