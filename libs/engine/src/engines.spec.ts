@@ -93,7 +93,7 @@ describe("each engine's config reader", () => {
     });
   });
 
-  it('llama-cpp: the context, threads, device and cache of the deployment', () => {
+  it('llama-cpp: the context, threads, device and cache of the deployment, and its name for the metrics', () => {
     expect(llamaCppOptions(deployment({ kind: 'llama-cpp' }), host, '/models/tiny.gguf')).toEqual({
       modelPath: '/models/tiny.gguf',
       contextSize: 2048,
@@ -104,6 +104,7 @@ describe("each engine's config reader", () => {
       allowCpuFallback: true,
       reasoningParser: 'think',
       promptCache: 'full',
+      deployment: 'tiny-chat',
     });
     expect(llamaEmbeddingOptions(deployment({ kind: 'llama-cpp' }), { allowCpuFallback: false }, '/m.gguf')).toEqual({
       modelPath: '/m.gguf',
