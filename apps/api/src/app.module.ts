@@ -102,6 +102,8 @@ import { UsageLedger } from './repositories/usage-ledger.port.js';
 import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
+import { ApiKeys } from './repositories/api-keys.port.js';
+import { ApiKeyRepository } from './repositories/api-key.repository.js';
 import { UsageService } from './usage/usage.service.js';
 
 /** The routes batches may run, each by the dialect its own feature declares. */
@@ -182,6 +184,8 @@ export class AppModule {
         { provide: FleetState, useExisting: FleetStateRepository },
         UsageRepository,
         { provide: UsageLedger, useExisting: UsageRepository },
+        ApiKeyRepository,
+        { provide: ApiKeys, useExisting: ApiKeyRepository },
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },

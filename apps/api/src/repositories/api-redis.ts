@@ -23,6 +23,10 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('pickWorkerRoute', 'pick-worker-route.lua'),
   script('countUsage', 'count-usage.lua'),
   script('reserveQueuePlace', 'reserve-queue-place.lua'),
+  script('createApiKey', 'create-api-key.lua'),
+  script('updateApiKey', 'update-api-key.lua'),
+  script('rotateApiKey', 'rotate-api-key.lua'),
+  script('revokeApiKey', 'revoke-api-key.lua'),
 ];
 
 /**
