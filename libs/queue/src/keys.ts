@@ -137,11 +137,16 @@ export const usageCountedKey = (prefix: string, atSeconds: number, requestId: st
   `${prefix}:usage:${slotTag(`d${Math.floor(atSeconds / 86_400)}`)}:counted:${requestId}`;
 
 /**
- * The API keys made at run time: a hash of key name to the hex SHA-256 of the key. Its length says whether
- * any such key exists. A key's record and this index share one tag, so a script that creates, rotates or
- * revokes a key touches one slot on a cluster.
+ * The API keys made at run time: a hash of key name to the hex SHA-256 of the key. A key's record and this
+ * index share one tag, so a script that creates, rotates or revokes a key touches one slot on a cluster.
  */
 export const apiKeyIndexKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}`;
+
+/**
+ * Set when the first key is made at run time, and never unset: from then on authentication is on, even
+ * once every key is revoked (revoking the last key must not open the API to anyone).
+ */
+export const apiKeysInUseKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}:in-use`;
 
 /**
  * One run-time API key, found by the hex SHA-256 of the key presented (the key itself is never stored):

@@ -9,6 +9,7 @@ class CountedKeys extends ApiKeys {
   readonly keys = new Map<string, StoredApiKey>();
   reads = 0;
   failing = false;
+  made = false;
 
   private read(): void {
     this.reads++;
@@ -25,12 +26,13 @@ class CountedKeys extends ApiKeys {
   async list() {
     return [...this.keys.values()];
   }
-  async count() {
+  async inUse() {
     this.read();
-    return this.keys.size;
+    return this.made;
   }
   async create(key: StoredApiKey) {
     this.keys.set(key.sha256, key);
+    this.made = true;
     return true;
   }
   async update(_name: string, _change: ApiKeySettingsChange): Promise<StoredApiKey | null> {
@@ -63,7 +65,7 @@ const storeWith = (env: Record<string, string> = {}) => {
 const pastFresh = () => sleep(KEY_FRESH_MS + 100);
 
 describe('ApiKeyStore', () => {
-  it('is off with no key anywhere, reading the count of run-time keys once per freshness time, not per request', async () => {
+  it('is off with no key anywhere, asking Redis once per freshness time, not per request', async () => {
     const { runTime, store } = storeWith();
     for (let i = 0; i < 20; i++) expect(await store.enabled()).toBe(false);
     expect(runTime.reads).toBe(1);
@@ -71,6 +73,17 @@ describe('ApiKeyStore', () => {
     await pastFresh();
     expect(await store.enabled()).toBe(true);
     expect(runTime.reads).toBe(2);
+  });
+
+  it('stays on once a key was made at run time, every key revoked or not, and asks Redis no more', async () => {
+    const { runTime, store } = storeWith();
+    await runTime.create(stored('team-a', 'sk-a-0001'));
+    expect(await store.enabled()).toBe(true);
+    await runTime.revoke('team-a');
+    await pastFresh();
+    const reads = runTime.reads;
+    expect(await store.enabled()).toBe(true);
+    expect(runTime.reads).toBe(reads);
   });
 
   it('is on with a configured key without reading Redis, and matches that key in memory', async () => {
@@ -126,12 +139,12 @@ describe('ApiKeyStore', () => {
     expect((await store.match('sk-a-0001'))?.name).toBe('team-a');
   });
 
-  it('keeps the last count it read while Redis is away', async () => {
+  it('keeps the last answer it read while Redis is away', async () => {
     const { runTime, store } = storeWith();
-    await runTime.create(stored('team-a', 'sk-a-0001'));
-    expect(await store.enabled()).toBe(true);
     runTime.failing = true;
-    await pastFresh();
+    expect(await store.enabled()).toBe(false);
+    runTime.failing = false;
+    await runTime.create(stored('team-a', 'sk-a-0001'));
     expect(await store.enabled()).toBe(true);
   });
 

@@ -36,9 +36,9 @@ export class ApiKeyStore {
   private readonly named: Map<string, ApiKeyConfig>;
   private readonly digestCache = new FreshCache<ApiKeyConfig | null>(KEY_FRESH_MS, MAX_CACHED);
   private readonly nameCache = new FreshCache<ApiKeyConfig | null>(KEY_FRESH_MS, MAX_CACHED);
-  private readonly countCache = new FreshCache<number>(KEY_FRESH_MS, 1);
-  /** How many run-time keys there were when last read; kept while Redis cannot be read. */
-  private lastCount = 0;
+  private readonly inUseCache = new FreshCache<boolean>(KEY_FRESH_MS, 1);
+  /** Whether run-time keys were in use when last read; kept while Redis cannot be read. */
+  private lastInUse = false;
 
   constructor(
     @Inject(PLATFORM_CONFIG) config: PlatformConfig,
@@ -49,19 +49,21 @@ export class ApiKeyStore {
   }
 
   /**
-   * Authentication is on while any key exists. Configured keys decide it without Redis; with none, the
-   * count of run-time keys is read at most once per KEY_FRESH_MS, so with no keys anywhere auth stays
-   * off, as on local servers, and the first key made turns it on on every replica within that time.
-   * While Redis cannot be read, the last count stands: a request then fails on the queue anyway.
+   * Authentication is on once any key exists. Configured keys decide it without Redis; with none, whether
+   * keys are made at run time is read at most once per KEY_FRESH_MS, so with no keys anywhere auth stays
+   * off, as on local servers, and the first key made turns it on on every replica within that time. It
+   * stays on when every run-time key is revoked: revoking the last key must not open the API to anyone.
+   * While Redis cannot be read, the last answer stands: a request then fails on the queue anyway.
    */
   async enabled(): Promise<boolean> {
     if (this.keys.length > 0) return true;
+    if (this.lastInUse) return true;
     try {
-      this.lastCount = await this.countCache.get('', () => this.runTime.count());
+      this.lastInUse = await this.inUseCache.get('', () => this.runTime.inUse());
     } catch {
-      // The last count read stands.
+      // The last answer read stands.
     }
-    return this.lastCount > 0;
+    return this.lastInUse;
   }
 
   /** The keys from configuration, which the admin routes list but cannot change. */
@@ -105,6 +107,6 @@ export class ApiKeyStore {
   forget(key: { name: string; sha256: string }): void {
     this.digestCache.delete(key.sha256);
     this.nameCache.delete(key.name);
-    this.countCache.delete('');
+    this.inUseCache.delete('');
   }
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
-import { apiKeyIndexKey } from '@conveyor/queue';
+import { apiKeyIndexKey, apiKeysInUseKey } from '@conveyor/queue';
 import type { CommandConnection } from '@conveyor/redis';
 import { untilConnected } from '../../../../test/support/connected.js';
 import { REDIS_URL, deleteKeys } from '../../../../test/support/platform.js';
@@ -24,7 +24,7 @@ describe('ApiKeyRepository (real Redis)', () => {
     connection = apiRedis(config);
     keys = new ApiKeyRepository(config, connection);
     redis = new Redis(REDIS_URL);
-    await untilConnected(() => keys.count());
+    await untilConnected(() => keys.inUse());
   });
 
   afterAll(async () => {
@@ -50,7 +50,9 @@ describe('ApiKeyRepository (real Redis)', () => {
 
   it('stores a key by its digest only, finds it by digest and by name, and refuses a second of the same name', async () => {
     const teamA = key('team-a');
+    expect(await keys.inUse()).toBe(false);
     expect(await keys.create(teamA)).toBe(true);
+    expect(await keys.inUse()).toBe(true);
     expect(await keys.create(key('team-a'))).toBe(false);
     expect(await keys.find(teamA.sha256)).toEqual(teamA);
     expect(await keys.findByName('team-a')).toEqual(teamA);
@@ -59,7 +61,11 @@ describe('ApiKeyRepository (real Redis)', () => {
     // Nothing under the prefix holds anything but digests: no key text is kept.
     const names = await redis.keys(`${config.redis.prefix}:*`);
     expect(names.sort()).toEqual(
-      [apiKeyIndexKey(config.redis.prefix), `${apiKeyIndexKey(config.redis.prefix)}:${teamA.sha256}`].sort(),
+      [
+        apiKeyIndexKey(config.redis.prefix),
+        `${apiKeyIndexKey(config.redis.prefix)}:${teamA.sha256}`,
+        apiKeysInUseKey(config.redis.prefix),
+      ].sort(),
     );
   });
 
@@ -100,10 +106,15 @@ describe('ApiKeyRepository (real Redis)', () => {
     expect(await keys.create(key('team-d'))).toBe(true);
   });
 
-  it('lists every key by name and counts them', async () => {
+  it('lists every key by name', async () => {
     const listed = await keys.list();
     expect(listed.map((k) => k.name)).toEqual(['bare', 'team-a', 'team-b', 'team-c', 'team-d']);
-    expect(await keys.count()).toBe(5);
+  });
+
+  it('stays in use once every key is revoked', async () => {
+    for (const { name } of await keys.list()) expect(await keys.revoke(name)).not.toBeNull();
+    expect(await keys.list()).toEqual([]);
+    expect(await keys.inUse()).toBe(true);
   });
 
   it('creates one key of a name however many replicas try at once', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Result } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { apiKeyIndexKey, apiKeyRecordKey } from '@conveyor/queue';
+import { apiKeyIndexKey, apiKeyRecordKey, apiKeysInUseKey } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import {
   API_KEY_SETTINGS,
@@ -13,7 +13,7 @@ import {
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    createApiKey(index: string, record: string, ...args: (string | number)[]): Result<number, Context>;
+    createApiKey(index: string, record: string, inUse: string, ...args: (string | number)[]): Result<number, Context>;
     updateApiKey(index: string, record: string, ...args: (string | number)[]): Result<number, Context>;
     rotateApiKey(
       index: string,
@@ -77,8 +77,8 @@ export class ApiKeyRepository extends ApiKeys {
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  count(): Promise<number> {
-    return this.redis.hlen(this.index);
+  async inUse(): Promise<boolean> {
+    return (await this.redis.exists(apiKeysInUseKey(this.config.redis.prefix))) === 1;
   }
 
   async create(key: StoredApiKey): Promise<boolean> {
@@ -87,7 +87,16 @@ export class ApiKeyRepository extends ApiKeys {
       const value = key.settings[setting];
       if (value !== undefined) fields.push(setting, JSON.stringify(value));
     }
-    return (await this.redis.createApiKey(this.index, this.record(key.sha256), key.name, key.sha256, ...fields)) === 1;
+    return (
+      (await this.redis.createApiKey(
+        this.index,
+        this.record(key.sha256),
+        apiKeysInUseKey(this.config.redis.prefix),
+        key.name,
+        key.sha256,
+        ...fields,
+      )) === 1
+    );
   }
 
   async update(name: string, change: ApiKeySettingsChange): Promise<StoredApiKey | null> {

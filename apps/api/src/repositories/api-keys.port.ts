@@ -39,8 +39,8 @@ export abstract class ApiKeys {
   /** The key of this name, or null. */
   abstract findByName(name: string): Promise<StoredApiKey | null>;
   abstract list(): Promise<StoredApiKey[]>;
-  /** How many keys there are. One command. */
-  abstract count(): Promise<number>;
+  /** Whether any key was ever made at run time (it stays true once every key is revoked). One command. */
+  abstract inUse(): Promise<boolean>;
   /** Stores a new key; false when a key of its name exists. */
   abstract create(key: StoredApiKey): Promise<boolean>;
   /** Changes a key's settings; null when no key has this name. */

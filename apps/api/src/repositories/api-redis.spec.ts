@@ -19,7 +19,7 @@ describe('API_SCRIPTS', () => {
       pickWorkerRoute: 2,
       countUsage: 4,
       reserveQueuePlace: 1,
-      createApiKey: 2,
+      createApiKey: 3,
       updateApiKey: 2,
       rotateApiKey: 3,
       revokeApiKey: 2,
