@@ -102,6 +102,8 @@ import { UsageLedger } from './repositories/usage-ledger.port.js';
 import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
+import { ApiKeysController } from './keys/api-keys.controller.js';
+import { ApiKeysService } from './keys/api-keys.service.js';
 import { ApiKeys } from './repositories/api-keys.port.js';
 import { ApiKeyRepository } from './repositories/api-key.repository.js';
 import { UsageService } from './usage/usage.service.js';
@@ -148,6 +150,7 @@ export class AppModule {
         OrgAppController,
         OrgAppMessagesController,
         UsageController,
+        ApiKeysController,
         OrgAppTokenizeController,
       ],
       providers: [
@@ -232,6 +235,7 @@ export class AppModule {
         PendingWorkGauge,
         FleetGauges,
         UsageService,
+        ApiKeysService,
         OpenApiDocument,
       ],
     };
