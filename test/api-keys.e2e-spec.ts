@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiKeyList, ApiKeyObject, ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
-import { TestPlatform } from './support/platform.js';
+import { Redis } from 'ioredis';
+import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
 const ADMIN_KEY = 'admin-key-for-run-time-keys';
@@ -126,6 +127,29 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
     expect(shown).not.toContain(key.key);
     expect(shown).not.toContain(createHash('sha256').update(key.key).digest('hex'));
     expect(shown).not.toContain(WEBHOOK_SECRET);
+  });
+
+  it('reads a key from Redis at most once per half second on a replica, however many requests use it', async () => {
+    const key = await created(a, { name: 'counted' });
+    const client = new Redis(REDIS_URL);
+    const monitor = await client.monitor();
+    const reads: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.startsWith(`${platform.prefix}:apikeys`))) reads.push(args.join(' '));
+    });
+    try {
+      const start = performance.now();
+      for (let i = 0; i < 40; i++) expect(await models(b, key.key)).toBe(200);
+      const ms = performance.now() - start;
+      console.log(
+        `40 requests with one key over ${Math.round(ms)} ms: ${reads.length} key reads (${reads.join('; ')})`,
+      );
+      expect(reads.length).toBeLessThanOrEqual(Math.ceil(ms / 500) + 1);
+      expect(reads.every((r) => /^hgetall /i.test(r))).toBe(true);
+    } finally {
+      monitor.disconnect();
+      client.disconnect();
+    }
   });
 
   it('refuses a key revoked on one replica at once there, and on the other within a second, at any moment', async () => {
