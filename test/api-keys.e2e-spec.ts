@@ -202,6 +202,7 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
   it("refuses bad input with 400 in OpenAI's shape, naming the field; a taken name with 409; an unknown key with 404", async () => {
     const bad: Array<[unknown, string | null]> = [
       [{ name: 'has space' }, 'name'],
+      [{ name: 'anonymous' }, 'name'],
       [{}, 'name'],
       [{ name: 'x', rateLimit: { requests: 0, perSeconds: 60 } }, 'rateLimit.requests'],
       [{ name: 'x', tiers: ['gold'] }, 'tiers'],

@@ -88,7 +88,12 @@ export class ApiKeysService {
         'name',
         ErrorCode.apiKeyExists,
       );
-    if (dto.name === ANONYMOUS || this.configured(dto.name)) throw taken();
+    if (dto.name === ANONYMOUS)
+      throw OpenAiHttpError.invalidRequest(
+        `name '${ANONYMOUS}' is the caller's name when authentication is off.`,
+        'name',
+      );
+    if (this.configured(dto.name)) throw taken();
     const { secret, sha256, hint } = newSecret();
     const settings = changeOf(dto, body as object) as ApiKeySettings;
     for (const setting of API_KEY_SETTINGS) if (settings[setting] === null) delete settings[setting];
