@@ -20,6 +20,7 @@ const API_FEATURES = [
   'files',
   'models',
   'usage',
+  'keys',
 ];
 
 /** @type {import('eslint').Linter.Config[]} */

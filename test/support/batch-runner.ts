@@ -3,7 +3,6 @@ import { Logger } from '@nestjs/common';
 import type { FileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { jobImageHashes } from '@conveyor/queue';
-import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import type { BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
@@ -44,6 +43,7 @@ import {
   endpoints,
   input,
 } from './batch-fakes.js';
+import { configuredKeys } from './api-key-fakes.js';
 
 /** What the batch runner and its collaborators are built from: the ports and services the app module provides. */
 export interface BatchRunnerParts {
@@ -92,7 +92,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     recovery,
     p.unqueued,
     p.quota,
-    new BatchEvents(new ApiKeyStore(p.config), p.outbox),
+    new BatchEvents(configuredKeys(p.config), p.outbox),
     new OutputExpiry(p.expiries ?? new MemoryExpiries()),
   );
   return { runner, input, validator, feeder, writer, recovery };
@@ -140,7 +140,7 @@ export class BatchRunnerHarness {
       workers: this.workers,
       images: this.images,
       unqueued: this.unqueued,
-      quota: new TokenQuota(new ApiKeyStore(this.config), this.quotas),
+      quota: new TokenQuota(configuredKeys(this.config), this.quotas),
       outbox: this.outbox,
       expiries: this.expiries,
     });

@@ -7,7 +7,6 @@ import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
-import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
@@ -25,6 +24,7 @@ import {
   InMemoryJobQueue,
   InMemoryUsage,
 } from './generation-fakes.js';
+import { configuredKeys } from './api-key-fakes.js';
 
 export const REQUEST_TIMEOUT_MS = 60_000;
 export const QUEUE_TIMEOUT_MS = 5_000;
@@ -106,7 +106,7 @@ export function generationHarness(signal: () => AbortSignal) {
     new JobSubmission(queue, routing, images),
     images,
     usage,
-    new TokenQuota(new ApiKeyStore(config), quotas),
+    new TokenQuota(configuredKeys(config), quotas),
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];

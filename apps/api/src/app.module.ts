@@ -105,6 +105,10 @@ import { UsageLedger } from './repositories/usage-ledger.port.js';
 import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
+import { ApiKeysController } from './keys/api-keys.controller.js';
+import { ApiKeysService } from './keys/api-keys.service.js';
+import { ApiKeys } from './repositories/api-keys.port.js';
+import { ApiKeyRepository } from './repositories/api-key.repository.js';
 import { UsageService } from './usage/usage.service.js';
 import { BatchEvents } from './webhooks/batch-events.service.js';
 import { OutputExpiry } from './batches/output-expiry.js';
@@ -157,6 +161,7 @@ export class AppModule {
         OrgAppController,
         OrgAppMessagesController,
         UsageController,
+        ApiKeysController,
         OrgAppTokenizeController,
       ],
       providers: [
@@ -195,6 +200,8 @@ export class AppModule {
         { provide: FleetState, useExisting: FleetStateRepository },
         UsageRepository,
         { provide: UsageLedger, useExisting: UsageRepository },
+        ApiKeyRepository,
+        { provide: ApiKeys, useExisting: ApiKeyRepository },
         FileStoreCheck,
         BullMqJobQueue,
         { provide: JobQueue, useExisting: BullMqJobQueue },
@@ -250,6 +257,7 @@ export class AppModule {
         PendingWorkGauge,
         FleetGauges,
         UsageService,
+        ApiKeysService,
         OpenApiDocument,
       ],
     };

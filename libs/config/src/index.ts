@@ -10,3 +10,11 @@ export { enabledLogLevels } from './log-levels.js';
 export { PLATFORM_CONFIG } from './tokens.js';
 export { generatedFileCli, type GeneratedFrom } from './generated-file.js';
 export { ModelNames } from './deployments/model-names.js';
+export {
+  API_KEY_NAME,
+  API_KEY_NAME_TEXT,
+  ApiKeySettingsDto,
+  RateLimitDto,
+  TokenLimitDto,
+  WebhookDto,
+} from './file/deployments-file.dto.js';

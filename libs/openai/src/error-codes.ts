@@ -54,6 +54,11 @@ export const ErrorCode = {
   batchNotFound: 'batch_not_found',
   invalidBatchId: 'invalid_batch_id',
   batchNotCancellable: 'batch_not_cancellable',
+  apiKeyNotFound: 'api_key_not_found',
+  /** A run-time key's name is taken, by another run-time key or a configured one. */
+  apiKeyExists: 'api_key_exists',
+  /** A key from configuration (environment or deployments file), which the admin routes cannot change. */
+  apiKeyReadOnly: 'api_key_read_only',
   // Credentials and limits.
   invalidApiKey: 'invalid_api_key',
   rateLimitExceeded: 'rate_limit_exceeded',

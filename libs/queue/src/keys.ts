@@ -166,3 +166,22 @@ export const usageBucketKey = (prefix: string, width: UsageBucketWidth, startSec
 /** Set once a reply's usage is counted, so a reply read again (resumed, taken over) never counts twice. */
 export const usageCountedKey = (prefix: string, atSeconds: number, requestId: string): string =>
   `${prefix}:usage:${slotTag(`d${Math.floor(atSeconds / 86_400)}`)}:counted:${requestId}`;
+
+/**
+ * The API keys made at run time: a hash of key name to the hex SHA-256 of the key. A key's record and this
+ * index share one tag, so a script that creates, rotates or revokes a key touches one slot on a cluster.
+ */
+export const apiKeyIndexKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}`;
+
+/**
+ * Set when the first key is made at run time, and never unset: from then on authentication is on, even
+ * once every key is revoked (revoking the last key must not open the API to anyone).
+ */
+export const apiKeysInUseKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}:in-use`;
+
+/**
+ * One run-time API key, found by the hex SHA-256 of the key presented (the key itself is never stored):
+ * a hash of its name, display hint, creation time and settings.
+ */
+export const apiKeyRecordKey = (prefix: string, sha256: string): string =>
+  `${prefix}:apikeys:${slotTag('apikeys')}:${sha256}`;

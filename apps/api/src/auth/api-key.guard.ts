@@ -61,7 +61,7 @@ export class ApiKeyGuard implements CanActivate {
       context.getHandler(),
       context.getClass(),
     ]);
-    if (!schemes?.length || !this.keys.enabled) return true;
+    if (!schemes?.length || !(await this.keys.enabled())) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest<{ Params: { org?: string; app?: string } }>>();
     if (schemes[0] === 'Key') {
       // Only a public app is served without a key. An unknown app asks for one exactly as a private
@@ -70,7 +70,9 @@ export class ApiKeyGuard implements CanActivate {
       if (this.registry.findApp(org, app)?.auth === 'public') return true;
     }
 
-    const key = await this.keys.match(presentedKey(request, schemes));
+    const key = await this.keys.match(presentedKey(request, schemes)).catch(() => {
+      throw OpenAiHttpError.unavailable('The API keys cannot be read now; try again shortly.');
+    });
     if (!key) throw unauthorized('Incorrect API key provided.');
     (request as RequestWithCaller)[CALLER] = key.name;
 

@@ -10,7 +10,6 @@ import { LocalFileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import type { BatchEndpointUrl } from '@conveyor/openai';
 import { batchLineJobId, newBatchId, type BatchLineResult, type QueuedJobData } from '@conveyor/queue';
-import { ApiKeyStore } from '../auth/api-key.store.js';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import type { BatchEndpoint, BatchEndpoints } from '../generation/batch-endpoint.js';
@@ -30,6 +29,7 @@ import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port
 import { MemoryOutbox, MemoryUnqueued } from '../../../../test/support/batch-fakes.js';
 import { composeBatchRunner } from '../../../../test/support/batch-runner.js';
 import type { CommandConnection } from '@conveyor/redis';
+import { configuredKeys } from '../../../../test/support/api-key-fakes.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -174,7 +174,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       workers: new NoWorkers(),
       images: new NoImages(),
       unqueued: new MemoryUnqueued(),
-      quota: new TokenQuota(new ApiKeyStore(config), new TokenQuotaRepository(config, connection)),
+      quota: new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection)),
       outbox: new MemoryOutbox(),
     }).runner;
   };

@@ -6,7 +6,6 @@ import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, imageJobsKey, imageKey, type GenerationJobData } from '@conveyor/queue';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
-import { ApiKeyStore } from '../auth/api-key.store.js';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
@@ -26,6 +25,7 @@ import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
 import type { CommandConnection } from '@conveyor/redis';
 import { InMemoryUsage } from '../../../../test/support/generation-fakes.js';
+import { configuredKeys } from '../../../../test/support/api-key-fakes.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -97,7 +97,7 @@ describe('chat requests with images, queued in real Redis', () => {
       new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
-      new TokenQuota(new ApiKeyStore(config), new TokenQuotaRepository(config, connection)),
+      new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection)),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -5,8 +5,9 @@ import type { AuthScheme } from '../auth/auth-scheme.decorator.js';
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request: the error names the field in `param`',
   401: 'Missing or wrong credentials',
+  403: 'Not allowed: a key from configuration cannot be changed through the admin routes',
   404: "Unknown model, app, file, batch or reply (or another key's)",
-  409: 'Anthropic routes: the message batch is not in a state that allows it (still processing, or ended)',
+  409: 'Conflict: the name is taken (API keys); on Anthropic routes, the message batch is not in a state that allows it (still processing, or ended)',
   413: 'Body or file too large',
   416: 'The Range header names no byte of the file; Content-Range gives its size',
   429: 'Rate limit or queue depth exceeded; see Retry-After',

@@ -24,6 +24,10 @@ describe('API_SCRIPTS', () => {
       settleTokens: 5,
       reserveBatchTokens: 2,
       settleBatchTokens: 3,
+      createApiKey: 3,
+      updateApiKey: 2,
+      rotateApiKey: 3,
+      revokeApiKey: 2,
     });
   });
 });

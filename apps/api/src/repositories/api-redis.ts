@@ -28,6 +28,10 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('settleTokens', 'settle-tokens.lua'),
   script('reserveBatchTokens', 'reserve-batch-tokens.lua'),
   script('settleBatchTokens', 'settle-batch-tokens.lua'),
+  script('createApiKey', 'create-api-key.lua'),
+  script('updateApiKey', 'update-api-key.lua'),
+  script('rotateApiKey', 'rotate-api-key.lua'),
+  script('revokeApiKey', 'revoke-api-key.lua'),
 ];
 
 /**

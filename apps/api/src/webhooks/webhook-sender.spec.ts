@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '@conveyor/config';
 import type { WebhookEvent } from '@conveyor/openai';
-import { ApiKeyStore } from '../auth/api-key.store.js';
 import { WebhookAttemptFailed, WebhookSender } from './webhook-sender.js';
+import { configuredKeys } from '../../../../test/support/api-key-fakes.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const event: WebhookEvent = {
@@ -44,7 +44,7 @@ describe('WebhookSender', () => {
   const sender = (url: string | null) => {
     const config = loadConfig({ MODEL: 'tiny', WEBHOOK_TIMEOUT_MS: '300' });
     const apiKeys = [{ name: 'main', sha256: '0'.repeat(64), ...(url ? { webhook: { url, secret: SECRET } } : {}) }];
-    return new WebhookSender(config, new ApiKeyStore({ ...config, apiKeys }));
+    return new WebhookSender(config, configuredKeys({ ...config, apiKeys }));
   };
 
   it('posts the event signed as Standard Webhooks, its id the webhook-id, and is done on a 2xx', async () => {

@@ -109,19 +109,30 @@ export class WebhookDto {
   secret: string;
 }
 
-export class ApiKeyDto {
-  @IsString()
-  @Matches(/^[A-Za-z0-9_.-]{1,64}$/, { message: "name must be 1-64 letters, digits, '.', '_' or '-'" })
-  name: string;
-  @IsHexadecimal()
-  @Length(64, 64, { message: "sha256 must be the 64 hex digits of the key's SHA-256 (npm run hash-key -- <key>)" })
-  sha256: string;
+/** A key's name: the caller's name in usage, ownership and limits. */
+export const API_KEY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const API_KEY_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-'";
+
+/**
+ * A key's settings: the deployments file's `apiKeys[]` and the admin routes that make keys at run time
+ * check them alike.
+ */
+export class ApiKeySettingsDto {
   @IsOptional() @ValidateNested() @Type(() => RateLimitDto) rateLimit?: RateLimitDto;
   @IsOptional() @ValidateNested() @Type(() => TokenLimitDto) tokenLimit?: TokenLimitDto;
   @IsOptional() @IsArray() @IsIn(SERVICE_TIERS, { each: true }) tiers?: ServiceTier[];
   @IsOptional() @IsNumber() @Min(0.01) @Max(1000) weight?: number;
   @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
   @IsOptional() @ValidateNested() @Type(() => WebhookDto) webhook?: WebhookDto;
+}
+
+export class ApiKeyDto extends ApiKeySettingsDto {
+  @IsString()
+  @Matches(API_KEY_NAME, { message: `name must be ${API_KEY_NAME_TEXT}` })
+  name: string;
+  @IsHexadecimal()
+  @Length(64, 64, { message: "sha256 must be the 64 hex digits of the key's SHA-256 (npm run hash-key -- <key>)" })
+  sha256: string;
 }
 
 /** A model name clients send, exact or a pattern, and the deployment it reaches. */
