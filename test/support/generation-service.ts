@@ -7,6 +7,7 @@ import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
@@ -68,10 +69,11 @@ export const keyOf = (requestId: string) => requestId;
 export const requestIdOf = (run: ReplyRun) => run.who.id.slice(OPTIONS.idPrefix.length);
 
 /** How many observations a histogram holds for a deployment. */
-export async function observations(histogram: Histogram<'deployment'>, deployment: string): Promise<number> {
+export async function observations<L extends string>(histogram: Histogram<L>, deployment: string): Promise<number> {
   const { values } = await histogram.get();
-  const count = values.find((v) => v.metricName?.endsWith('_count') && v.labels.deployment === deployment);
-  return count?.value ?? 0;
+  const labelled = (v: { labels: object }) => (v.labels as { deployment?: string }).deployment === deployment;
+  const counts = values.filter((v) => v.metricName?.endsWith('_count') && labelled(v));
+  return counts.reduce((sum, v) => sum + v.value, 0);
 }
 
 /**
@@ -99,6 +101,7 @@ export function generationHarness(signal: () => AbortSignal) {
     new JobSubmission(queue, routing, images),
     images,
     usage,
+    new ApiKeyStore(config),
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];

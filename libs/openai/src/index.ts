@@ -11,3 +11,4 @@ export type * from './messages.types.js';
 export type * from './message-batches.types.js';
 export type * from './tokenize.types.js';
 export type * from './usage.types.js';
+export * from './service-tiers.types.js';

@@ -19,6 +19,7 @@ import { apiRedis } from '../repositories/api-redis.js';
 import { ImageRepository } from '../repositories/image.repository.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
+import { ApiKeyStore } from '../auth/api-key.store.js';
 import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
 import type { CommandConnection } from '@conveyor/redis';
@@ -94,6 +95,7 @@ describe('chat requests with images, queued in real Redis', () => {
       new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
+      new ApiKeyStore(config),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

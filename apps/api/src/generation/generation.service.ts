@@ -1,9 +1,13 @@
+// One file past 300 lines: a request's whole life in the queue (its terms, admission, deadlines, being
+// taken back, its reader's end) shares the same few collaborators and state; split, each part would
+// hand the others its job, images and place back and forth.
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
-import { isRequestId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
+import { isRequestId, jobImageHashes, type QueueTier, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
+import { ApiKeyStore } from '../auth/api-key.store.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
@@ -19,6 +23,7 @@ import { JobQueue } from './job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
+import { servedTier, settledDeadline, type AskedTerms } from './request-terms.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
@@ -36,12 +41,14 @@ export interface SubmitOptions {
   caller: string;
   /** The images the job refers to, decoded: stored before it is queued, so that the job carries only their hashes. */
   images?: readonly DecodedImage[];
+  /** The service tier and deadline the request itself asks for; its key and deployment have their say too. */
+  asked?: AskedTerms;
 }
 
 /**
- * The generation pipeline every route shares: admits a request to its deployment's job queue,
- * and follows its reply through the reply relay with a per-request reader. Nothing is queued
- * for a request that is refused.
+ * The generation pipeline every route shares: settles a request's service tier and deadline, admits it
+ * to its deployment's job queue, and follows its reply through the reply relay with a per-request
+ * reader. Nothing is queued for a request that is refused.
  */
 @Injectable()
 export class GenerationService {
@@ -60,6 +67,7 @@ export class GenerationService {
     private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
+    private readonly keys: ApiKeyStore,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -83,19 +91,27 @@ export class GenerationService {
     options: SubmitOptions,
   ): Promise<ReplyRun> {
     this.assertQueueReachable();
+    const receivedAt = Date.now();
     const requestId = randomUUID();
-    await this.admit(deployment.id, requestId);
+    const key = await this.keys.byName(options.caller);
+    const tier = servedTier(options.asked?.tier, key);
+    const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
+    await this.admit(deployment.id, requestId, tier);
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
       model: options.model,
       created: Math.floor(now / 1000),
+      tier,
     };
-    // The job names this replica: its workers send the reply's events to this replica's inbox.
+    // The job names this replica: its workers send the reply's events to this replica's inbox. It carries
+    // its tier (its band in the queue) and its deadline, so a worker taking it too late runs nothing.
     const job: QueuedJobData = {
       ...namedJob(build(requestId, now), deployment, options.model),
       owner: options.caller,
       replyTo: this.relay.replica,
+      tier,
+      ...(deadlineMs === null ? {} : { deadlineAt: receivedAt + deadlineMs }),
     };
     const images = jobImageHashes(job);
     const source = this.relay.subscribe(requestId);
@@ -122,11 +138,19 @@ export class GenerationService {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: this.config.api.queueTimeoutMs,
       onQueueTimeout: () => this.withdrawUntaken(deployment.id, requestId, images),
+      deadlineMs: deadlineMs === null ? null : Math.max(0, receivedAt + deadlineMs - Date.now()),
+      onDeadline: async (takenAt) => {
+        // Still queued: taken back; taken by a worker meanwhile, it is stopped as the reply ends unfinished.
+        if (takenAt === null && (await this.takeBack(deployment.id, requestId, images)))
+          return OpenAiHttpError.deadlineExceeded(deadlineMs!, Date.now() - now, null);
+        const started = takenAt ?? Date.now();
+        return OpenAiHttpError.deadlineExceeded(deadlineMs!, started - now, Date.now() - started);
+      },
     });
     return {
       who,
       maxTokens: maxTokensOf(job),
-      events: this.read(source, signal, deadlines, { ...followed, images }, now, true),
+      events: this.read(source, signal, deadlines, { ...followed, images }, now, true, tier),
     };
   }
 
@@ -164,6 +188,7 @@ export class GenerationService {
       id: completionId,
       model: job.model ?? job.deployment,
       created: Math.floor(job.enqueuedAt / 1000),
+      tier: job.tier ?? 'default',
     };
     const source = this.relay.follow(requestId, job.replyTo, job.enqueuedAt);
     const deadlines = new ReplyDeadlines(source, {
@@ -175,7 +200,7 @@ export class GenerationService {
     return {
       who,
       maxTokens: maxTokensOf(job),
-      events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false),
+      events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false, job.tier ?? 'default'),
     };
   }
 
@@ -201,9 +226,10 @@ export class GenerationService {
     { deployment, requestId, images, owner, route }: FollowedReply,
     enqueuedAt: number,
     queued: boolean,
+    tier: QueueTier,
   ): ReplyRun['events'] {
     // A resumed stream's reply was timed by the replica that accepted it.
-    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route]);
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route], tier);
     return readReply(source, signal, deadlines, {
       observe: (event) => {
         timing.observe(event);
@@ -236,22 +262,28 @@ export class GenerationService {
     requestId: string,
     images: readonly string[],
   ): Promise<Error | null> {
-    // Not put back after an outage once withdrawn; followed again if a worker took it first after all.
-    const followed = this.followed.forget(requestId);
     const [withdrawn, live] = await Promise.all([
-      this.queue.withdraw(deployment, requestId),
+      this.takeBack(deployment, requestId, images),
       this.workers.count(deployment),
     ]);
-    if (!withdrawn) {
-      if (followed) this.followed.follow(followed.job, followed.source, followed.started);
-      return null;
-    }
-    await this.release(requestId, images);
-    await this.giveBackPlace(deployment, requestId);
+    if (!withdrawn) return null;
     return OpenAiHttpError.unavailable(
       `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
         `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
     );
+  }
+
+  /** Takes a job back from the queue if no worker has it yet, with its images and its place; false when one has. */
+  private async takeBack(deployment: string, requestId: string, images: readonly string[]): Promise<boolean> {
+    // Not put back after an outage once withdrawn; followed again if a worker took it first after all.
+    const followed = this.followed.forget(requestId);
+    if (!(await this.queue.withdraw(deployment, requestId))) {
+      if (followed) this.followed.follow(followed.job, followed.source, followed.started);
+      return false;
+    }
+    await this.release(requestId, images);
+    await this.giveBackPlace(deployment, requestId);
+    return true;
   }
 
   /** Best effort: what is not released now expires with the images' safety expiry. */
@@ -275,14 +307,29 @@ export class GenerationService {
   }
 
   /**
-   * Refuses at once, rather than queueing without bound, when a deployment's queue is full. The
-   * check and the place it takes are one step in Redis, so requests arriving together, on any
-   * replica, cannot all see room that only one of them has.
+   * Refuses at once, rather than queueing without bound, when a deployment's queue is full; a `flex`
+   * request, when it is deep (FLEX_QUEUE_DEPTH): it would wait behind every other tier. The check and
+   * the place it takes are one step in Redis, so requests arriving together, on any replica, cannot
+   * all see room that only one of them has.
    */
-  private async admit(deployment: string, requestId: string): Promise<void> {
-    const admission = await this.admission.reserve(deployment, requestId, this.config.api.maxQueueDepth).catch(() => {
+  private async admit(deployment: string, requestId: string, tier: QueueTier): Promise<void> {
+    const { maxQueueDepth, flexQueueDepth } = this.config.api;
+    const flex = tier === 'flex';
+    const limit = flex ? flexQueueDepth : maxQueueDepth;
+    const admission = await this.admission.reserve(deployment, requestId, limit).catch(() => {
       throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
     });
+    if (!admission.admitted && flex) {
+      throw new OpenAiHttpError(
+        429,
+        'rate_limit_error',
+        `Resource unavailable: the "${deployment}" queue is too deep for flex processing ` +
+          `(${admission.queued} requests waiting); retry later, or use service_tier "default".`,
+        'service_tier',
+        ErrorCode.resourceUnavailable,
+        { 'retry-after': '1' },
+      );
+    }
     if (!admission.admitted) {
       throw new OpenAiHttpError(
         429,
