@@ -13,6 +13,7 @@ import { GenerationService, type SubmitOptions } from '../../apps/api/src/genera
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
 import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
 import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
+import type { AskedTerms } from '../../apps/api/src/generation/request-terms.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { NoRoutes } from './batch-fakes.js';
 import {
@@ -27,6 +28,7 @@ import {
 export const REQUEST_TIMEOUT_MS = 60_000;
 export const QUEUE_TIMEOUT_MS = 5_000;
 export const MAX_QUEUE_DEPTH = 3;
+export const FLEX_QUEUE_DEPTH = 1;
 
 function platformConfig(): PlatformConfig {
   const base = loadConfig({});
@@ -38,6 +40,7 @@ function platformConfig(): PlatformConfig {
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       queueTimeoutMs: QUEUE_TIMEOUT_MS,
       maxQueueDepth: MAX_QUEUE_DEPTH,
+      flexQueueDepth: FLEX_QUEUE_DEPTH,
     },
     deployments: [deployment('alpha'), deployment('beta')],
   };
@@ -123,9 +126,9 @@ export function generationHarness(signal: () => AbortSignal) {
     };
 
   /** What a feature service does with a request: find its deployment, then submit its job. */
-  const request = async (model: string, only?: DeploymentConfig): Promise<ReplyRun> => {
+  const request = async (model: string, only?: DeploymentConfig, asked?: AskedTerms): Promise<ReplyRun> => {
     const deployment = service.deploymentFor(model, only);
-    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id });
+    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id, asked });
   };
 
   /** Asserts that nothing was queued, built or followed for a refused request. */

@@ -138,14 +138,11 @@ export class GenerationService {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: this.config.api.queueTimeoutMs,
       onQueueTimeout: () => this.withdrawUntaken(deployment.id, requestId, images),
-      deadlineMs: deadlineMs === null ? null : Math.max(0, receivedAt + deadlineMs - Date.now()),
-      onDeadline: async (takenAt) => {
-        // Still queued: taken back; taken by a worker meanwhile, it is stopped as the reply ends unfinished.
-        if (takenAt === null && (await this.takeBack(deployment.id, requestId, images)))
-          return OpenAiHttpError.deadlineExceeded(deadlineMs!, Date.now() - now, null);
-        const started = takenAt ?? Date.now();
-        return OpenAiHttpError.deadlineExceeded(deadlineMs!, started - now, Date.now() - started);
-      },
+      ...(deadlineMs !== null && {
+        deadlineMs: Math.max(0, receivedAt + deadlineMs - Date.now()),
+        onDeadline: (takenAt: number | null) =>
+          this.deadlinePassed(deployment.id, requestId, images, { deadlineMs, queuedAt: now, takenAt }),
+      }),
     });
     return {
       who,
@@ -271,6 +268,22 @@ export class GenerationService {
       `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
         `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
     );
+  }
+
+  /**
+   * A request's own deadline passed: a job still queued is taken back; one a worker has (or took just
+   * now) is stopped as its reply ends unfinished. Either way the reply ends with the deadline's error.
+   */
+  private async deadlinePassed(
+    deployment: string,
+    requestId: string,
+    images: readonly string[],
+    { deadlineMs, queuedAt, takenAt }: { deadlineMs: number; queuedAt: number; takenAt: number | null },
+  ): Promise<Error> {
+    if (takenAt === null && (await this.takeBack(deployment, requestId, images)))
+      return OpenAiHttpError.deadlineExceeded(deadlineMs, Date.now() - queuedAt, null);
+    const started = takenAt ?? Date.now();
+    return OpenAiHttpError.deadlineExceeded(deadlineMs, started - queuedAt, Date.now() - started);
   }
 
   /** Takes a job back from the queue if no worker has it yet, with its images and its place; false when one has. */
