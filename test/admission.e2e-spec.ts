@@ -45,7 +45,8 @@ describe('admission: the queue-depth limit holds for requests that arrive togeth
       expect((await readJson<OpenAiErrorBody>(res)).error.code).toBe('queue_full');
     }
     const queue = new Queue(deploymentQueueName(MODEL), { connection: { url: REDIS_URL }, prefix: platform.prefix });
-    expect(await queue.getWaitingCount()).toBe(5);
+    // Default-tier requests wait prioritized in BullMQ (behind the priority tier's, ahead of batch lines).
+    expect(await queue.getJobCountByTypes('waiting', 'prioritized')).toBe(5);
     await queue.close();
     // Withdrawn at the queue deadline: a 503 that says when to retry.
     for (const res of await Promise.all(admitted)) {

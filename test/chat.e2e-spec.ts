@@ -380,7 +380,9 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
     expect(
       value(/conveyor_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="400"\} (\d+)/),
     ).toBeGreaterThan(5);
-    expect(value(/conveyor_queue_wait_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
+    expect(
+      value(/conveyor_queue_wait_seconds_count\{deployment="conveyor-tiny",tier="default"\} (\d+)/),
+    ).toBeGreaterThan(5);
     expect(value(/conveyor_time_to_first_token_seconds_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);
     expect(value(/conveyor_generated_tokens_total\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(50);
     expect(value(/conveyor_generation_tokens_per_second_count\{deployment="conveyor-tiny"\} (\d+)/)).toBeGreaterThan(5);

@@ -276,7 +276,10 @@ describe('limits: queue depth and deadlines', () => {
     const busy = post({ max_tokens: 4000 });
     await waitFor(async () => ((await queue.getActiveCount()) === 1 ? true : undefined), 3000);
     const waiting = [post({ max_tokens: 2 }), post({ max_tokens: 2 })];
-    await waitFor(async () => ((await queue.getWaitingCount()) === 2 ? true : undefined), 3000);
+    await waitFor(
+      async () => ((await queue.getJobCountByTypes('waiting', 'prioritized')) === 2 ? true : undefined),
+      3000,
+    );
     const t0 = Date.now();
     const over = await post({ max_tokens: 2 });
     expect(Date.now() - t0).toBeLessThan(500);

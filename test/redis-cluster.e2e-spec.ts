@@ -240,7 +240,11 @@ describe('Redis Cluster: the platform on three shards, and a primary killed unde
       await cluster.cutReplication(busiest());
       // Acknowledged by the primary only: the replica about to replace it never hears of this job.
       waiting = chatRequest(platform.baseUrl, MODEL, false, 8, HANG_BOUND_MS);
-      await waitFor(async () => ((await queue.getWaitingCount()) === 1 ? true : undefined), 10_000, 'the job queued');
+      await waitFor(
+        async () => ((await queue.getJobCountByTypes('waiting', 'prioritized')) === 1 ? true : undefined),
+        10_000,
+        'the job queued',
+      );
       const killed = await cluster.killPrimaryOf(busiest());
       await cluster.waitFailover(killed, busiest(), 20_000);
       await cluster.healReplication();

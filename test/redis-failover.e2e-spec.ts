@@ -116,7 +116,7 @@ describe('Redis Sentinel: the primary killed under load', () => {
       await group.cutReplication();
       // Acknowledged by the primary only: the replica about to replace it never hears of this job.
       waiting = chatRequest(platform.baseUrl, MODEL, false, 8, HANG_BOUND_MS);
-      for (const until = Date.now() + 10_000; (await queue.getWaitingCount()) !== 1;) {
+      for (const until = Date.now() + 10_000; (await queue.getJobCountByTypes('waiting', 'prioritized')) !== 1;) {
         if (Date.now() > until) throw new Error('the request never waited in the queue');
         await new Promise((r) => setTimeout(r, 50));
       }

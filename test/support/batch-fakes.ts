@@ -251,7 +251,7 @@ export class MemoryQueue extends JobQueue {
     return this.jobs.get(requestId) ?? null;
   }
   async counts(): Promise<JobCounts> {
-    return { waiting: this.jobs.size, prioritized: 0, active: 0 };
+    return { waiting: this.jobs.size, batch: 0, active: 0 };
   }
   async countsByState(): Promise<Record<string, number>> {
     return { waiting: this.jobs.size };

@@ -60,11 +60,11 @@ export class InMemoryJobQueue extends JobQueue {
   }
 
   async counts(deployment: string): Promise<JobCounts> {
-    return { waiting: await this.waiting(deployment), prioritized: 0, active: 0 };
+    return { waiting: await this.waiting(deployment), batch: 0, active: 0 };
   }
   async countsByState(deployment: string): Promise<Record<string, number>> {
     const c = await this.counts(deployment);
-    return { waiting: c.waiting, prioritized: c.prioritized, active: c.active };
+    return { waiting: c.waiting, prioritized: c.batch, active: c.active };
   }
 
   reachable = true;

@@ -13,6 +13,7 @@ import { GenerationService, type SubmitOptions } from '../../apps/api/src/genera
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
 import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
 import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
+import type { AskedTerms } from '../../apps/api/src/generation/request-terms.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { NoRoutes } from './batch-fakes.js';
 import { InMemoryTokenQuotas } from './token-quota-fakes.js';
@@ -31,6 +32,7 @@ export const QUEUE_TIMEOUT_MS = 5_000;
 export const MAX_QUEUE_DEPTH = 3;
 /** The key whose requests are held to a token quota (`anonymous`, the default caller, has none). */
 export const METERED = { name: 'metered', perMinute: 1_000 };
+export const FLEX_QUEUE_DEPTH = 1;
 
 function platformConfig(): PlatformConfig {
   const base = loadConfig({});
@@ -42,6 +44,7 @@ function platformConfig(): PlatformConfig {
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       queueTimeoutMs: QUEUE_TIMEOUT_MS,
       maxQueueDepth: MAX_QUEUE_DEPTH,
+      flexQueueDepth: FLEX_QUEUE_DEPTH,
     },
     deployments: [deployment('alpha'), deployment('beta')],
     apiKeys: [{ name: METERED.name, sha256: '00'.repeat(32), tokenLimit: { perMinute: METERED.perMinute } }],
@@ -74,10 +77,11 @@ export const keyOf = (requestId: string) => requestId;
 export const requestIdOf = (run: ReplyRun) => run.who.id.slice(OPTIONS.idPrefix.length);
 
 /** How many observations a histogram holds for a deployment. */
-export async function observations(histogram: Histogram<'deployment'>, deployment: string): Promise<number> {
+export async function observations<L extends string>(histogram: Histogram<L>, deployment: string): Promise<number> {
   const { values } = await histogram.get();
-  const count = values.find((v) => v.metricName?.endsWith('_count') && v.labels.deployment === deployment);
-  return count?.value ?? 0;
+  const labelled = (v: { labels: object }) => (v.labels as { deployment?: string }).deployment === deployment;
+  const counts = values.filter((v) => v.metricName?.endsWith('_count') && labelled(v));
+  return counts.reduce((sum, v) => sum + v.value, 0);
 }
 
 /**
@@ -107,6 +111,7 @@ export function generationHarness(signal: () => AbortSignal) {
     images,
     usage,
     new TokenQuota(configuredKeys(config), quotas),
+    configuredKeys(config),
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
@@ -128,9 +133,19 @@ export function generationHarness(signal: () => AbortSignal) {
     };
 
   /** What a feature service does with a request: find its deployment, then submit its job. */
-  const request = async (model: string, only?: DeploymentConfig, caller = OPTIONS.caller): Promise<ReplyRun> => {
+  const request = async (
+    model: string,
+    only?: DeploymentConfig,
+    asked?: AskedTerms,
+    caller = OPTIONS.caller,
+  ): Promise<ReplyRun> => {
     const deployment = service.deploymentFor(model, only);
-    return service.submit(deployment, builderFor(deployment), signal(), { ...OPTIONS, model: deployment.id, caller });
+    return service.submit(deployment, builderFor(deployment), signal(), {
+      ...OPTIONS,
+      model: deployment.id,
+      asked,
+      caller,
+    });
   };
 
   /** Asserts that nothing was queued, built or followed for a refused request. */

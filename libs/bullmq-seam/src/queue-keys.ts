@@ -3,7 +3,8 @@
  * `<prefix>:<queue>:<job id>`. Named here only for the scripts and checks that must read BullMQ's
  * state directly; everything else asks a `Queue`.
  */
-export type BullQueuePart = 'wait' | 'active' | 'prioritized' | 'meta' | 'marker' | 'events' | 'stalled' | 'repeat';
+export type BullQueuePart =
+  'wait' | 'active' | 'prioritized' | 'delayed' | 'meta' | 'marker' | 'events' | 'stalled' | 'repeat';
 
 /** The key of one part of a BullMQ queue (named as `deploymentQueueName` or `affinityQueueName` name it). */
 export const bullQueueKey = (prefix: string, queue: string, part: BullQueuePart): string =>

@@ -25,14 +25,18 @@ const PARTS: readonly BullQueuePart[] = [
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    bullTakeOverJobs(...keysThenArgs: (string | number)[]): Result<[string, TakenBack['to'], number][], Context>;
+    bullTakeOverJobs(
+      ...keysThenArgs: (string | number)[]
+    ): Result<[string, TakenBack['to'], number, number][], Context>;
   }
 }
 
-/** A job taken back from a dead process: where it waits now, and whether it fails when next taken. */
+/** A job taken back from a dead process: where it waits now, its priority, and whether it fails when next taken. */
 export interface TakenBack {
   id: string;
   to: 'wait' | 'prioritized';
+  /** Its BullMQ priority (0: none). */
+  priority: number;
   failing: boolean;
 }
 
@@ -51,6 +55,6 @@ export class BullTakeOver {
       bullJobKeyPrefix(prefix, queue),
       tokenPrefix,
     );
-    return moved.map(([id, to, failing]) => ({ id, to, failing: failing === 1 }));
+    return moved.map(([id, to, failing, priority]) => ({ id, to, priority, failing: failing === 1 }));
   }
 }

@@ -1,3 +1,7 @@
+// One file past 300 lines: the configuration's types, one contract every part of the platform reads, so
+// each setting is typed once, beside the others it is read with.
+
+import { SERVICE_TIERS, type ServiceTier } from '@conveyor/openai';
 import type { SamplingPreset } from '@conveyor/protocol';
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -53,6 +57,8 @@ export interface DeploymentConfig {
   engine: EngineConfig;
   /** Whether requests may carry images (`image_url` parts): the engine has a vision projector. */
   vision: boolean;
+  /** A request's deadline, in milliseconds from its receipt, when nothing shorter applies; null: none. */
+  deadlineMs: number | null;
 }
 
 /**
@@ -99,10 +105,9 @@ export type ReasoningParser = 'think';
 
 /**
  * The queue's priority bands a request may ask for, as OpenAI's `service_tier` names them: `priority` ahead
- * of `default` ahead of `flex` (and batch lines); `auto` is the key's best allowed tier short of `priority`.
+ * of `default` ahead of `flex` (and batch lines); `auto` is `default`.
  */
-export const SERVICE_TIERS = ['auto', 'default', 'flex', 'priority'] as const;
-export type ServiceTier = (typeof SERVICE_TIERS)[number];
+export { SERVICE_TIERS, type ServiceTier };
 /** The tiers a key may use when its config names none: all but `priority`. */
 export const DEFAULT_KEY_TIERS: readonly ServiceTier[] = ['auto', 'default', 'flex'];
 
@@ -129,7 +134,7 @@ export interface ApiKeyConfig {
   tiers?: ServiceTier[];
   /** The key's weight in fair sharing of the fleet against other keys (default 1). */
   weight?: number;
-  /** A request's deadline when it brings none, in milliseconds; none: the deployment's, or no deadline. */
+  /** A deadline for the key's requests, in milliseconds; the shortest of it, the request's and the deployment's applies. */
   deadlineMs?: number;
   /** Where its batches' events go; none: no webhook. */
   webhook?: WebhookConfig;
@@ -247,6 +252,8 @@ export interface PlatformConfig {
     queueTimeoutMs: number;
     /** Requests waiting in a deployment's queue beyond which new ones get 429. */
     maxQueueDepth: number;
+    /** Requests waiting in a deployment's queue beyond which new `flex` ones get 429 (at most maxQueueDepth). */
+    flexQueueDepth: number;
     /** On SIGTERM, how long open replies may take to finish before they end with an error event. */
     shutdownGraceMs: number;
     /** Host names the API answers to; another Host gets 403, so a DNS-rebinding page cannot reach it. */

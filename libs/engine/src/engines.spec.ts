@@ -24,6 +24,7 @@ const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { eng
   promptCache: 'full',
   task: 'generate',
   reasoningParser: 'think',
+  deadlineMs: null,
   engine,
   vision: false,
 });

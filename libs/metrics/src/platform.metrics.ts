@@ -12,8 +12,8 @@ export const HTTP_REQUESTS = counter({
 
 export const QUEUE_WAIT = histogram({
   name: 'conveyor_queue_wait_seconds',
-  help: 'Time from enqueueing a chat request to a worker starting it',
-  labels: ['deployment'],
+  help: 'Time from enqueueing a chat request to a worker starting it, by the service tier it was served at',
+  labels: ['deployment', 'tier'],
   buckets: PLATFORM_SECONDS,
 });
 

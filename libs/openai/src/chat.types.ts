@@ -1,4 +1,5 @@
 /** OpenAI chat-completions wire shapes, as clients send and expect them. */
+import type { ServedTier } from './service-tiers.types.js';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
@@ -135,6 +136,8 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
+  /** The service tier the request was served at. */
+  service_tier: ServedTier;
   system_fingerprint: string | null;
   choices: Array<{
     index: number;
@@ -150,6 +153,7 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
+  service_tier: ServedTier;
   system_fingerprint: string | null;
   choices: Array<{
     index: number;

@@ -64,10 +64,14 @@ export const ErrorCode = {
   rateLimitExceeded: 'rate_limit_exceeded',
   tokenLimitExceeded: 'token_limit_exceeded',
   queueFull: 'queue_full',
+  /** A `flex` request refused while its deployment's queue is deep: it would wait behind every other tier. */
+  resourceUnavailable: 'resource_unavailable',
   // The platform.
   serviceUnavailable: 'service_unavailable',
   serverShuttingDown: 'server_shutting_down',
   timeout: 'timeout',
+  /** The request's own deadline (a header, its key's or its deployment's) passed, queued or running. */
+  deadlineExceeded: 'deadline_exceeded',
   generationFailed: 'generation_failed',
   embeddingFailed: 'embedding_failed',
   tokenizeFailed: 'tokenize_failed',

@@ -12,3 +12,4 @@ export type * from './message-batches.types.js';
 export type * from './tokenize.types.js';
 export type * from './usage.types.js';
 export type * from './api-keys.types.js';
+export * from './service-tiers.types.js';

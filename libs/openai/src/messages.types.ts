@@ -2,6 +2,7 @@
  * Anthropic's Messages API on the wire (`POST /v1/messages`), the part of it this server speaks.
  * Kept beside OpenAI's types: both are formats the API answers in, and neither imports anything.
  */
+import type { AnthropicUsageTier } from './service-tiers.types.js';
 
 /** `system`: a system turn inside the conversation, as Anthropic's current clients may send (text only). */
 export type MessagesRole = 'user' | 'assistant' | 'system';
@@ -115,6 +116,8 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The tier the request was served at: `priority` for the priority band, `standard` otherwise. */
+  service_tier?: AnthropicUsageTier;
 }
 
 export interface Message {

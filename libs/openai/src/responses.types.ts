@@ -1,4 +1,5 @@
 /** OpenAI Responses API wire shapes (`/v1/responses`), as clients send and expect them. */
+import type { ServedTier } from './service-tiers.types.js';
 
 export interface InputTextPart {
   type: 'input_text';
@@ -204,6 +205,8 @@ export interface ResponseObject {
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
   reasoning: { effort: string | null; summary: string | null };
+  /** The service tier the request was served at. */
+  service_tier: ServedTier;
   store: boolean;
   temperature: number | null;
   text: { format: ResponseTextFormat };

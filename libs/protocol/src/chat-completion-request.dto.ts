@@ -5,6 +5,7 @@ import {
   ArrayNotEmpty,
   IsArray,
   IsBoolean,
+  IsIn,
   IsInt,
   IsObject,
   IsOptional,
@@ -13,7 +14,7 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import type { ContentPart } from '@conveyor/openai';
+import { SERVICE_TIERS, type ContentPart, type ServiceTier } from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
@@ -92,6 +93,12 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
   @IsOptional()
   @IsBoolean()
   logprobs?: boolean | null;
+
+  /** The queue's band: `priority` where the key may use it (else `default`), `default`, `flex`; `auto` is `default`. */
+  @IsOptional()
+  @IsIn(SERVICE_TIERS)
+  @ApiProperty({ required: false, nullable: true, enum: SERVICE_TIERS })
+  service_tier?: ServiceTier | null;
 
   @IsOptional()
   @IsInt()

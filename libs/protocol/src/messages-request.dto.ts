@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
+  IsIn,
   IsInt,
   IsNotEmpty,
   IsObject,
@@ -14,6 +15,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { ANTHROPIC_SERVICE_TIERS, type AnthropicServiceTier } from '@conveyor/openai';
 import type { GenerationJobData, OutputFormat } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { given } from './sampling-fields.dto.js';
@@ -52,6 +54,12 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @IsOptional()
   @IsBoolean()
   stream?: boolean | null;
+
+  /** `auto`: the priority band where the key may use it; `standard_only`: the default band. */
+  @IsOptional()
+  @IsIn(ANTHROPIC_SERVICE_TIERS)
+  @ApiProperty({ required: false, nullable: true, enum: ANTHROPIC_SERVICE_TIERS })
+  service_tier?: AnthropicServiceTier | null;
 
   @IsOptional()
   @IsObject()

@@ -16,7 +16,14 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type InputContentPart, type ResponseInputItem, type ResponseTool } from '@conveyor/openai';
+import {
+  ErrorCode,
+  SERVICE_TIERS,
+  type InputContentPart,
+  type ResponseInputItem,
+  type ResponseTool,
+  type ServiceTier,
+} from '@conveyor/openai';
 import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
@@ -166,6 +173,12 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   @IsString()
   @MaxLength(1024)
   prompt_cache_key?: string | null;
+
+  /** The queue's band: `priority` where the key may use it (else `default`), `default`, `flex`; `auto` is `default`. */
+  @IsOptional()
+  @IsIn(SERVICE_TIERS)
+  @ApiProperty({ required: false, nullable: true, enum: SERVICE_TIERS })
+  service_tier?: ServiceTier | null;
 
   /** Only "disabled" is honoured: a conversation longer than the context is refused, never cut. */
   @IsOptional()

@@ -49,8 +49,8 @@ export type BatchLineResult = (
 };
 
 /**
- * BullMQ serves jobs without a priority before prioritized ones, so batch
- * lines (prioritized) never hold up an interactive request.
+ * BullMQ serves prioritized jobs lowest number first: batch lines come after every service tier's
+ * band (see service-tiers.ts), so they never hold up an interactive request.
  */
 export const BATCH_LINE_PRIORITY = 1000;
 

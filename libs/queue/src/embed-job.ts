@@ -1,11 +1,12 @@
 import type { BatchLineRef } from './batch.js';
+import type { JobTerms } from './service-tiers.js';
 import { GENERATE_JOB, type GenerationJobData } from './generation-job.js';
 import { TOKENIZE_JOB, isTokenizeJob, type TokenizeJobData } from './tokenize-job.js';
 
 export const EMBED_JOB = 'embed' as const;
 
 /** Payload of one embeddings request: every input is embedded, in order, and published as `embedding` events. */
-export interface EmbedJobData {
+export interface EmbedJobData extends JobTerms {
   requestId: string;
   deployment: string;
   /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */

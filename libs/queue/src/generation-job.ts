@@ -1,4 +1,5 @@
 import type { BatchLineRef } from './batch.js';
+import type { JobTerms } from './service-tiers.js';
 
 /** A call the model made, as it travels in history and in replies. `arguments` is JSON text. */
 export interface ToolCall {
@@ -75,7 +76,7 @@ export interface Sampling {
 export const GENERATE_JOB = 'generate' as const;
 
 /** Payload of one generation job (chat or legacy completion). Carries no credentials: keys never reach Redis. */
-export interface GenerationJobData {
+export interface GenerationJobData extends JobTerms {
   requestId: string;
   deployment: string;
   /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */

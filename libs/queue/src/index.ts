@@ -12,3 +12,4 @@ export * from './image-refs.js';
 export * from './reply-codec.js';
 export * from './reply-history.js';
 export * from './slot-tags.js';
+export * from './service-tiers.js';

@@ -1,4 +1,5 @@
 import type { ChatTurn, ToolSpec } from './generation-job.js';
+import type { JobTerms } from './service-tiers.js';
 
 export const TOKENIZE_JOB = 'tokenize' as const;
 
@@ -16,7 +17,7 @@ export type TokenizeInput =
  * by a worker of the deployment, whose tokenizer and chat template are the ones its generations use.
  * Its answer is one `tokens` event.
  */
-export interface TokenizeJobData {
+export interface TokenizeJobData extends JobTerms {
   requestId: string;
   deployment: string;
   /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */

@@ -29,13 +29,15 @@ export class ChatHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<ChatCompletion | void> {
-    const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(ChatCompletionRequestDto, body));
+    const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () =>
+      parseRequest(ChatCompletionRequestDto, body),
+    );
     if (!dto.stream) {
-      const completion = await this.chat.complete(dto, caller, signal, onlyDeployment);
+      const completion = await this.chat.complete(dto, caller, signal, onlyDeployment, deadlineMs);
       identify(completion.id.slice(openAiChat.idPrefix.length));
       return completion;
     }
-    const run = await this.chat.start(dto, caller, signal, onlyDeployment);
+    const run = await this.chat.start(dto, caller, signal, onlyDeployment, deadlineMs);
     identify(run.who.id.slice(openAiChat.idPrefix.length));
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);
   }

@@ -98,6 +98,7 @@ describe('chat requests with images, queued in real Redis', () => {
       images,
       new InMemoryUsage(),
       new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection)),
+      configuredKeys(config),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -22,6 +22,7 @@ describe('toChatCompletion', () => {
       object: 'chat.completion',
       created: 1_700_000_000,
       model: 'conveyor-tiny',
+      service_tier: 'default',
       system_fingerprint: null,
       choices: [
         {
@@ -87,6 +88,7 @@ describe('ChunkFormatter', () => {
     object: 'chat.completion.chunk',
     created: who.created,
     model: who.model,
+    service_tier: 'default',
     system_fingerprint: null,
   };
 

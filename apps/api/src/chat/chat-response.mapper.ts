@@ -60,6 +60,7 @@ export function toChatCompletion(who: ReplyIdentity, reply: ReplyResult): ChatCo
     object: 'chat.completion',
     created: who.created,
     model: who.model,
+    service_tier: who.tier ?? 'default',
     system_fingerprint: null,
     choices: reply.choices.map(toChoice),
     usage: toUsage(reply.usage),
@@ -86,6 +87,7 @@ export class ChunkFormatter {
       object: 'chat.completion.chunk',
       created: this.who.created,
       model: this.who.model,
+      service_tier: this.who.tier ?? 'default',
       system_fingerprint: null,
       choices: [{ index, delta, logprobs, finish_reason: finishReason }],
     };
@@ -124,6 +126,7 @@ export class ChunkFormatter {
       object: 'chat.completion.chunk',
       created: this.who.created,
       model: this.who.model,
+      service_tier: this.who.tier ?? 'default',
       system_fingerprint: null,
       choices: [],
       usage: toUsage(usage),

@@ -18,13 +18,15 @@ export class ChatService {
 
   /**
    * Enqueues the request for `caller` (the API key's name), who alone may resume its reply; nothing is
-   * enqueued when it is refused. `only` binds it to one deployment (an org/app route).
+   * enqueued when it is refused. `only` binds it to one deployment (an org/app route); `deadlineMs` is
+   * the deadline the request's headers set.
    */
   start(
     dto: ChatCompletionRequestDto,
     caller: string,
     signal: AbortSignal,
     only?: DeploymentConfig,
+    deadlineMs: number | null = null,
   ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images);
@@ -36,6 +38,7 @@ export class ChatService {
       prompt: dto.messages,
       caller,
       images: dto.decodedImages(),
+      asked: { tier: dto.service_tier, deadlineMs },
     });
   }
 
@@ -45,8 +48,9 @@ export class ChatService {
     caller: string,
     signal: AbortSignal,
     only?: DeploymentConfig,
+    deadlineMs: number | null = null,
   ): Promise<ChatCompletion> {
-    const run = await this.start(dto, caller, signal, only);
+    const run = await this.start(dto, caller, signal, only, deadlineMs);
     return toChatCompletion(run.who, await collectReply(run));
   }
 

@@ -26,13 +26,13 @@ export class CompletionsHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<Completion | void> {
-    const { dto, signal, identify } = this.http.accept(reply, () => parseCompletionBody(body));
+    const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseCompletionBody(body));
     if (!dto.stream) {
-      const completion = await this.completions.complete(dto, caller, signal, onlyDeployment);
+      const completion = await this.completions.complete(dto, caller, signal, onlyDeployment, deadlineMs);
       identify(completion.id.slice(openAiCompletions.idPrefix.length));
       return completion;
     }
-    const run = await this.completions.start(dto, caller, signal, onlyDeployment);
+    const run = await this.completions.start(dto, caller, signal, onlyDeployment, deadlineMs);
     identify(run.who.id.slice(openAiCompletions.idPrefix.length));
     return this.stream(run, reply, dto);
   }

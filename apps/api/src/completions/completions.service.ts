@@ -20,7 +20,13 @@ export class CompletionsService {
   constructor(private readonly generation: GenerationService) {}
 
   /** Enqueues the request for `caller`; nothing is enqueued when it is refused. `only` binds it to one deployment. */
-  start(dto: CompletionRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig): Promise<ReplyRun> {
+  start(
+    dto: CompletionRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+    deadlineMs: number | null = null,
+  ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
@@ -30,6 +36,7 @@ export class CompletionsService {
       stream: dto.stream === true,
       prompt: dto.prompt,
       caller,
+      asked: { deadlineMs },
     });
   }
 
@@ -38,8 +45,9 @@ export class CompletionsService {
     caller: string,
     signal: AbortSignal,
     only?: DeploymentConfig,
+    deadlineMs: number | null = null,
   ): Promise<Completion> {
-    const run = await this.start(dto, caller, signal, only);
+    const run = await this.start(dto, caller, signal, only, deadlineMs);
     return toCompletion(run.who, await collectReply(run), completionShape(dto));
   }
 }

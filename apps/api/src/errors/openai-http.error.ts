@@ -60,6 +60,26 @@ export class OpenAiHttpError extends Error {
     );
   }
 
+  /**
+   * A request's own deadline passed: 504, as the server (the gateway to its workers) did not answer in the
+   * time the client gave it; not 408, which says the client was slow to send its request, and which SDKs
+   * retry. `x-should-retry: false` tells the OpenAI and Anthropic SDKs not to spend another try on it.
+   */
+  static deadlineExceeded(deadlineMs: number, queuedMs: number, ranMs: number | null): OpenAiHttpError {
+    const where =
+      ranMs === null
+        ? `after ${queuedMs} ms in the queue, before any worker took it; it was withdrawn from the queue`
+        : `after ${queuedMs} ms in the queue and ${ranMs} ms generating; it was stopped`;
+    return new OpenAiHttpError(
+      504,
+      'server_error',
+      `The request's deadline of ${deadlineMs} ms passed ${where}.`,
+      null,
+      ErrorCode.deadlineExceeded,
+      { 'x-should-retry': 'false' },
+    );
+  }
+
   static serverError(message: string, code: string): OpenAiHttpError {
     return new OpenAiHttpError(500, 'server_error', message, null, code);
   }

@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
+import { countSplitAtPriority } from '@conveyor/bullmq-seam';
 import { Cluster } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   BATCH_LINE_PRIORITY,
   CANCEL_TTL_MS,
   affinityQueueName,
+  bullPriorityOf,
   cancelChannel,
   cancelKey,
   deploymentQueueName,
@@ -78,14 +80,17 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
 
   async enqueue(job: QueuedJobData, worker?: string | null): Promise<void> {
     const queue = worker ? this.queueNamed(affinityQueueName(job.deployment, worker)) : this.queueFor(job.deployment);
-    // One queue per deployment carries both kinds; the worker routes them by job name.
+    // One queue per deployment carries both kinds; the worker routes them by job name. Its service
+    // tier's band (or a batch line's) is its BullMQ priority: 0, the `priority` band's, is none.
+    const priority = bullPriorityOf(job);
     await queue.add(jobNameOf(job), job, {
       jobId: job.requestId,
       attempts: 2,
       backoff: { type: 'fixed', delay: 100 },
+      ...(priority ? { priority } : {}),
       ...(job.batch
         ? // A batch line's result goes to its batch's files; the job itself need not outlive it.
-          { priority: BATCH_LINE_PRIORITY, removeOnComplete: true, removeOnFail: true }
+          { removeOnComplete: true, removeOnFail: true }
         : {
             removeOnComplete: { age: this.config.redis.jobRetentionSeconds, count: 10000 },
             removeOnFail: { age: Math.max(this.config.redis.jobRetentionSeconds, 24 * 3600) },
@@ -124,8 +129,14 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   }
 
   async counts(deployment: string): Promise<JobCounts> {
-    const c = await this.queueFor(deployment).getJobCounts('waiting', 'prioritized', 'active');
-    return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, active: c.active ?? 0 };
+    // Every service tier but `priority` is prioritized in BullMQ too: batch lines are told apart by their priority.
+    const c = await countSplitAtPriority(
+      this.redis,
+      this.config.redis.prefix,
+      deploymentQueueName(deployment),
+      BATCH_LINE_PRIORITY,
+    );
+    return { waiting: c.wait + c.before, batch: c.from, active: c.active };
   }
 
   async countsByState(deployment: string): Promise<Record<string, number>> {

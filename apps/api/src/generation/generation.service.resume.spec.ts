@@ -68,7 +68,7 @@ describe('GenerationService', () => {
       // Queued through another replica and still waiting: just what a queue deadline would withdraw.
       await t.queue.enqueue(waitingJob(REQUEST_ID));
       const run = await t.service.resume(`chatcmpl-${REQUEST_ID}`, RESUMED, 'anonymous', t.client.signal);
-      expect(run.who).toEqual({ id: `chatcmpl-${REQUEST_ID}`, model: 'beta', created: 1_700_000_000 });
+      expect(run.who).toEqual({ id: `chatcmpl-${REQUEST_ID}`, model: 'beta', created: 1_700_000_000, tier: 'default' });
       // Read from the replica its job named, since the job was queued.
       expect(t.relay.followed).toEqual([{ requestId: REQUEST_ID, replica: 'replica-2', since: 1_700_000_000_500 }]);
       const next = run.events.next();

@@ -28,9 +28,14 @@ describe('GenerationService', () => {
       expect(isRequestId(requestId)).toBe(true);
       expect(t.queue.enqueued).toHaveLength(1);
       // The job is the builder's, owned by the caller (only the caller may resume its reply), and names
-      // this replica, whose inbox its reply's events go to.
-      expect(t.queue.enqueued[0]).toEqual({ ...job, owner: 'anonymous', replyTo: 'replica-1' });
-      expect(run.who).toEqual({ id: `chatcmpl-${requestId}`, model: 'alpha', created: Math.floor(now / 1000) });
+      // this replica, whose inbox its reply's events go to, and the service tier it is served at.
+      expect(t.queue.enqueued[0]).toEqual({ ...job, owner: 'anonymous', replyTo: 'replica-1', tier: 'default' });
+      expect(run.who).toEqual({
+        id: `chatcmpl-${requestId}`,
+        model: 'alpha',
+        created: Math.floor(now / 1000),
+        tier: 'default',
+      });
       expect(now).toBe(Date.now());
       expect(t.relay.subscribed).toEqual([keyOf(requestId)]);
     });

@@ -1,13 +1,14 @@
-// One file: the one request path. Submitting, resuming and ending a reply (its deadlines, its withdrawal,
-// giving back its queue place, images and token reservation) share the state of the replies this replica
-// follows; split, that state would pass between files on every request.
+// One file past 300 lines: a request's whole life in the queue (its terms, admission, token reservation,
+// deadlines, being taken back, its reader's end) shares the same few collaborators and state; split, each
+// part would hand the others its job, images, place and reservation back and forth.
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
-import { isRequestId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
+import { isRequestId, jobImageHashes, type QueueTier, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
+import { ApiKeyStore } from '../auth/api-key.store.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
@@ -26,6 +27,7 @@ import { ReplyRelay } from './reply-relay.port.js';
 import { sendReplyHeaders } from './reply-headers.js';
 import { SeenUsage } from './seen-usage.js';
 import { estimateTokens } from './token-estimate.js';
+import { servedTier, settledDeadline, type AskedTerms } from './request-terms.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
@@ -43,12 +45,14 @@ export interface SubmitOptions {
   caller: string;
   /** The images the job refers to, decoded: stored before it is queued, so that the job carries only their hashes. */
   images?: readonly DecodedImage[];
+  /** The service tier and deadline the request itself asks for; its key and deployment have their say too. */
+  asked?: AskedTerms;
 }
 
 /**
- * The generation pipeline every route shares: admits a request to its deployment's job queue,
- * and follows its reply through the reply relay with a per-request reader. Nothing is queued
- * for a request that is refused.
+ * The generation pipeline every route shares: settles a request's service tier and deadline, admits it
+ * to its deployment's job queue, and follows its reply through the reply relay with a per-request
+ * reader. Nothing is queued for a request that is refused.
  */
 @Injectable()
 export class GenerationService {
@@ -68,6 +72,7 @@ export class GenerationService {
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
     private readonly quota: TokenQuota,
+    private readonly keys: ApiKeyStore,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -91,19 +96,27 @@ export class GenerationService {
     options: SubmitOptions,
   ): Promise<ReplyRun> {
     this.assertQueueReachable();
+    const receivedAt = Date.now();
     const requestId = randomUUID();
-    await this.admit(deployment.id, requestId);
+    const key = await this.keys.byName(options.caller);
+    const tier = servedTier(options.asked?.tier, key);
+    const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
+    await this.admit(deployment.id, requestId, tier);
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
       model: options.model,
       created: Math.floor(now / 1000),
+      tier,
     };
-    // The job names this replica: its workers send the reply's events to this replica's inbox.
+    // The job names this replica: its workers send the reply's events to this replica's inbox. It carries
+    // its tier (its band in the queue) and its deadline, so a worker taking it too late runs nothing.
     const job: QueuedJobData = {
       ...namedJob(build(requestId, now), deployment, options.model),
       owner: options.caller,
       replyTo: this.relay.replica,
+      tier,
+      ...(deadlineMs === null ? {} : { deadlineAt: receivedAt + deadlineMs }),
     };
     const refund = await this.reserveTokens(deployment, job, options, signal, now).catch(async (err: unknown) => {
       await this.giveBackPlace(deployment.id, requestId);
@@ -135,11 +148,16 @@ export class GenerationService {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: this.config.api.queueTimeoutMs,
       onQueueTimeout: () => this.withdrawUntaken(deployment.id, requestId, images),
+      ...(deadlineMs !== null && {
+        deadlineMs: Math.max(0, receivedAt + deadlineMs - Date.now()),
+        onDeadline: (takenAt: number | null) =>
+          this.deadlinePassed(deployment.id, requestId, images, { deadlineMs, queuedAt: now, takenAt }),
+      }),
     });
     return {
       who,
       maxTokens: maxTokensOf(job),
-      events: this.read(source, signal, deadlines, { ...followed, images }, now, true),
+      events: this.read(source, signal, deadlines, { ...followed, images }, now, true, tier),
     };
   }
 
@@ -177,6 +195,7 @@ export class GenerationService {
       id: completionId,
       model: job.model ?? job.deployment,
       created: Math.floor(job.enqueuedAt / 1000),
+      tier: job.tier ?? 'default',
     };
     const source = this.relay.follow(requestId, job.replyTo, job.enqueuedAt);
     const deadlines = new ReplyDeadlines(source, {
@@ -188,7 +207,7 @@ export class GenerationService {
     return {
       who,
       maxTokens: maxTokensOf(job),
-      events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false),
+      events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false, job.tier ?? 'default'),
     };
   }
 
@@ -214,9 +233,10 @@ export class GenerationService {
     { deployment, requestId, images, owner, route }: FollowedReply,
     enqueuedAt: number,
     queued: boolean,
+    tier: QueueTier,
   ): ReplyRun['events'] {
     // A resumed stream's reply was timed by the replica that accepted it.
-    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route]);
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route], tier);
     const seen = new SeenUsage();
     return readReply(source, signal, deadlines, {
       observe: (event) => {
@@ -274,22 +294,44 @@ export class GenerationService {
     requestId: string,
     images: readonly string[],
   ): Promise<Error | null> {
-    // Not put back after an outage once withdrawn; followed again if a worker took it first after all.
-    const followed = this.followed.forget(requestId);
     const [withdrawn, live] = await Promise.all([
-      this.queue.withdraw(deployment, requestId),
+      this.takeBack(deployment, requestId, images),
       this.workers.count(deployment),
     ]);
-    if (!withdrawn) {
-      if (followed) this.followed.follow(followed.job, followed.source, followed.started);
-      return null;
-    }
-    await this.release(requestId, images);
-    await this.giveBackPlace(deployment, requestId);
+    if (!withdrawn) return null;
     return OpenAiHttpError.unavailable(
       `No worker took the request for "${deployment}" within ${this.config.api.queueTimeoutMs} ms ` +
         `(${live} live worker${live === 1 ? '' : 's'}); it was withdrawn from the queue. Retry later.`,
     );
+  }
+
+  /**
+   * A request's own deadline passed: a job still queued is taken back; one a worker has (or took just
+   * now) is stopped as its reply ends unfinished. Either way the reply ends with the deadline's error.
+   */
+  private async deadlinePassed(
+    deployment: string,
+    requestId: string,
+    images: readonly string[],
+    { deadlineMs, queuedAt, takenAt }: { deadlineMs: number; queuedAt: number; takenAt: number | null },
+  ): Promise<Error> {
+    if (takenAt === null && (await this.takeBack(deployment, requestId, images)))
+      return OpenAiHttpError.deadlineExceeded(deadlineMs, Date.now() - queuedAt, null);
+    const started = takenAt ?? Date.now();
+    return OpenAiHttpError.deadlineExceeded(deadlineMs, started - queuedAt, Date.now() - started);
+  }
+
+  /** Takes a job back from the queue if no worker has it yet, with its images and its place; false when one has. */
+  private async takeBack(deployment: string, requestId: string, images: readonly string[]): Promise<boolean> {
+    // Not put back after an outage once withdrawn; followed again if a worker took it first after all.
+    const followed = this.followed.forget(requestId);
+    if (!(await this.queue.withdraw(deployment, requestId))) {
+      if (followed) this.followed.follow(followed.job, followed.source, followed.started);
+      return false;
+    }
+    await this.release(requestId, images);
+    await this.giveBackPlace(deployment, requestId);
+    return true;
   }
 
   /** Best effort: what is not released now expires with the images' safety expiry. */
@@ -313,14 +355,29 @@ export class GenerationService {
   }
 
   /**
-   * Refuses at once, rather than queueing without bound, when a deployment's queue is full. The
-   * check and the place it takes are one step in Redis, so requests arriving together, on any
-   * replica, cannot all see room that only one of them has.
+   * Refuses at once, rather than queueing without bound, when a deployment's queue is full; a `flex`
+   * request, when it is deep (FLEX_QUEUE_DEPTH): it would wait behind every other tier. The check and
+   * the place it takes are one step in Redis, so requests arriving together, on any replica, cannot
+   * all see room that only one of them has.
    */
-  private async admit(deployment: string, requestId: string): Promise<void> {
-    const admission = await this.admission.reserve(deployment, requestId, this.config.api.maxQueueDepth).catch(() => {
+  private async admit(deployment: string, requestId: string, tier: QueueTier): Promise<void> {
+    const { maxQueueDepth, flexQueueDepth } = this.config.api;
+    const flex = tier === 'flex';
+    const limit = flex ? flexQueueDepth : maxQueueDepth;
+    const admission = await this.admission.reserve(deployment, requestId, limit).catch(() => {
       throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
     });
+    if (!admission.admitted && flex) {
+      throw new OpenAiHttpError(
+        429,
+        'rate_limit_error',
+        `Resource unavailable: the "${deployment}" queue is too deep for flex processing ` +
+          `(${admission.queued} requests waiting); retry later, or use service_tier "default".`,
+        'service_tier',
+        ErrorCode.resourceUnavailable,
+        { 'retry-after': '1' },
+      );
+    }
     if (!admission.admitted) {
       throw new OpenAiHttpError(
         429,

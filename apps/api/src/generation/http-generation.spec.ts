@@ -9,11 +9,12 @@ import { HttpGeneration } from './http-generation.js';
 import type { ReplyRelay } from './reply-relay.port.js';
 
 /** The parts of a Fastify reply the helper touches: its headers and its socket's `close`. */
-function replyStandIn() {
+function replyStandIn(requestHeaders: Record<string, string> = {}) {
   const raw = Object.assign(new EventEmitter(), { writableFinished: false });
   const headers: Record<string, string> = {};
   const reply = {
     raw,
+    request: { headers: requestHeaders },
     header(name: string, value: string) {
       headers[name] = value;
       return reply;

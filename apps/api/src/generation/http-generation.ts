@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { DrainService } from '../platform/drain.service.js';
 import { abortOnDisconnect } from './abort-on-disconnect.js';
 import { replyHeadersFor } from './reply-headers.js';
+import { clientDeadlineMs } from './client-deadline.js';
 
 /** A generation request taken in over HTTP, whatever API format its body speaks. */
 export interface HttpGenerationCall<T> {
@@ -12,12 +13,15 @@ export interface HttpGenerationCall<T> {
   readonly signal: AbortSignal;
   /** Names the request's job in `x-request-id`, for the client to quote; before any of the reply is sent. */
   identify(requestId: string): void;
+  /** The deadline the request's headers set (ms from receipt), null when none; a reopened stream has none. */
+  readonly deadlineMs: number | null;
 }
 
 /**
  * What every HTTP route that runs a generation does around its use case, whichever API's shape it
  * answers in: refuse at once while this replica drains, parse the body (a problem is answered as a
- * 400 naming the field), tie the request to the client's connection, and name its job in the reply.
+ * 400 naming the field), read the deadline its headers set, tie the request to the client's
+ * connection, and name its job in the reply.
  */
 @Injectable()
 export class HttpGeneration {
@@ -34,6 +38,7 @@ export class HttpGeneration {
     return {
       dto,
       signal,
+      deadlineMs: parse ? clientDeadlineMs(reply.request.headers) : null,
       identify: (requestId) => void reply.header('x-request-id', requestId),
     };
   }

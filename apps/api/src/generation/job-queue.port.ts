@@ -1,9 +1,9 @@
 import type { QueuedJobData } from '@conveyor/queue';
 
-/** Jobs of a deployment by state: interactive waiting, batch lines waiting (prioritized), running. */
+/** Jobs of a deployment by state: requests waiting (any service tier), batch lines waiting, running. */
 export interface JobCounts {
   waiting: number;
-  prioritized: number;
+  batch: number;
   active: number;
 }
 

@@ -92,4 +92,47 @@ describe('ReplyDeadlines', () => {
     expect(queueTimeouts()).toBe(0);
     expect(failures).toEqual([]);
   });
+
+  describe("the request's own deadline", () => {
+    const withDeadline = () => {
+      const seen: Array<number | null> = [];
+      const passed = new Error('deadline passed');
+      const t = setup({
+        queueTimeoutMs: 5_000,
+        deadlineMs: 2_000,
+        onDeadline: async (takenAt) => {
+          seen.push(takenAt);
+          return passed;
+        },
+      });
+      return { ...t, seen, passed };
+    };
+
+    it('at the deadline, says no worker has the job yet, and fails the source with the error it is given', async () => {
+      const { failures, seen, passed } = withDeadline();
+      await jest.advanceTimersByTimeAsync(1_999);
+      expect(seen).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(seen).toEqual([null]);
+      expect(failures).toEqual([passed]);
+    });
+
+    it('says when a worker took the job, so a running reply is ended (and its job stopped)', async () => {
+      const { deadlines, failures, seen, passed } = withDeadline();
+      await jest.advanceTimersByTimeAsync(500);
+      const takenAt = Date.now();
+      deadlines.markTaken();
+      await jest.advanceTimersByTimeAsync(1_500);
+      expect(seen).toEqual([takenAt]);
+      expect(failures).toEqual([passed]);
+    });
+
+    it('stops on clear, as the others do', async () => {
+      const { deadlines, failures, seen } = withDeadline();
+      deadlines.clear();
+      await jest.advanceTimersByTimeAsync(60_000);
+      expect(seen).toEqual([]);
+      expect(failures).toEqual([]);
+    });
+  });
 });

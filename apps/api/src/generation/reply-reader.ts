@@ -59,34 +59,48 @@ export interface DeadlineOptions {
    * reply with, or null when a worker took it after all.
    */
   onQueueTimeout(): Promise<Error | null>;
+  /** The request's own deadline, in ms from now; null or absent: none. */
+  deadlineMs?: number | null;
+  /**
+   * Called when the deadline passes: `takenAt` is when a worker took the job (null: none had yet, and
+   * the job is to be taken back). Returns the error the reply ends with; a reply that ends so while its
+   * job runs stops the job, as any unfinished reply does.
+   */
+  onDeadline?(takenAt: number | null): Promise<Error>;
 }
 
-/** The request's deadline and, until a worker takes the job, its queue deadline; both end the reply by failing `source`. */
+/**
+ * The request's deadlines, each ending the reply by failing `source`: the server's request timeout,
+ * the queue timeout until a worker takes the job, and the request's own deadline (its headers', its
+ * key's or its deployment's), queued or running.
+ */
 export class ReplyDeadlines {
-  private taken: boolean;
+  private takenAt: number | null;
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(source: Pick<ReplySource, 'fail'>, options: DeadlineOptions) {
-    this.taken = options.queueTimeoutMs === null;
+    this.takenAt = options.queueTimeoutMs === null ? Date.now() : null;
     this.timers.push(
       setTimeout(() => source.fail(OpenAiHttpError.timeout(options.requestTimeoutMs)), options.requestTimeoutMs),
     );
+    const fail = (error: Error | null) => error && source.fail(error);
     if (options.queueTimeoutMs !== null) {
       this.timers.push(
         setTimeout(() => {
-          if (this.taken) return;
-          void options.onQueueTimeout().then(
-            (error) => error && source.fail(error),
-            () => undefined,
-          );
+          if (this.takenAt !== null) return;
+          void options.onQueueTimeout().then(fail, () => undefined);
         }, options.queueTimeoutMs),
       );
+    }
+    const { deadlineMs, onDeadline } = options;
+    if (typeof deadlineMs === 'number' && onDeadline) {
+      this.timers.push(setTimeout(() => void onDeadline(this.takenAt).then(fail, () => undefined), deadlineMs));
     }
   }
 
   /** A worker has the job: the queue deadline no longer applies. */
   markTaken(): void {
-    this.taken = true;
+    this.takenAt ??= Date.now();
   }
 
   clear(): void {

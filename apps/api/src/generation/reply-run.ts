@@ -1,10 +1,12 @@
-import type { FinishReason, QueuedJobData, ReplyEvent } from '@conveyor/queue';
+import type { FinishReason, QueueTier, QueuedJobData, ReplyEvent } from '@conveyor/queue';
 
 /** Who a reply is, as every chunk and response body names it. */
 export interface ReplyIdentity {
   id: string;
   model: string;
   created: number;
+  /** The service tier it is served at, which the reply echoes; absent: `default`. */
+  tier?: QueueTier;
 }
 
 /** Reply events that carry output; `error` events are raised as exceptions instead. */

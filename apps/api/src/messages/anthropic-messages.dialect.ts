@@ -29,5 +29,5 @@ export const anthropicMessages: StreamingDialect<MessageStreamEvent> = {
       view: () => ({ ...(dto.thinkingEnabled ? { thinking: true } : {}), maxTokens: dto.max_tokens }),
     };
   },
-  toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true, view.maxTokens),
+  toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true, view.maxTokens, 'batch'),
 };

@@ -26,13 +26,13 @@ export class MessagesHttpHandler {
     reply: FastifyReply,
     onlyDeployment?: DeploymentConfig,
   ): Promise<Message | void> {
-    const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(MessagesRequestDto, body));
+    const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseRequest(MessagesRequestDto, body));
     if (!dto.stream) {
-      const message = await this.messages.create(dto, caller, signal, onlyDeployment);
+      const message = await this.messages.create(dto, caller, signal, onlyDeployment, deadlineMs);
       identify(message.id.slice(anthropicMessages.idPrefix.length));
       return message;
     }
-    const run = await this.messages.start(dto, caller, signal, onlyDeployment);
+    const run = await this.messages.start(dto, caller, signal, onlyDeployment, deadlineMs);
     identify(run.who.id.slice(anthropicMessages.idPrefix.length));
     return this.stream(run, reply, dto.thinkingEnabled, -1);
   }

@@ -44,7 +44,13 @@ describe('toMessage', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 8, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 4 },
+      usage: {
+        input_tokens: 8,
+        output_tokens: 5,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 4,
+        service_tier: 'standard',
+      },
     });
     expect(toMessage(who, reply, false).content[0]).toEqual({ type: 'text', text: 'Looking.' });
   });
@@ -112,7 +118,7 @@ describe('MessageEventFormatter', () => {
           model: 'tiny',
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: 12, output_tokens: 0 },
+          usage: { input_tokens: 12, output_tokens: 0, service_tier: 'standard' },
         },
       },
       { type: 'ping' },

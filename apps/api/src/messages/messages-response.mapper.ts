@@ -1,5 +1,12 @@
-import type { ContentBlock, Message, MessageStreamEvent, MessagesUsage, StopReason } from '@conveyor/openai';
-import type { ChoiceResult, FinishReason, ReplyResult, TokenUsage } from '@conveyor/queue';
+import type {
+  AnthropicUsageTier,
+  ContentBlock,
+  Message,
+  MessageStreamEvent,
+  MessagesUsage,
+  StopReason,
+} from '@conveyor/openai';
+import type { ChoiceResult, FinishReason, QueueTier, ReplyResult, TokenUsage } from '@conveyor/queue';
 import type { DeltaEvent, EndEvent, ReplyIdentity, StartEvent } from '../generation/reply-run.js';
 import { finishReasonsOf } from '../generation/reply-run.js';
 
@@ -24,14 +31,19 @@ export function toStopReason(
   return { stop_reason, stop_sequence: null };
 }
 
+/** The tier Anthropic's usage names: `priority` for the priority band, `standard` for the others. */
+export const usageTierOf = (tier: QueueTier | undefined): AnthropicUsageTier =>
+  tier === 'priority' ? 'priority' : 'standard';
+
 /** Anthropic counts the prompt tokens a cache reused apart from those it computed; their sum is the prompt. */
-export function toMessagesUsage(usage: TokenUsage): MessagesUsage {
+export function toMessagesUsage(usage: TokenUsage, tier?: AnthropicUsageTier): MessagesUsage {
   const cached = usage.cachedTokens ?? 0;
   return {
     input_tokens: usage.promptTokens - cached,
     output_tokens: usage.completionTokens,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: cached,
+    ...(tier ? { service_tier: tier } : {}),
   };
 }
 
@@ -59,9 +71,16 @@ function contentOf(choice: ChoiceResult | undefined, thinking: boolean): Content
 
 /**
  * A finished reply as Anthropic's `message`. `thinking`: the request asked for the thought segment;
- * `maxTokens`: its budget, which tells a reply the context's end cut short.
+ * `maxTokens`: its budget, which tells a reply the context's end cut short; `tier`: what its usage says
+ * it was served at (a batch line's: `batch`).
  */
-export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: boolean, maxTokens?: number): Message {
+export function toMessage(
+  who: ReplyIdentity,
+  reply: ReplyResult,
+  thinking: boolean,
+  maxTokens?: number,
+  tier: AnthropicUsageTier = usageTierOf(who.tier),
+): Message {
   const choice = reply.choices[0];
   return {
     id: who.id,
@@ -70,7 +89,7 @@ export function toMessage(who: ReplyIdentity, reply: ReplyResult, thinking: bool
     content: contentOf(choice, thinking),
     model: who.model,
     ...toStopReason(choice?.finishReason ?? 'stop', choice?.stopSequence, reply.usage, maxTokens),
-    usage: toMessagesUsage(reply.usage),
+    usage: toMessagesUsage(reply.usage, tier),
   };
 }
 
@@ -102,7 +121,7 @@ export class MessageEventFormatter {
       model: this.who.model,
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: start.promptTokens, output_tokens: 0 },
+      usage: { input_tokens: start.promptTokens, output_tokens: 0, service_tier: usageTierOf(this.who.tier) },
     };
     return [{ type: 'message_start', message }, { type: 'ping' }];
   }

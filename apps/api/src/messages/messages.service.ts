@@ -18,8 +18,18 @@ export class MessagesService {
     private readonly tokenizer: TokenizeService,
   ) {}
 
-  /** Enqueues the request for `caller`, who alone may resume its reply; `only` binds it to one deployment. */
-  start(dto: MessagesRequestDto, caller: string, signal: AbortSignal, only?: DeploymentConfig): Promise<ReplyRun> {
+  /**
+   * Enqueues the request for `caller`, who alone may resume its reply; `only` binds it to one deployment,
+   * `deadlineMs` is the deadline its headers set. Anthropic's `service_tier` (`auto` by default) asks for
+   * the priority band, served where the key may use it; `standard_only` for the default band.
+   */
+  start(
+    dto: MessagesRequestDto,
+    caller: string,
+    signal: AbortSignal,
+    only?: DeploymentConfig,
+    deadlineMs: number | null = null,
+  ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images);
     return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
@@ -30,6 +40,7 @@ export class MessagesService {
       prompt: dto.messages,
       caller,
       images: dto.decodedImages(),
+      asked: { tier: dto.service_tier === 'standard_only' ? 'default' : 'priority', deadlineMs },
     });
   }
 
@@ -39,8 +50,9 @@ export class MessagesService {
     caller: string,
     signal: AbortSignal,
     only?: DeploymentConfig,
+    deadlineMs: number | null = null,
   ): Promise<Message> {
-    const run = await this.start(dto, caller, signal, only);
+    const run = await this.start(dto, caller, signal, only, deadlineMs);
     return toMessage(run.who, await collectReply(run), dto.thinkingEnabled, dto.max_tokens);
   }
 

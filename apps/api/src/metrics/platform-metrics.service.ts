@@ -96,7 +96,7 @@ export class PlatformMetrics {
       for (const d of deployments()) {
         const c = await queue.counts(d);
         depth.set({ deployment: d, kind: 'interactive' }, c.waiting);
-        depth.set({ deployment: d, kind: 'batch' }, c.prioritized);
+        depth.set({ deployment: d, kind: 'batch' }, c.batch);
         depth.set({ deployment: d, kind: 'running' }, c.active);
       }
     });

@@ -1,5 +1,5 @@
 import { GEN_AI_PROVIDER } from '@conveyor/metrics';
-import type { ReplyEvent } from '@conveyor/queue';
+import type { QueueTier, ReplyEvent } from '@conveyor/queue';
 import type { PlatformMetrics } from './platform-metrics.service.js';
 
 /** OpenTelemetry's `gen_ai.operation.name` of a generating route; null for routes that generate nothing. */
@@ -16,6 +16,7 @@ export class ReplyTiming {
   private lastTokens = 0;
   // Each family's labels, made once: observe() runs for every event of the reply.
   private readonly labels: { deployment: string };
+  private readonly waitLabels: { deployment: string; tier: QueueTier };
   private readonly model: { model_name: string };
   /** Null for a job that is no model request (tokenizing): only the platform's own metrics see it. */
   private readonly genAi: {
@@ -31,8 +32,10 @@ export class ReplyTiming {
     // A resumed stream's reply was timed by the replica that accepted it.
     private readonly record: boolean,
     operation: GenAiOperation | null = null,
+    tier: QueueTier = 'default',
   ) {
     this.labels = { deployment };
+    this.waitLabels = { deployment, tier };
     this.model = { model_name: deployment };
     this.genAi = operation && {
       gen_ai_operation_name: operation,
@@ -48,7 +51,7 @@ export class ReplyTiming {
     const sinceAccepted = (now - this.enqueuedAt) / 1000;
     if (event.type === 'start' && this.startedAt === null) {
       this.startedAt = now;
-      this.metrics.queueWait.observe(labels, sinceAccepted);
+      this.metrics.queueWait.observe(this.waitLabels, sinceAccepted);
       if (genAi) this.metrics.vllm.queueTime.observe(model, sinceAccepted);
     } else if (event.type === 'delta' && !event.choice) {
       this.observeText(now, event.tokens ?? this.lastTokens + 1, sinceAccepted);

@@ -1,8 +1,8 @@
 /** The work one deployment has that no worker has finished, by where it is. */
 export interface DeploymentWork {
-  /** Jobs in the deployment's queue waiting without a priority (interactive requests), or to be retried. */
+  /** Requests waiting in the deployment's queue, whatever their service tier, or to be retried. */
   waiting: number;
-  /** Batch lines queued in the deployment's queue (with a priority, so behind interactive requests). */
+  /** Batch lines queued in the deployment's queue (behind every service tier's requests). */
   batchQueued: number;
   /** Jobs in the deployment's per-worker queues, routed to the worker holding their prompt, not yet started. */
   routed: number;

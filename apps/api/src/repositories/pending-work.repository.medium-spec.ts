@@ -8,6 +8,7 @@ import {
   activeBatchesKey,
   affinityQueueName,
   batchUnqueuedKey,
+  bullPriorityOf,
   deploymentQueueName,
   routeQueuesKey,
 } from '@conveyor/queue';
@@ -42,7 +43,6 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
     await Promise.all(opened.map((o) => o.close()));
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    await work.onApplicationShutdown();
     await connection.onApplicationShutdown();
     redis.disconnect();
   });
@@ -55,15 +55,18 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
 
   it("counts every kind of a deployment's work where it is, and no other deployment's", async () => {
     const shared = queue(deploymentQueueName('d1'));
-    // Interactive requests wait without a priority; batch lines with one; a retry waits delayed.
+    // Requests wait in their service tier's band (`priority` without a BullMQ priority, the others with
+    // one), batch lines behind them all; a retry waits delayed.
     await shared.add('generate', {}, { jobId: 'i1' });
     await shared.add('generate', {}, { jobId: 'i2' });
+    await shared.add('generate', {}, { jobId: 'default', priority: bullPriorityOf({ tier: 'default' }) });
+    await shared.add('generate', {}, { jobId: 'flex', priority: bullPriorityOf({ tier: 'flex' }) });
     await shared.add('generate', {}, { jobId: 'retry', delay: 60_000 });
     for (const line of [1, 2, 3])
       await shared.add('generate', {}, { jobId: `l${line}`, priority: BATCH_LINE_PRIORITY });
     // Routed jobs wait in the queue of the worker holding their prompt, a batch line among them.
     await redis.sadd(routeQueuesKey(prefix, 'd1'), 'w1', 'w2');
-    await queue(affinityQueueName('d1', 'w1')).add('generate', {}, { jobId: 'r1' });
+    await queue(affinityQueueName('d1', 'w1')).add('generate', {}, { jobId: 'r1', priority: 1 });
     await queue(affinityQueueName('d1', 'w2')).add('generate', {}, { jobId: 'r2', priority: BATCH_LINE_PRIORITY });
     // A worker takes one interactive job: it runs, and is counted once, as running.
     const worker = new Worker(deploymentQueueName('d1'), null, { connection: { url }, prefix });
@@ -76,7 +79,7 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
     await queue(deploymentQueueName('d2')).add('generate', {}, { jobId: 'other' });
 
     const counts = await work.of(['d1', 'd2']);
-    expect(counts.get('d1')).toEqual({ waiting: 2, batchQueued: 3, routed: 2, running: 1, batchUnqueued: 95 });
+    expect(counts.get('d1')).toEqual({ waiting: 4, batchQueued: 3, routed: 2, running: 1, batchUnqueued: 95 });
     expect(counts.get('d2')).toEqual({ waiting: 1, batchQueued: 0, routed: 0, running: 0, batchUnqueued: 0 });
   });
 });

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Queue } from 'bullmq';
+import { Inject, Injectable } from '@nestjs/common';
+import { countSplitAtPriority, type SplitCounts } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
+  BATCH_LINE_PRIORITY,
   activeBatchesKey,
   affinityQueueName,
   batchUnqueuedKey,
@@ -12,28 +13,16 @@ import { CommandConnection, type RedisClient } from '@conveyor/redis';
 
 import { PendingWork, type DeploymentWork } from './pending-work.port.js';
 
-/** One queue's unfinished jobs, by state. */
-interface QueueParts {
-  waiting: number;
-  prioritized: number;
-  delayed: number;
-  active: number;
-}
-
-const STATES = ['waiting', 'prioritized', 'delayed', 'active'] as const;
-
 /**
  * The work of each deployment, from Redis: its queue's and its workers' queues' jobs by state, and the
  * lines of running batches not yet queued. Every read names keys of one deployment (a queue's counts
- * are BullMQ's own, read in one script, as BullMQ keeps a queue in one hash slot), so it works alike on
- * one Redis and on a cluster; deployments are read side by side, never in one multi-key command.
+ * are read in one transaction, as BullMQ keeps a queue in one hash slot), so it works alike on one
+ * Redis and on a cluster; deployments are read side by side, never in one multi-key command. Requests of
+ * every service tier and batch lines share the queue, told apart by their BullMQ priority.
  */
 @Injectable()
-export class PendingWorkRepository extends PendingWork implements OnApplicationShutdown {
-  private readonly logger = new Logger(PendingWorkRepository.name);
+export class PendingWorkRepository extends PendingWork {
   private readonly redis: RedisClient;
-  /** The queues counted so far, on this repository's one connection. */
-  private readonly queues = new Map<string, Queue>();
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
@@ -59,7 +48,6 @@ export class PendingWorkRepository extends PendingWork implements OnApplicationS
       this.redis.hgetall(batchUnqueuedKey(prefix, deployment)),
     ]);
     const names = workers.map((w) => affinityQueueName(deployment, w));
-    this.forgetGone(deployment, names);
     const routed = await Promise.all(names.map((name) => this.parts(name)));
     let batchUnqueued = 0;
     // Fields are `<batch id>` (lines left) and `<batch id>:through` (the last line counted).
@@ -67,39 +55,16 @@ export class PendingWorkRepository extends PendingWork implements OnApplicationS
       if (activeBatches.has(field)) batchUnqueued += Math.max(0, Number(left) || 0);
     }
     return {
-      waiting: shared.waiting + shared.delayed,
-      batchQueued: shared.prioritized,
-      routed: routed.reduce((sum, q) => sum + q.waiting + q.prioritized + q.delayed, 0),
+      waiting: shared.wait + shared.before + shared.delayed,
+      batchQueued: shared.from,
+      routed: routed.reduce((sum, q) => sum + q.wait + q.before + q.from + q.delayed, 0),
       running: routed.reduce((sum, q) => sum + q.active, shared.active),
       batchUnqueued,
     };
   }
 
-  /** Stops counting the own queues of workers that are gone (their queue deleted): workers come and go. */
-  private forgetGone(deployment: string, current: readonly string[]): void {
-    const own = `${affinityQueueName(deployment, '')}`;
-    for (const [name, queue] of this.queues) {
-      if (!name.startsWith(own) || current.includes(name)) continue;
-      this.queues.delete(name);
-      void queue.close().catch(() => undefined);
-    }
-  }
-
-  /** A queue's jobs not finished, counted in one script, so a job moving between states is counted once. */
-  private async parts(name: string): Promise<QueueParts> {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new Queue(name, { connection: this.redis, prefix: this.config.redis.prefix });
-      queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
-      this.queues.set(name, queue);
-    }
-    const counts = await queue.getJobCounts(...STATES);
-    const [waiting = 0, prioritized = 0, delayed = 0, active = 0] = STATES.map((state) => counts[state]);
-    return { waiting, prioritized, delayed, active };
-  }
-
-  /** The queues go; the connection they share is the process's, closed with it. */
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  /** A queue's jobs not finished, counted in one transaction, so a job moving between states is counted once. */
+  private parts(name: string): Promise<SplitCounts> {
+    return countSplitAtPriority(this.redis, this.config.redis.prefix, name, BATCH_LINE_PRIORITY);
   }
 }

@@ -171,4 +171,9 @@ export class BackgroundResponses implements OnModuleDestroy {
   }
 }
 
-const whoOf = (response: ResponseObject) => ({ id: response.id, model: response.model, created: response.created_at });
+const whoOf = (response: ResponseObject) => ({
+  id: response.id,
+  model: response.model,
+  created: response.created_at,
+  tier: response.service_tier,
+});

@@ -243,6 +243,7 @@ export function pendingResponse(who: ReplyIdentity, echo: ResponseEcho, status: 
     incomplete_details: null,
     model: who.model,
     output: [],
+    service_tier: who.tier ?? 'default',
     truncation: 'disabled',
     usage: null,
     ...echo,

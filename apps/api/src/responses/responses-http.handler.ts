@@ -59,7 +59,8 @@ export class ResponsesHttpHandler {
     reply: FastifyReply,
     only?: DeploymentConfig,
   ): Promise<ResponseObject | void> {
-    const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(ResponseRequestDto, body));
+    // A background response outlives its request: the deadline its headers set (an SDK's timeout) is not its.
+    const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseRequest(ResponseRequestDto, body));
     const name = (response: { id: string }) => identify(response.id.slice(RESPONSE_ID_PREFIX.length));
     if (dto.background) {
       const response = await this.background.start(dto, caller, only);
@@ -67,11 +68,11 @@ export class ResponsesHttpHandler {
       return response;
     }
     if (!dto.stream) {
-      const response = await this.responses.complete(dto, caller, signal, only);
+      const response = await this.responses.complete(dto, caller, signal, only, deadlineMs);
       name(response);
       return response;
     }
-    const recorded = await this.responses.start(dto, caller, signal, only);
+    const recorded = await this.responses.start(dto, caller, signal, only, 'in_progress', undefined, deadlineMs);
     name(recorded.run.who);
     try {
       await this.stream(recorded.run, recorded.echo, reply, -1, recorded.started.options);

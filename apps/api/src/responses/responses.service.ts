@@ -64,6 +64,7 @@ export class ResponsesService {
     only?: DeploymentConfig,
     status: 'queued' | 'in_progress' = 'in_progress',
     beforeStored?: (id: string) => Promise<void>,
+    deadlineMs: number | null = null,
   ): Promise<RecordedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
     dto.check(deployment, this.config.api.images, await this.continued(dto, caller));
@@ -79,6 +80,7 @@ export class ResponsesService {
         prompt: dto.input,
         caller,
         images: dto.decodedImages(),
+        asked: { tier: dto.service_tier, deadlineMs },
       },
     );
     const started: StartedResponse = {
@@ -115,8 +117,9 @@ export class ResponsesService {
     caller: string,
     signal: AbortSignal,
     only?: DeploymentConfig,
+    deadlineMs: number | null = null,
   ): Promise<ResponseObject> {
-    return (await this.start(dto, caller, signal, only)).drain();
+    return (await this.start(dto, caller, signal, only, 'in_progress', undefined, deadlineMs)).drain();
   }
 
   /** The conversation a request continues: its `previous_response_id`'s, which must be the caller's; none when it starts one. */

@@ -5,7 +5,7 @@
 export interface WorkBreakdown {
   /** Every job and batch line not finished: the sum of the numbers below. */
   value: number;
-  /** Jobs in the deployment's queue waiting without a priority (interactive requests), or to be retried. */
+  /** Requests waiting in the deployment's queue, whatever their service tier, or to be retried. */
   waiting: number;
   /** Batch lines waiting in the deployment's queue. */
   batch_queued: number;

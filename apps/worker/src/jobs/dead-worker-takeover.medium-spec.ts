@@ -4,7 +4,14 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
-import { admissionKey, affinityQueueName, deploymentQueueName, workerBeatsKey } from '@conveyor/queue';
+import {
+  BATCH_LINE_PRIORITY,
+  admissionKey,
+  affinityQueueName,
+  bullPriorityOf,
+  deploymentQueueName,
+  workerBeatsKey,
+} from '@conveyor/queue';
 import { RedisAdmissionPlaces } from '../admission/redis-admission-places.js';
 import { workerRedis } from '../worker-redis.js';
 import { Heartbeat } from '../presence/heartbeat.js';
@@ -84,18 +91,23 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     const q = queue(name);
     await q.add('generate', {}, { jobId: 'plain' });
     await q.add('generate', {}, { jobId: 'other' });
-    await q.add('generate', {}, { jobId: 'batch-line', priority: 5 });
+    await q.add('generate', {}, { jobId: 'flex', priority: bullPriorityOf({ tier: 'flex' }) });
+    await q.add('generate', {}, { jobId: 'batch-line', priority: BATCH_LINE_PRIORITY });
     await take(name, DEAD);
     await take(name, ALIVE);
+    await take(name, DEAD);
     await take(name, DEAD);
     await q.add('generate', {}, { jobId: 'queued-later' });
 
     const moved = await (await takeover(['a'])).takeOver(name, DEAD);
     expect(moved.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
-      { id: 'batch-line', to: 'prioritized', failing: false },
-      { id: 'plain', to: 'wait', failing: false },
+      { id: 'batch-line', to: 'prioritized', priority: BATCH_LINE_PRIORITY, failing: false },
+      { id: 'flex', to: 'prioritized', priority: bullPriorityOf({ tier: 'flex' }), failing: false },
+      { id: 'plain', to: 'wait', priority: 0, failing: false },
     ]);
     expect(await q.getJobState('plain')).toBe('waiting');
+    // Each back in its band: a flex request still ahead of batch lines.
+    expect(await q.getJobState('flex')).toBe('prioritized');
     expect(await q.getJobState('batch-line')).toBe('prioritized');
     expect(await q.getJobState('other')).toBe('active');
     const redis = client();
@@ -126,7 +138,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     await q.add('generate', {}, { jobId: 'crasher' });
     await take(name, DEAD);
     expect(await (await takeover(['c'], 0)).takeOver(name, DEAD)).toEqual([
-      { id: 'crasher', to: 'wait', failing: true },
+      { id: 'crasher', to: 'wait', priority: 0, failing: true },
     ]);
     const job = await take(name, ALIVE);
     expect(job.deferredFailure).toBe('job stalled more than allowable limit');
@@ -137,7 +149,8 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     const own = affinityQueueName('d', 'host_1');
     await queue(shared).add('generate', {}, { jobId: 'from-shared' });
     await queue(shared).add('generate', {}, { jobId: 'of-the-living' });
-    await queue(own).add('generate', {}, { jobId: 'routed' });
+    // A default-tier request is prioritized in BullMQ, and still holds a place once it waits again.
+    await queue(own).add('generate', {}, { jobId: 'routed', priority: bullPriorityOf({ tier: 'default' }) });
     await take(shared, DEAD);
     await take(own, DEAD);
     await take(shared, ALIVE);
@@ -169,7 +182,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
       clearInterval(keepAlive);
     }
     expect(await queue(shared).getJobState('from-shared')).toBe('waiting');
-    expect(await queue(own).getJobState('routed')).toBe('waiting');
+    expect(await queue(own).getJobState('routed')).toBe('prioritized');
     expect(await queue(shared).getJobState('of-the-living')).toBe('active');
     // Their requests wait again, so they hold places in the deployment's queue again.
     expect((await client().zrange(admissionKey(prefix, 'd'), '0', '-1')).sort()).toEqual(['from-shared', 'routed']);

@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { BullTakeOver, type TakenBack } from '@conveyor/bullmq-seam';
 import type { PlatformConfig } from '@conveyor/config';
-import { affinityQueueName, deploymentQueueName, workerBeatsClockKey, workerBeatsKey } from '@conveyor/queue';
+import {
+  affinityQueueName,
+  deploymentQueueName,
+  isBatchLinePriority,
+  workerBeatsClockKey,
+  workerBeatsKey,
+} from '@conveyor/queue';
 import { defineScripts, type LuaScript, type RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import type { AdmissionPlaces } from '../admission/admission-places.port.js';
@@ -67,8 +73,9 @@ export class DeadWorkerTakeover {
           this.logger.warn(
             `Took over ${moved.map((m) => m.id).join(', ')} from dead worker ${instance}: back to waiting in ${queue}`,
           );
-          // Waiting again as requests admitted to the queue; batch lines and jobs about to fail hold no place.
-          const waiting = moved.filter((m) => m.to === 'wait' && !m.failing).map((m) => m.id);
+          // Waiting again as requests admitted to the queue, in any service tier's band; batch lines and jobs
+          // about to fail hold no place.
+          const waiting = moved.filter((m) => !isBatchLinePriority(m.priority) && !m.failing).map((m) => m.id);
           await this.places.waitAgain(deployment, waiting);
         }
         await this.redis.forgetInstance(beats, instance);

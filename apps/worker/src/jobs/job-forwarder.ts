@@ -43,6 +43,7 @@ export class JobForwarder {
       : job.data;
     const { priority, attempts, backoff, removeOnComplete, removeOnFail } = job.opts;
     const opts: JobsOptions = { jobId: job.id, attempts, backoff, removeOnComplete, removeOnFail };
+    // Its service tier's band (or a batch line's) goes with it; the `priority` band has none.
     if (priority) opts.priority = priority;
     await queue.add(job.name, data, opts);
     this.logger.debug(`Job ${job.id} sent on to ${queueName}: ${why}`);

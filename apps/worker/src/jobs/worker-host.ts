@@ -2,7 +2,14 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB, affinityQueueName, deploymentQueueName } from '@conveyor/queue';
+import {
+  GENERATE_JOB,
+  EMBED_JOB,
+  TOKENIZE_JOB,
+  affinityQueueName,
+  deploymentQueueName,
+  isBatchLinePriority,
+} from '@conveyor/queue';
 import { CommandConnection, MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
 import { AdmissionPlaces } from '../admission/admission-places.port.js';
@@ -145,10 +152,11 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
 
   /**
    * The job's request waits no more: its place in the queue is given back, without holding up the job (a
-   * place not given back lapses). Batch lines (prioritized) are not admitted, so hold none.
+   * place not given back lapses). Batch lines are not admitted, so hold none; requests of every service
+   * tier are, whatever BullMQ priority their tier gave them.
    */
   private taken(deployment: string, job: Job): void {
-    if (job.opts.priority || !job.id) return;
+    if (isBatchLinePriority(job.opts.priority) || !job.id) return;
     this.places.taken(deployment, job.id).catch((err: Error) => {
       this.logger.warn(`Could not give back the queue place of ${job.id}: ${err.message}`);
     });

@@ -7,8 +7,9 @@
 -- `rjk` names a scheduler in `repeat`); it goes back to the head of the waiting jobs, and a waiting
 -- worker is woken unless the queue is paused or at its concurrency (moveJobToWait); the queue's events
 -- say it waits and stalled. One rule differs, taken from moveJobFromActiveToWait: a prioritized job
--- goes back to the head of its priority, not into the plain wait list, so a batch line stays behind
--- interactive jobs. The worker that takes it counts a new attempt, so its reply's fence holds.
+-- goes back to the head of its priority, not into the plain wait list, so a request stays in its
+-- service tier's band and a batch line behind them all. The worker that takes it counts a new attempt,
+-- so its reply's fence holds.
 --
 -- A job is recognised by its lock token alone, which a worker makes `<worker id>:<n>` (see
 -- `claimTokens`): a job another worker took since has that worker's token, and a job whose lock already
@@ -16,7 +17,8 @@
 -- jobs over at once, one moves each job. Every key is the queue's, so on a cluster it runs in one slot.
 -- KEYS: the queue's stalled set, wait list, active list, prioritized set, meta hash, marker, events stream, repeat set
 -- ARGV: maxStalledCount, the queue's job key prefix, the dead process's token prefix
--- Returns each job moved as {id, where it went (`wait` or `prioritized`), 1 when marked to fail else 0}.
+-- Returns each job moved as {id, where it went (`wait` or `prioritized`), 1 when marked to fail else 0,
+-- its priority}.
 local rcall = redis.call
 local stalledKey, waitKey, activeKey, prioritizedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local metaKey, markerKey, eventsKey, repeatKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -52,7 +54,7 @@ for _, jobId in ipairs(rcall('LRANGE', activeKey, 0, -1)) do
       if not held then rcall('ZADD', markerKey, 0, '0') end
       rcall('XADD', eventsKey, 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', jobId, 'prev', 'active')
       rcall('XADD', eventsKey, 'MAXLEN', '~', maxEvents, '*', 'event', 'stalled', 'jobId', jobId)
-      moved[#moved + 1] = {jobId, to, failing}
+      moved[#moved + 1] = {jobId, to, failing, priority}
     end
   end
 end

@@ -70,5 +70,6 @@ export function deploymentFromEnv(
     engine: served.engine,
     vision: served.vision,
     reasoningParser: r.oneOf('REASONING_PARSER') === 'think' ? 'think' : null,
+    deadlineMs: null,
   };
 }

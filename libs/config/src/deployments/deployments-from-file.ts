@@ -64,6 +64,7 @@ function fromFile(
     engine: served.engine,
     vision: served.vision,
     reasoningParser: d.reasoningParser ?? null,
+    deadlineMs: d.deadlineMs ?? null,
   };
 }
 

@@ -11,6 +11,14 @@ export const LIMITS_VARS = {
     max: 10_000_000,
     meaning: 'Interactive requests waiting per deployment before new ones get 429.',
   },
+  FLEX_QUEUE_DEPTH: {
+    kind: 'int',
+    min: 1,
+    max: 10_000_000,
+    defaultText: 'half of `MAX_QUEUE_DEPTH`',
+    meaning:
+      'Requests waiting per deployment before new `service_tier: flex` ones get 429 `resource_unavailable`; never more than `MAX_QUEUE_DEPTH`.',
+  },
   BODY_LIMIT_BYTES: {
     kind: 'int',
     default: 16 * 1024 * 1024,

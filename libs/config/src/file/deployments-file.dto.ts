@@ -90,6 +90,7 @@ export class DeploymentDto {
   @IsOptional() @IsBoolean() vision?: boolean;
   @IsOptional() @ValidateNested() @Type(() => UpstreamDto) upstream?: UpstreamDto;
   @IsOptional() @ValidateNested() @Type(() => SimulatedDto) simulated?: SimulatedDto;
+  @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
 }
 
 export class RateLimitDto {

@@ -88,6 +88,11 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
   },
   upstream: { meaning: 'An OpenAI-compatible server already running; implies `engine: openai`.' },
   simulated: { meaning: 'The pace and text of replies generated without a model; implies `engine: simulated`.' },
+  deadlineMs: {
+    default: 'none',
+    meaning:
+      "A deadline for its requests, in ms from receipt: one still queued then is withdrawn, one running is stopped (504 `deadline_exceeded`); the shortest of it, the key's and the request's applies.",
+  },
 };
 
 export const SIMULATED_FIELDS: DocsOf<SimulatedDto> = {
@@ -146,7 +151,11 @@ export const API_KEY_FIELDS: DocsOf<ApiKeyDto> = {
     meaning: 'The service tiers the key may ask for (`priority` only where listed).',
   },
   weight: { default: '1', meaning: "The key's share of the fleet against other keys' when they compete." },
-  deadlineMs: { default: "the deployment's, else none", meaning: 'A request’s deadline when it brings none.' },
+  deadlineMs: {
+    default: 'none',
+    meaning:
+      "A deadline for the key's requests, in ms from receipt; the shortest of it, the request's own and the deployment's applies.",
+  },
   webhook: { default: 'none', meaning: "Where the key's batch events are posted, signed as Standard Webhooks." },
 };
 
