@@ -1,3 +1,7 @@
+/**
+ * The whole configuration's shape in one file: the environment's settings, the deployments file's and the
+ * API keys', each type beside those it refers to, so what one setting means is read in one place.
+ */
 import type { SamplingPreset } from '@conveyor/protocol';
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
