@@ -7,6 +7,7 @@ import { Logger } from '@nestjs/common';
 import type { Histogram } from 'prom-client';
 import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
@@ -88,6 +89,7 @@ export function generationHarness(signal: () => AbortSignal) {
   const routing = new JobRouting(registry, new NoRoutes(), metrics);
   const images = new InMemoryImageStore();
   const usage = new InMemoryUsage();
+  const admission = new FakeAdmission(queue);
   const service = new GenerationService(
     config,
     registry,
@@ -95,10 +97,11 @@ export function generationHarness(signal: () => AbortSignal) {
     relay,
     workers,
     metrics,
-    new FakeAdmission(queue),
+    admission,
     new JobSubmission(queue, routing, images),
     images,
     usage,
+    new ApiKeyStore(config),
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
@@ -132,7 +135,20 @@ export function generationHarness(signal: () => AbortSignal) {
     expect(relay.subscribed).toEqual([]);
   };
 
-  return { registry, queue, relay, metrics, service, built, images, usage, builderFor, request, expectNothingQueued };
+  return {
+    registry,
+    queue,
+    relay,
+    metrics,
+    service,
+    built,
+    images,
+    usage,
+    admission,
+    builderFor,
+    request,
+    expectNothingQueued,
+  };
 }
 
 export type GenerationHarness = ReturnType<typeof generationHarness>;

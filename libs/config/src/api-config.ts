@@ -13,6 +13,7 @@ export function readApiConfig(r: EnvReader): PlatformConfig['api'] {
     requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS'),
     queueTimeoutMs: r.int('QUEUE_TIMEOUT_MS'),
     maxQueueDepth: r.int('MAX_QUEUE_DEPTH'),
+    fairShares: r.bool('FAIR_SHARES'),
     shutdownGraceMs: r.int('API_SHUTDOWN_GRACE_MS'),
     allowedHosts: readAllowedHosts(r),
     bodyTimeoutMs: r.int('REQUEST_BODY_TIMEOUT_MS'),

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, imageJobsKey, imageKey, type GenerationJobData } from '@conveyor/queue';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
+import { ApiKeyStore } from '../auth/api-key.store.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from '../generation/generation.service.js';
@@ -94,6 +95,7 @@ describe('chat requests with images, queued in real Redis', () => {
       new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
+      new ApiKeyStore(config),
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -4,6 +4,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { ErrorCode } from '@conveyor/openai';
 import { isRequestId, jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
+import { ApiKeyStore } from '../auth/api-key.store.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
@@ -17,6 +18,7 @@ import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from './job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
+import { queueRefusal } from './queue-refusal.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
@@ -60,6 +62,7 @@ export class GenerationService {
     private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
+    private readonly keys: ApiKeyStore,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -84,7 +87,7 @@ export class GenerationService {
   ): Promise<ReplyRun> {
     this.assertQueueReachable();
     const requestId = randomUUID();
-    await this.admit(deployment.id, requestId);
+    await this.admit(deployment.id, requestId, options.caller);
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
@@ -275,23 +278,21 @@ export class GenerationService {
   }
 
   /**
-   * Refuses at once, rather than queueing without bound, when a deployment's queue is full. The
-   * check and the place it takes are one step in Redis, so requests arriving together, on any
-   * replica, cannot all see room that only one of them has.
+   * Refuses at once, rather than queueing without bound, when a deployment's queue is full, or when its
+   * free places are held for other keys under their weighted shares (FAIR_SHARES). The check and the
+   * place it takes are one step in Redis, so requests arriving together, on any replica, cannot all see
+   * room that only one of them has.
    */
-  private async admit(deployment: string, requestId: string): Promise<void> {
-    const admission = await this.admission.reserve(deployment, requestId, this.config.api.maxQueueDepth).catch(() => {
-      throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
-    });
-    if (!admission.admitted) {
-      throw new OpenAiHttpError(
-        429,
-        'rate_limit_error',
-        `The "${deployment}" queue is full (${admission.queued} requests waiting); retry shortly.`,
-        null,
-        ErrorCode.queueFull,
-        { 'retry-after': '1' },
-      );
-    }
+  private async admit(deployment: string, requestId: string, caller: string): Promise<void> {
+    // Shared by weight between the keys asking (FAIR_SHARES); the limit alone otherwise.
+    const asker = this.config.api.fairShares
+      ? { name: caller, weight: (await this.keys.byName(caller))?.weight ?? 1 }
+      : undefined;
+    const admission = await this.admission
+      .reserve(deployment, requestId, this.config.api.maxQueueDepth, asker)
+      .catch(() => {
+        throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+      });
+    if (!admission.admitted) throw queueRefusal(deployment, admission);
   }
 }

@@ -18,7 +18,7 @@ describe('API_SCRIPTS', () => {
       countLineQueued: 1,
       pickWorkerRoute: 2,
       countUsage: 4,
-      reserveQueuePlace: 1,
+      reserveQueuePlace: 3,
     });
   });
 });

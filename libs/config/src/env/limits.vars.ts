@@ -11,6 +11,12 @@ export const LIMITS_VARS = {
     max: 10_000_000,
     meaning: 'Interactive requests waiting per deployment before new ones get 429.',
   },
+  FAIR_SHARES: {
+    kind: 'bool',
+    default: true,
+    meaning:
+      "Share each deployment between API keys by their `weight`: batch lines in flight, and the last places in the queue. Off: batches share it per batch, and the queue's places go first come, first served.",
+  },
   BODY_LIMIT_BYTES: {
     kind: 'int',
     default: 16 * 1024 * 1024,
