@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { FileStore } from '@conveyor/batch-store';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { jobImageHashes } from '@conveyor/queue';
+import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import type { BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
 import type { JobQueue } from '../../apps/api/src/generation/job-queue.port.js';
@@ -16,11 +17,13 @@ import type { BatchRecords } from '../../apps/api/src/repositories/batch-records
 import type { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import type { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
+import type { BatchShares } from '../../apps/api/src/repositories/batch-shares.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
+import { LineShares } from '../../apps/api/src/batches/line-shares.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 import { InMemoryUsage } from './generation-fakes.js';
 import {
@@ -30,6 +33,7 @@ import {
   MemoryLines,
   MemoryQueue,
   MemoryRecords,
+  MemoryShares,
   MemoryUnqueued,
   NoRoutes,
   NoWorkers,
@@ -53,11 +57,13 @@ export interface BatchRunnerParts {
   workers: LiveWorkers;
   images: ImageStore;
   unqueued: UnqueuedLines;
+  shares: BatchShares;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
 export function composeBatchRunner(p: BatchRunnerParts) {
   const input = new BatchInput(p.config, p.store, p.endpoints, p.registry);
+  const shares = new LineShares(p.config, p.shares, new ApiKeyStore(p.config), p.workers, p.registry);
   const feeder = new LineFeeder(
     p.config,
     input,
@@ -67,6 +73,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.registry,
     p.workers,
     p.unqueued,
+    shares,
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage());
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
@@ -81,6 +88,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     writer,
     recovery,
     p.unqueued,
+    shares,
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -99,6 +107,7 @@ export class BatchRunnerHarness {
   readonly workers = new NoWorkers();
   readonly images = new MemoryImages();
   readonly unqueued = new MemoryUnqueued();
+  readonly shares = new MemoryShares();
   readonly metrics: PlatformMetrics;
 
   constructor(env: Record<string, string> = {}) {
@@ -122,6 +131,7 @@ export class BatchRunnerHarness {
       workers: this.workers,
       images: this.images,
       unqueued: this.unqueued,
+      shares: this.shares,
     });
   }
 

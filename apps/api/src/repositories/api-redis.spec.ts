@@ -19,6 +19,7 @@ describe('API_SCRIPTS', () => {
       pickWorkerRoute: 2,
       countUsage: 4,
       reserveQueuePlace: 3,
+      grantBatchLines: 1,
     });
   });
 });

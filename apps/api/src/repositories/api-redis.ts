@@ -23,6 +23,7 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('pickWorkerRoute', 'pick-worker-route.lua'),
   script('countUsage', 'count-usage.lua'),
   script('reserveQueuePlace', 'reserve-queue-place.lua'),
+  script('grantBatchLines', 'grant-batch-lines.lua'),
 ];
 
 /**
