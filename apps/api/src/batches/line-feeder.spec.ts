@@ -85,6 +85,15 @@ describe('LineFeeder', () => {
     h.shares.room = Infinity;
     await driver.tick(); // line 2 was read and held back: it goes first
     expect([...h.queue.jobs.values()].map((j) => j.batch!.line)).toEqual([1, 2, 3, 4]);
+    await h.runQueuedLines();
+    await driver.tick();
+    await h.runQueuedLines();
+    await driver.tick(); // lines 9 and 10, and the input's end: it asks for no more, its lines still flying
+    expect(h.queue.jobs.size).toBe(2);
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
+    jest.advanceTimersByTime(BATCH_SHARE_LAPSE_MS);
+    await driver.tick();
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
     const record = await h.runToEnd(driver, id);
     expect(record).toMatchObject({ status: 'completed', completed: 10 });
     expect(h.writtenIds(record).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`).sort());

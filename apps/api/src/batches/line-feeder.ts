@@ -50,7 +50,8 @@ export class LineFeeder {
   async topUp(batch: BatchRecord, state: Feeding): Promise<TopUp> {
     const inflight = await this.lines.inflightCount(batch.id);
     const room = (await this.window(state)) - inflight;
-    if (room <= 0) await this.shares.renew(batch, state, inflight);
+    // A full window still keeps its share, unless the input was read to its end (it asks for no more).
+    if (room <= 0 && state.cursor?.rest !== null) await this.shares.renew(batch, state, inflight);
     const fed = await this.feed(batch, state, room, inflight);
     return { inflight: inflight + fed.count, exhausted: fed.exhausted };
   }
@@ -134,6 +135,8 @@ export class LineFeeder {
       const next = await this.nextLine(cursor);
       if (!next) {
         exhausted = true;
+        // It asks for no more lines: its key's share goes to the others while its last lines finish.
+        await this.shares.forget(batch.id, [...state.deployments]);
         break;
       }
       if (next.ok && !(await ticket.take(next.value.deployment.id, room - count))) {
