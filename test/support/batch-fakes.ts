@@ -17,6 +17,7 @@ import {
 } from '../../apps/api/src/repositories/batch-lines.port.js';
 import { endedEvent, type BatchEnding, type BatchRecord } from '../../apps/api/src/repositories/batch-record.js';
 import { BatchRecords, type BatchCounter } from '../../apps/api/src/repositories/batch-records.port.js';
+import { BatchShares, type ShareRequest } from '../../apps/api/src/repositories/batch-shares.port.js';
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { StoreIdentities } from '../../apps/api/src/repositories/store-identities.port.js';
@@ -317,6 +318,22 @@ export class MemoryUnqueued extends UnqueuedLines {
   /** Lines of `batchId` for `deployment` not yet queued; undefined once forgotten. */
   left(deployment: string, batchId: string): number | undefined {
     return this.counts.get(deployment)?.get(batchId)?.left;
+  }
+}
+
+/** Shares that grant up to `room` lines a call (unbounded unless set), keeping what each batch last said. */
+export class MemoryShares extends BatchShares {
+  room = Infinity;
+  /** deployment → batch id → its last request and the lines granted it. */
+  readonly entries = new Map<string, Map<string, { request: ShareRequest; granted: number }>>();
+  async grant(deployment: string, request: ShareRequest): Promise<number> {
+    const granted = Math.min(request.wanted, this.room);
+    if (!this.entries.has(deployment)) this.entries.set(deployment, new Map());
+    this.entries.get(deployment)!.set(request.batchId, { request, granted });
+    return granted;
+  }
+  async forget(batchId: string, deployments: readonly string[]): Promise<void> {
+    for (const d of deployments) this.entries.get(d)?.delete(batchId);
   }
 }
 

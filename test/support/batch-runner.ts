@@ -17,11 +17,13 @@ import type { BatchRecords } from '../../apps/api/src/repositories/batch-records
 import type { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import type { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
+import type { BatchShares } from '../../apps/api/src/repositories/batch-shares.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
 import { LineRecovery } from '../../apps/api/src/batches/line-recovery.js';
+import { LineShares } from '../../apps/api/src/batches/line-shares.js';
 import { ResultWriter } from '../../apps/api/src/batches/result-writer.js';
 import { BatchEvents } from '../../apps/api/src/webhooks/batch-events.service.js';
 import { OutputExpiry } from '../../apps/api/src/batches/output-expiry.js';
@@ -36,6 +38,7 @@ import {
   MemoryOutbox,
   MemoryQueue,
   MemoryRecords,
+  MemoryShares,
   MemoryUnqueued,
   NoRoutes,
   NoWorkers,
@@ -63,11 +66,13 @@ export interface BatchRunnerParts {
   quota: TokenQuota;
   outbox: MemoryOutbox;
   expiries?: MemoryExpiries;
+  shares: BatchShares;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
 export function composeBatchRunner(p: BatchRunnerParts) {
   const input = new BatchInput(p.config, p.store, p.endpoints, p.registry);
+  const shares = new LineShares(p.config, p.shares, configuredKeys(p.config), p.workers, p.registry);
   const feeder = new LineFeeder(
     p.config,
     input,
@@ -77,6 +82,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.registry,
     p.workers,
     p.unqueued,
+    shares,
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage(), p.quota);
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
@@ -94,6 +100,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.quota,
     new BatchEvents(configuredKeys(p.config), p.outbox),
     new OutputExpiry(p.expiries ?? new MemoryExpiries()),
+    shares,
   );
   return { runner, input, validator, feeder, writer, recovery };
 }
@@ -115,6 +122,7 @@ export class BatchRunnerHarness {
   readonly quotas = new InMemoryTokenQuotas();
   readonly outbox = new MemoryOutbox();
   readonly expiries = new MemoryExpiries();
+  readonly shares = new MemoryShares();
   readonly metrics: PlatformMetrics;
   /** The owner of the batches `createBatch` makes. */
   owner = 'anonymous';
@@ -143,6 +151,7 @@ export class BatchRunnerHarness {
       quota: new TokenQuota(configuredKeys(this.config), this.quotas),
       outbox: this.outbox,
       expiries: this.expiries,
+      shares: this.shares,
     });
   }
 

@@ -10,7 +10,7 @@ import { ReplyRelay } from '../../apps/api/src/generation/reply-relay.port.js';
 import { ReplySubscription } from '../../apps/api/src/generation/reply-subscription.js';
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
-import { QueueAdmission, type Admission } from '../../apps/api/src/repositories/queue-admission.port.js';
+import { QueueAdmission, type Admission, type Asker } from '../../apps/api/src/repositories/queue-admission.port.js';
 import { UsageLedger, type UsageEntry, type UsageGroup } from '../../apps/api/src/repositories/usage-ledger.port.js';
 
 /** The job queue in memory: jobs wait until a worker takes them, and stay findable after. */
@@ -100,12 +100,19 @@ export class InMemoryJobQueue extends JobQueue {
 
 /** Admits while the in-memory queue has fewer than `limit` waiting jobs of the deployment, as the Redis script does. */
 export class FakeAdmission extends QueueAdmission {
+  /** The asker of each reservation, as the service named it (none with fair shares off). */
+  readonly askers: (Asker | undefined)[] = [];
+  /** Set: every reservation is refused as the places being held for other keys, this key holding `held`. */
+  heldForOthers: { held: number; share: number } | null = null;
+
   constructor(private readonly queue: InMemoryJobQueue) {
     super();
   }
 
-  async reserve(deployment: string, _requestId: string, limit: number): Promise<Admission> {
+  async reserve(deployment: string, _requestId: string, limit: number, asker?: Asker): Promise<Admission> {
+    this.askers.push(asker);
     const queued = await this.queue.waiting(deployment);
+    if (this.heldForOthers) return { admitted: false, queued, ...this.heldForOthers };
     return queued < limit ? { admitted: true } : { admitted: false, queued };
   }
 

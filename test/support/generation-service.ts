@@ -99,6 +99,7 @@ export function generationHarness(signal: () => AbortSignal) {
   const images = new InMemoryImageStore();
   const usage = new InMemoryUsage();
   const quotas = new InMemoryTokenQuotas();
+  const admission = new FakeAdmission(queue);
   const service = new GenerationService(
     config,
     registry,
@@ -106,7 +107,7 @@ export function generationHarness(signal: () => AbortSignal) {
     relay,
     workers,
     metrics,
-    new FakeAdmission(queue),
+    admission,
     new JobSubmission(queue, routing, images),
     images,
     usage,
@@ -165,6 +166,7 @@ export function generationHarness(signal: () => AbortSignal) {
     images,
     usage,
     quotas,
+    admission,
     builderFor,
     request,
     expectNothingQueued,

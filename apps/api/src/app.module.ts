@@ -12,6 +12,7 @@ import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { BatchValidator } from './batches/batch-validator.js';
 import { LineFeeder } from './batches/line-feeder.js';
+import { LineShares } from './batches/line-shares.js';
 import { LineRecovery } from './batches/line-recovery.js';
 import { ResultWriter } from './batches/result-writer.js';
 import { BatchesController } from './batches/batches.controller.js';
@@ -74,6 +75,8 @@ import { AdmissionRepository } from './repositories/admission.repository.js';
 import { apiRedis } from './repositories/api-redis.js';
 import { QueueAdmission } from './repositories/queue-admission.port.js';
 import { BatchLineRepository } from './repositories/batch-line.repository.js';
+import { BatchShareRepository } from './repositories/batch-share.repository.js';
+import { BatchShares } from './repositories/batch-shares.port.js';
 import { BatchLines } from './repositories/batch-lines.port.js';
 import { BatchRecords } from './repositories/batch-records.port.js';
 import { BatchRepository } from './repositories/batch.repository.js';
@@ -176,6 +179,8 @@ export class AppModule {
         { provide: BatchRecords, useExisting: BatchRepository },
         BatchLineRepository,
         { provide: BatchLines, useExisting: BatchLineRepository },
+        BatchShareRepository,
+        { provide: BatchShares, useExisting: BatchShareRepository },
         LiveWorkersRepository,
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
         RateLimitRepository,
@@ -238,6 +243,7 @@ export class AppModule {
         BatchInput,
         BatchValidator,
         LineFeeder,
+        LineShares,
         ResultWriter,
         LineRecovery,
         BatchRunner,

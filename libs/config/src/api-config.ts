@@ -16,6 +16,7 @@ export function readApiConfig(r: EnvReader): PlatformConfig['api'] {
     maxQueueDepth,
     // Flex waits behind every other tier: it is refused while the queue is half full, so the room left is the others'.
     flexQueueDepth: Math.min(maxQueueDepth, r.int('FLEX_QUEUE_DEPTH', Math.max(1, Math.floor(maxQueueDepth / 2)))),
+    fairShares: r.bool('FAIR_SHARES'),
     shutdownGraceMs: r.int('API_SHUTDOWN_GRACE_MS'),
     allowedHosts: readAllowedHosts(r),
     bodyTimeoutMs: r.int('REQUEST_BODY_TIMEOUT_MS'),

@@ -254,6 +254,8 @@ export interface PlatformConfig {
     maxQueueDepth: number;
     /** Requests waiting in a deployment's queue beyond which new `flex` ones get 429 (at most maxQueueDepth). */
     flexQueueDepth: number;
+    /** Deployments shared between API keys by their weights (batch lines in flight, the queue's last places). */
+    fairShares: boolean;
     /** On SIGTERM, how long open replies may take to finish before they end with an error event. */
     shutdownGraceMs: number;
     /** Host names the API answers to; another Host gets 403, so a DNS-rebinding page cannot reach it. */

@@ -76,3 +76,15 @@ export const batchLeaseKey = (prefix: string, batchId: string): string => `${bat
  */
 export const batchUnqueuedKey = (prefix: string, deployment: string): string =>
   `${prefix}:batches:unqueued:${slotTag(deployment)}`;
+
+/**
+ * The batches feeding lines to one deployment, for weighted fair shares between API keys: a hash of batch
+ * id → its key's name and weight, its lines in flight and when it said so (JSON). Each batch's replica
+ * writes its own entry as it feeds; one that stops writing lapses (BATCH_SHARE_LAPSE_MS). In the
+ * deployment's slot on a cluster.
+ */
+export const batchSharesKey = (prefix: string, deployment: string): string =>
+  `${prefix}:batches:shares:${slotTag(deployment)}`;
+
+/** How long a batch's entry among the shares counts unrenewed: its replica renews it at least every third of this. */
+export const BATCH_SHARE_LAPSE_MS = 15_000;

@@ -18,6 +18,28 @@ export const deploymentQueueName = (deployment: string): string => `jobs.${slotT
 export const admissionKey = (prefix: string, deployment: string): string =>
   `${prefix}:admission:${slotTag(deployment)}`;
 
+/**
+ * The API keys that asked for a place in a deployment's queue lately, for weighted shares of its places:
+ * a hash of key name → when it last asked and its weight (`<ms> <weight>`). In the deployment's slot.
+ */
+export const admissionAskingKey = (prefix: string, deployment: string): string =>
+  `${admissionKey(prefix, deployment)}:asking`;
+
+/**
+ * The places one API key took in a deployment's queue: the request ids it was admitted with, each scored
+ * by the latest its place could lapse. A worker gives a place back in `admissionKey` only, so a key's
+ * places are those of its ids still in both sets (ZINTERCARD); the rest go as it takes new ones.
+ */
+export const admissionHeldKey = (prefix: string, deployment: string, keyName: string): string =>
+  `${admissionHeldPrefix(prefix, deployment)}${keyName}`;
+
+/** `admissionHeldKey` without the key's name, for the admission script to complete for every asking key. */
+export const admissionHeldPrefix = (prefix: string, deployment: string): string =>
+  `${admissionKey(prefix, deployment)}:held:`;
+
+/** How long a key that asked for a place (admitted or not) counts as competing for the places. */
+export const ADMISSION_ASKING_MS = 10_000;
+
 /** How long a place is held for a request whose job has not reached a queue yet (its replica may die first). */
 export const ADMISSION_RESERVATION_MS = 10_000;
 

@@ -19,6 +19,7 @@ import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { FileStoreCheck } from '../platform/file-store.check.js';
 import { apiRedis } from '../repositories/api-redis.js';
 import { BatchLineRepository } from '../repositories/batch-line.repository.js';
+import { BatchShareRepository } from '../repositories/batch-share.repository.js';
 import { BatchRepository } from '../repositories/batch.repository.js';
 import { newBatchRecord } from '../repositories/batch-record.js';
 import { ImageStore } from '../repositories/image-store.port.js';
@@ -176,6 +177,7 @@ describe('BatchRunner when Redis fails half-way through a pass', () => {
       unqueued: new MemoryUnqueued(),
       quota: new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection)),
       outbox: new MemoryOutbox(),
+      shares: new BatchShareRepository(config, connection),
     }).runner;
   };
 

@@ -16,6 +16,7 @@ import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
 import { OutputExpiry } from './output-expiry.js';
+import { LineShares } from './line-shares.js';
 import { ResultWriter } from './result-writer.js';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -56,6 +57,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly quota: TokenQuota,
     private readonly events: BatchEvents,
     private readonly outputExpiry: OutputExpiry,
+    private readonly shares: LineShares,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -154,8 +156,10 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         ? ErrorCode.batchExpired
         : null;
     if (stop) {
-      // Lines not yet queued never will be: the pool need not scale for them while the batch drains.
+      // Lines not yet queued never will be: the pool need not scale for them while the batch drains, and
+      // its key's share goes to other keys' batches.
       await this.unqueued.forget(batch.id, this.deploymentIds());
+      await this.shares.forget(batch.id, this.deploymentIds());
       return this.recovery.drain(batch, leased, stop);
     }
     await this.recovery.sweep(batch, leased);
@@ -186,6 +190,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     // Per-line bookkeeping leaves Redis with the batch.
     await this.lines.clear(id);
     await this.unqueued.forget(id, this.deploymentIds());
+    await this.shares.forget(id, this.deploymentIds());
   }
 
   /** Every deployment a batch's lines may go to: its counts of unqueued lines are kept per deployment. */

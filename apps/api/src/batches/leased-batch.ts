@@ -6,6 +6,8 @@ export interface FeedCursor {
   at: number;
   /** The lines after it; null once the input was read to the end. */
   rest: AsyncGenerator<InputRequest> | null;
+  /** A line read but not fed: its deployment had no room in its key's share. Fed first, next tick. */
+  pending?: InputRequest;
 }
 
 /**
@@ -19,6 +21,8 @@ export class LeasedBatch implements InputWatch {
   cursor: FeedCursor | null = null;
   /** The deployments its lines were fed to, whose live sequences size its window. */
   readonly deployments = new Set<string>();
+  /** When it last told the shares of its deployments its lines in flight (asking for lines or not). */
+  sharesAt = 0;
   /** When its lines in flight were last checked, and the lines found without a job, since when. */
   readonly sweep = { at: 0, missing: new Map<number, number>() };
   /** Passes over the input for lines neither written nor in flight, once every line was fed. */

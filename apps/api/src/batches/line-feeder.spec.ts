@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { BATCH_SHARE_LAPSE_MS } from '@conveyor/queue';
 import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 import { MODEL, imageRef } from '../../../../test/support/batch-fakes.js';
 
@@ -67,5 +68,81 @@ describe('LineFeeder', () => {
     await h.records.update(id, { cancel_requested: true });
     await driver.tick(); // the lines queued stay until taken back; those never queued are gone at once
     expect(h.unqueued.left(MODEL, id)).toBeUndefined();
+  });
+
+  it("queues only what its key's share grants; the line read past it waits and goes first, none skipped", async () => {
+    const id = await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    const driver = h.runner();
+    await driver.tick(); // validates
+    h.shares.room = 1;
+    await driver.tick(); // a window of 4, but a share of 1
+    expect([...h.queue.jobs.values()].map((j) => j.batch!.line)).toEqual([1]);
+    expect(h.records.records.get(id)!.fed_line).toBe(1);
+    expect(h.shares.entries.get(MODEL)!.get(id)).toMatchObject({
+      request: { owner: 'anonymous', weight: 1, inflight: 0, wanted: 4, capacity: 4 },
+      granted: 1,
+    });
+    h.shares.room = Infinity;
+    await driver.tick(); // line 2 was read and held back: it goes first
+    expect([...h.queue.jobs.values()].map((j) => j.batch!.line)).toEqual([1, 2, 3, 4]);
+    await h.runQueuedLines();
+    await driver.tick();
+    await h.runQueuedLines();
+    await driver.tick(); // lines 9 and 10, and the input's end: it asks for no more, its lines still flying
+    expect(h.queue.jobs.size).toBe(2);
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
+    jest.advanceTimersByTime(BATCH_SHARE_LAPSE_MS);
+    await driver.tick();
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
+    const record = await h.runToEnd(driver, id);
+    expect(record).toMatchObject({ status: 'completed', completed: 10 });
+    expect(h.writtenIds(record).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`).sort());
+    // Ended: its lines no longer count in its key's share.
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
+  });
+
+  it('says how many lines fly while its window is full, so its entry never lapses, and nothing more', async () => {
+    await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    const driver = h.runner();
+    await driver.tick();
+    await driver.tick(); // the window is full
+    const entries = h.shares.entries.get(MODEL)!;
+    entries.clear();
+    await driver.tick();
+    expect(entries.size).toBe(0);
+    jest.advanceTimersByTime(BATCH_SHARE_LAPSE_MS / 3);
+    await driver.tick();
+    expect([...entries.values()].map((e) => [e.request.inflight, e.request.wanted])).toEqual([[4, 0]]);
+  });
+
+  it('forgets its share as soon as the batch is cancelled', async () => {
+    const id = await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    const driver = h.runner();
+    await driver.tick();
+    await driver.tick();
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(true);
+    await h.records.update(id, { cancel_requested: true });
+    await driver.tick();
+    expect(h.shares.entries.get(MODEL)!.has(id)).toBe(false);
+  });
+});
+
+describe('LineFeeder with FAIR_SHARES off', () => {
+  let h: BatchRunnerHarness;
+
+  beforeEach(() => {
+    h = startHarness({ FAIR_SHARES: 'false' });
+  });
+  afterEach(stopHarness);
+
+  it('fills its window asking no share', async () => {
+    const id = await h.createBatch(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    h.shares.room = 0;
+    const driver = h.runner();
+    await driver.tick();
+    await driver.tick();
+    expect(h.queue.jobs.size).toBe(4);
+    expect(h.shares.entries.size).toBe(0);
+    expect(await h.runToEnd(driver, id)).toMatchObject({ status: 'completed', completed: 10 });
   });
 });

@@ -9,14 +9,15 @@ import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
-import { BatchInput } from './batch-input.reader.js';
+import { BatchInput, type InputRequest } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
 import type { LeasedBatch } from './leased-batch.js';
+import { LineShares } from './line-shares.js';
 
 /** What queueing a line keeps of its batch: the deployments its lines went to, which size its window. */
 export type Fed = Pick<LeasedBatch, 'deployments'>;
 /** What feeding keeps of a batch between ticks: where it reads on in the input, and where lines went. */
-type Feeding = Fed & Pick<LeasedBatch, 'cursor' | 'dropCursor' | 'unreadableSince'>;
+type Feeding = Fed & Pick<LeasedBatch, 'cursor' | 'dropCursor' | 'unreadableSince' | 'sharesAt'>;
 
 /** Where a batch's feeding stands after a top-up. */
 export interface TopUp {
@@ -29,7 +30,7 @@ export interface TopUp {
 /**
  * Keeps a bounded number of each batch's lines in the queue, the rest staying in the input file: sizes
  * the batch's window, reads on in its input, and queues each line's job through the same submission as
- * an interactive request's.
+ * an interactive request's, as many as its key's fair share of the line's deployment allows (LineShares).
  */
 @Injectable()
 export class LineFeeder {
@@ -42,12 +43,16 @@ export class LineFeeder {
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
     private readonly unqueued: UnqueuedLines,
+    private readonly shares: LineShares,
   ) {}
 
-  /** Tops the batch's lines in the queue up to its window, reading on in the input file. */
+  /** Tops the batch's lines in the queue up to its window and its key's share, reading on in the input file. */
   async topUp(batch: BatchRecord, state: Feeding): Promise<TopUp> {
     const inflight = await this.lines.inflightCount(batch.id);
-    const fed = await this.feed(batch, state, (await this.window(state)) - inflight);
+    const room = (await this.window(state)) - inflight;
+    // A full window still keeps its share, unless the input was read to its end (it asks for no more).
+    if (room <= 0 && state.cursor?.rest !== null) await this.shares.renew(batch, state, inflight);
+    const fed = await this.feed(batch, state, room, inflight);
     return { inflight: inflight + fed.count, exhausted: fed.exhausted };
   }
 
@@ -102,8 +107,16 @@ export class LineFeeder {
     return Math.max(floor, 2 * sequences);
   }
 
-  /** Queues up to `room` more lines, reading on from the last line fed. */
-  private async feed(batch: BatchRecord, state: Feeding, room: number): Promise<{ count: number; exhausted: boolean }> {
+  /**
+   * Queues up to `room` more lines, reading on from the last line fed, each as its key's share of its
+   * deployment allows: a line with no room there waits, read, for a later tick (lines go in order).
+   */
+  private async feed(
+    batch: BatchRecord,
+    state: Feeding,
+    room: number,
+    inflight: number,
+  ): Promise<{ count: number; exhausted: boolean }> {
     // With the window full, nothing to read and nothing to record: no Redis write this tick.
     if (room <= 0) return { count: 0, exhausted: false };
     // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
@@ -114,25 +127,45 @@ export class LineFeeder {
     const cursor = state.cursor;
     // Read to the end before: nothing is left to feed, and nothing to read again.
     if (!cursor.rest) return { count: 0, exhausted: true };
+    const ticket = await this.shares.ticket(batch, state, inflight);
     let count = 0;
     let lastLine = batch.fed_line;
+    let exhausted = false;
     while (count < room) {
-      const next = await cursor.rest.next();
-      if (next.done) {
-        cursor.rest = null;
-        if (count) {
-          await this.batches.update(batch.id, { fed_line: lastLine });
-          cursor.at = lastLine;
-        }
-        return { count, exhausted: true };
+      const next = await this.nextLine(cursor);
+      if (!next) {
+        exhausted = true;
+        // It asks for no more lines: its key's share goes to the others while its last lines finish.
+        await this.shares.forget(batch.id, [...state.deployments]);
+        break;
       }
-      lastLine = next.value.line;
-      if (!next.value.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueue(batch, state, lastLine, next.value.value);
+      if (next.ok && !(await ticket.take(next.value.deployment.id, room - count))) {
+        cursor.pending = next;
+        break;
+      }
+      lastLine = next.line;
+      if (!next.ok) continue; // validated before; a line that changed meaning since is skipped, not run
+      await this.enqueue(batch, state, lastLine, next.value);
       count++;
     }
-    await this.batches.update(batch.id, { fed_line: lastLine });
-    cursor.at = lastLine;
-    return { count, exhausted: false };
+    // Past the lines skipped too, unless all it did was reach the end (as it always has).
+    if (lastLine !== batch.fed_line && (count > 0 || !exhausted)) {
+      await this.batches.update(batch.id, { fed_line: lastLine });
+      cursor.at = lastLine;
+    }
+    return { count, exhausted };
+  }
+
+  /** The line read but not fed last tick, or the next one in the input; null at its end. */
+  private async nextLine(cursor: NonNullable<Feeding['cursor']>): Promise<InputRequest | null> {
+    const pending = cursor.pending;
+    if (pending) {
+      delete cursor.pending;
+      return pending;
+    }
+    const next = await cursor.rest?.next();
+    if (next && !next.done) return next.value;
+    cursor.rest = null;
+    return null;
   }
 }

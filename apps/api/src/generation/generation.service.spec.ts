@@ -76,6 +76,18 @@ describe('GenerationService', () => {
       await expect(t.request('beta')).resolves.toBeDefined();
     });
 
+    it("asks for a place as the caller's key, and says when the free places are held for other keys", async () => {
+      await t.request('alpha');
+      expect(t.admission.askers).toEqual([{ name: 'anonymous', weight: 1 }]);
+      t.admission.heldForOthers = { held: 1, share: 1 };
+      const error = (await rejection(t.request('alpha'))) as OpenAiHttpError;
+      expect(error).toMatchObject({ status: 429, code: ErrorCode.queueFull, headers: { 'retry-after': '1' } });
+      expect(error.message).toContain(
+        'held for other API keys: this key holds 1 of the 1 places taken, its weighted share being 1',
+      );
+      expect(t.queue.enqueued).toHaveLength(1);
+    });
+
     it('refuses with 503 at once while the queue is unreachable, queueing nothing', async () => {
       t.queue.reachable = false;
       expect(await rejection(t.request('alpha'))).toMatchObject({ status: 503, code: ErrorCode.serviceUnavailable });

@@ -14,7 +14,7 @@ import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ImageStore } from '../repositories/image-store.port.js';
-import { QueueAdmission } from '../repositories/queue-admission.port.js';
+import { QueueAdmission, type Asker } from '../repositories/queue-admission.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
@@ -22,6 +22,7 @@ import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from './job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
+import { queueRefusal } from './queue-refusal.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from './reply-relay.port.js';
 import { sendReplyHeaders } from './reply-headers.js';
@@ -101,7 +102,7 @@ export class GenerationService {
     const key = await this.keys.byName(options.caller);
     const tier = servedTier(options.asked?.tier, key);
     const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
-    await this.admit(deployment.id, requestId, tier);
+    await this.admit(deployment.id, requestId, tier, { name: options.caller, weight: key?.weight ?? 1 });
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
@@ -356,18 +357,21 @@ export class GenerationService {
 
   /**
    * Refuses at once, rather than queueing without bound, when a deployment's queue is full; a `flex`
-   * request, when it is deep (FLEX_QUEUE_DEPTH): it would wait behind every other tier. The check and
-   * the place it takes are one step in Redis, so requests arriving together, on any replica, cannot
-   * all see room that only one of them has.
+   * request, when it is deep (FLEX_QUEUE_DEPTH): it would wait behind every other tier; any request, when
+   * the free places are held for other keys under their weighted shares (FAIR_SHARES). The check and the
+   * place it takes are one step in Redis, so requests arriving together, on any replica, cannot all see
+   * room that only one of them has.
    */
-  private async admit(deployment: string, requestId: string, tier: QueueTier): Promise<void> {
-    const { maxQueueDepth, flexQueueDepth } = this.config.api;
+  private async admit(deployment: string, requestId: string, tier: QueueTier, caller: Asker): Promise<void> {
+    const { maxQueueDepth, flexQueueDepth, fairShares } = this.config.api;
     const flex = tier === 'flex';
     const limit = flex ? flexQueueDepth : maxQueueDepth;
-    const admission = await this.admission.reserve(deployment, requestId, limit).catch(() => {
-      throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
-    });
-    if (!admission.admitted && flex) {
+    const admission = await this.admission
+      .reserve(deployment, requestId, limit, fairShares ? caller : undefined)
+      .catch(() => {
+        throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+      });
+    if (!admission.admitted && flex && admission.held === undefined) {
       throw new OpenAiHttpError(
         429,
         'rate_limit_error',
@@ -378,15 +382,6 @@ export class GenerationService {
         { 'retry-after': '1' },
       );
     }
-    if (!admission.admitted) {
-      throw new OpenAiHttpError(
-        429,
-        'rate_limit_error',
-        `The "${deployment}" queue is full (${admission.queued} requests waiting); retry shortly.`,
-        null,
-        ErrorCode.queueFull,
-        { 'retry-after': '1' },
-      );
-    }
+    if (!admission.admitted) throw queueRefusal(deployment, admission);
   }
 }

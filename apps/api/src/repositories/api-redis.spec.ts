@@ -19,7 +19,7 @@ describe('API_SCRIPTS', () => {
       countLineQueued: 1,
       pickWorkerRoute: 2,
       countUsage: 4,
-      reserveQueuePlace: 1,
+      reserveQueuePlace: 3,
       reserveTokens: 3,
       settleTokens: 5,
       reserveBatchTokens: 2,
@@ -28,6 +28,7 @@ describe('API_SCRIPTS', () => {
       updateApiKey: 2,
       rotateApiKey: 3,
       revokeApiKey: 2,
+      grantBatchLines: 1,
     });
   });
 });

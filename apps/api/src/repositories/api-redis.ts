@@ -32,6 +32,7 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('updateApiKey', 'update-api-key.lua'),
   script('rotateApiKey', 'rotate-api-key.lua'),
   script('revokeApiKey', 'revoke-api-key.lua'),
+  script('grantBatchLines', 'grant-batch-lines.lua'),
 ];
 
 /**

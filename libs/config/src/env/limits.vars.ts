@@ -19,6 +19,12 @@ export const LIMITS_VARS = {
     meaning:
       'Requests waiting per deployment before new `service_tier: flex` ones get 429 `resource_unavailable`; never more than `MAX_QUEUE_DEPTH`.',
   },
+  FAIR_SHARES: {
+    kind: 'bool',
+    default: true,
+    meaning:
+      "Share each deployment between API keys by their `weight`: batch lines in flight, and the last places in the queue. Off: batches share it per batch, and the queue's places go first come, first served.",
+  },
   BODY_LIMIT_BYTES: {
     kind: 'int',
     default: 16 * 1024 * 1024,
