@@ -104,6 +104,8 @@ import { UnqueuedLines } from './repositories/unqueued-lines.port.js';
 import { UnqueuedLinesRepository } from './repositories/unqueued-lines.repository.js';
 import { FleetState } from './repositories/fleet-state.port.js';
 import { FleetStateRepository } from './repositories/fleet-state.repository.js';
+import { RedisServerStats } from './repositories/redis-server-stats.port.js';
+import { RedisServerStatsRepository } from './repositories/redis-server-stats.repository.js';
 import { UsageLedger } from './repositories/usage-ledger.port.js';
 import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
@@ -203,6 +205,8 @@ export class AppModule {
         { provide: PendingWork, useExisting: PendingWorkRepository },
         FleetStateRepository,
         { provide: FleetState, useExisting: FleetStateRepository },
+        RedisServerStatsRepository,
+        { provide: RedisServerStats, useExisting: RedisServerStatsRepository },
         UsageRepository,
         { provide: UsageLedger, useExisting: UsageRepository },
         ApiKeyRepository,

@@ -1,7 +1,15 @@
 import type { Dashboard, Panel, VariableModel } from '@grafana/schema';
 import { GEN_AI_REQUEST_DURATION } from './gen-ai.metrics.js';
 import type { MetricSpec } from './metric-spec.js';
-import { BATCH_LINES, HTTP_REQUESTS, PENDING_WORK, POOL_WORKERS, QUEUE_JOBS, SEQUENCES } from './platform.metrics.js';
+import {
+  BATCH_LINES,
+  HTTP_REQUESTS,
+  PENDING_WORK,
+  POOL_WORKERS,
+  QUEUE_JOBS,
+  REDIS_COMMANDS,
+  SEQUENCES,
+} from './platform.metrics.js';
 import {
   VLLM_E2E_LATENCY,
   VLLM_GENERATION_TOKENS,
@@ -161,6 +169,19 @@ export const DASHBOARD_PANELS: readonly DashboardPanel[] = [
       },
     ],
     reads: [VLLM_GENERATION_TOKENS],
+  },
+  {
+    title: 'Redis commands per 1,000 tokens',
+    description:
+      "Commands Redis processed per 1,000 tokens generated, whoever sent them (API, workers, BullMQ): the queue's cost beside the engine's. Every replica reports Redis's one count, so it is read once.",
+    unit: 'short',
+    queries: [
+      {
+        expr: `1000 * max(rate(${REDIS_COMMANDS.name}[${WINDOW}])) / sum(rate(${VLLM_GENERATION_TOKENS.name}[${WINDOW}]))`,
+        legend: 'Redis commands / 1k tokens',
+      },
+    ],
+    reads: [REDIS_COMMANDS, VLLM_GENERATION_TOKENS],
   },
   {
     title: 'Request duration by operation (OpenTelemetry GenAI)',

@@ -35,6 +35,27 @@ export function counterOf<L extends string>(spec: MetricSpec<L, 'counter'>, regi
   return new Counter({ name: spec.name, help: spec.help, labelNames: spec.labels, registers: [registry] });
 }
 
+/**
+ * A counter of a declaration whose value is read from elsewhere when scraped (a server's own running count):
+ * `read` gives its total, which may start again from zero when that server restarts, as a counter may.
+ */
+export function counterFrom(
+  spec: MetricSpec<never, 'counter'>,
+  registry: Registry,
+  read: () => Promise<number>,
+): Counter<never> {
+  return new Counter({
+    name: spec.name,
+    help: spec.help,
+    labelNames: [],
+    registers: [registry],
+    async collect(this: Counter<never>) {
+      this.reset();
+      this.inc(await read());
+    },
+  });
+}
+
 /** The prom-client histogram of a declaration, in `registry`. */
 export function histogramOf<L extends string>(spec: MetricSpec<L, 'histogram'>, registry: Registry): Histogram<L> {
   return new Histogram({

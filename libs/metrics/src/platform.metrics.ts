@@ -98,3 +98,11 @@ export const PENDING_WORK = gauge({
     'running, and lines of running batches not yet queued',
   labels: ['pool', 'deployment'],
 });
+
+export const REDIS_COMMANDS = counter({
+  name: 'conveyor_redis_commands_total',
+  help:
+    "Commands the platform's Redis processed since it started (INFO total_commands_processed, summed over a " +
+    "cluster's primaries), read when scraped: every API replica reports the same figure",
+  labels: [],
+});

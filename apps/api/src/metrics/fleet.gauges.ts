@@ -2,21 +2,24 @@ import { Injectable } from '@nestjs/common';
 import {
   POOL_WORKERS,
   QUEUE_JOBS,
+  REDIS_COMMANDS,
   SEQUENCES,
   VLLM_REQUESTS_RUNNING,
   VLLM_REQUESTS_WAITING,
+  counterFrom,
   gaugeOf,
 } from '@conveyor/metrics';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { JobQueue } from '../generation/job-queue.port.js';
 import { FleetState } from '../repositories/fleet-state.port.js';
 import { PendingWork } from '../repositories/pending-work.port.js';
+import { RedisServerStats } from '../repositories/redis-server-stats.port.js';
 import { PlatformMetrics } from './platform-metrics.service.js';
 
 /**
  * The fleet's gauges, read from Redis when scraped, so every replica reports the same values: requests
- * running and waiting under vLLM's names, BullMQ's job counts by state, each pool's live workers, and
- * each deployment's sequences, busy or free.
+ * running and waiting under vLLM's names, BullMQ's job counts by state, each pool's live workers, each
+ * deployment's sequences, busy or free, and the commands Redis has processed.
  */
 @Injectable()
 export class FleetGauges {
@@ -26,8 +29,12 @@ export class FleetGauges {
     queue: JobQueue,
     work: PendingWork,
     fleet: FleetState,
+    redis: RedisServerStats,
   ) {
     const r = metrics.registry;
+    // Redis's own count, so the dashboard divides it by tokens generated: the platform's cost in Redis
+    // commands per 1,000 tokens, whoever sent them (API, workers, BullMQ).
+    counterFrom(REDIS_COMMANDS, r, () => redis.commandsProcessed());
     gaugeOf(VLLM_REQUESTS_RUNNING, r, async (running) => {
       for (const [model_name, w] of await work.of(registry.all.map((d) => d.id)))
         running.set({ model_name }, w.running);
