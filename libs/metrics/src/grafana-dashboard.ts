@@ -7,6 +7,7 @@ import {
   PENDING_WORK,
   POOL_WORKERS,
   QUEUE_JOBS,
+  QUEUE_WAIT,
   REDIS_COMMANDS,
   SEQUENCES,
 } from './platform.metrics.js';
@@ -104,6 +105,19 @@ export const DASHBOARD_PANELS: readonly DashboardPanel[] = [
   latency('Time between tokens', 'Between two tokens of a reply, as its client gets them.', VLLM_INTER_TOKEN_LATENCY),
   latency('Request latency', 'A whole request, from accepting it to its last token.', VLLM_E2E_LATENCY),
   latency('Time queued', 'From enqueueing a request to a worker starting it.', VLLM_QUEUE_TIME),
+  {
+    title: 'Time queued by service tier',
+    description:
+      'p95 of the time a request waited for a worker, by deployment and the service tier (priority band) it was served at.',
+    unit: 's',
+    queries: [
+      {
+        expr: `histogram_quantile(0.95, sum by (le, deployment, tier) (rate(${QUEUE_WAIT.name}_bucket{deployment=~"${DEPLOYMENT}"}[${WINDOW}])))`,
+        legend: '{{deployment}} {{tier}}',
+      },
+    ],
+    reads: [QUEUE_WAIT],
+  },
   {
     title: 'Tokens per second',
     description: 'Prompt tokens taken in and tokens generated, by deployment.',
