@@ -77,15 +77,17 @@ describe('GenerationService', () => {
     });
 
     it("asks for a place as the caller's key, and says when the free places are held for other keys", async () => {
+      await t.request('alpha', undefined, undefined, 'team-a');
+      // With authentication off, there is one caller and nothing to share.
       await t.request('alpha');
-      expect(t.admission.askers).toEqual([{ name: 'anonymous', weight: 1 }]);
+      expect(t.admission.askers).toEqual([{ name: 'team-a', weight: 1 }, undefined]);
       t.admission.heldForOthers = { held: 1, share: 1 };
-      const error = (await rejection(t.request('alpha'))) as OpenAiHttpError;
+      const error = (await rejection(t.request('alpha', undefined, undefined, 'team-a'))) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 429, code: ErrorCode.queueFull, headers: { 'retry-after': '1' } });
       expect(error.message).toContain(
-        'held for other API keys: this key holds 1 of the 1 places taken, its weighted share being 1',
+        'held for other API keys: this key holds 1 of the 2 places taken, its weighted share being 1',
       );
-      expect(t.queue.enqueued).toHaveLength(1);
+      expect(t.queue.enqueued).toHaveLength(2);
     });
 
     it('refuses with 503 at once while the queue is unreachable, queueing nothing', async () => {

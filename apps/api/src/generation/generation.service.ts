@@ -9,6 +9,7 @@ import { isRequestId, jobImageHashes, type QueueTier, type QueuedJobData } from 
 import type { DecodedImage } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { ApiKeyStore } from '../auth/api-key.store.js';
+import { ANONYMOUS } from '../auth/caller.decorator.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
@@ -102,7 +103,9 @@ export class GenerationService {
     const key = await this.keys.byName(options.caller);
     const tier = servedTier(options.asked?.tier, key);
     const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
-    await this.admit(deployment.id, requestId, tier, { name: options.caller, weight: key?.weight ?? 1 });
+    // With authentication off every request is the one anonymous caller's: nothing to share between keys.
+    const asker = options.caller === ANONYMOUS ? undefined : { name: options.caller, weight: key?.weight ?? 1 };
+    await this.admit(deployment.id, requestId, tier, asker);
     const now = Date.now();
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
@@ -362,7 +365,7 @@ export class GenerationService {
    * place it takes are one step in Redis, so requests arriving together, on any replica, cannot all see
    * room that only one of them has.
    */
-  private async admit(deployment: string, requestId: string, tier: QueueTier, caller: Asker): Promise<void> {
+  private async admit(deployment: string, requestId: string, tier: QueueTier, caller?: Asker): Promise<void> {
     const { maxQueueDepth, flexQueueDepth, fairShares } = this.config.api;
     const flex = tier === 'flex';
     const limit = flex ? flexQueueDepth : maxQueueDepth;
