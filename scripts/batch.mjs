@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
+import { CliError, readCommandLine, runCli } from './lib/cli.mjs';
 import OpenAI from 'openai';
 import { fileFromPath } from './file-from-path.mjs';
 
@@ -22,17 +22,6 @@ const USAGE =
 const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 /** A failure the user can act on: printed as its one-line message, never with a stack trace. */
-class CliError extends Error {
-  /**
-   * @param {string} message
-   * @param {number} [exitCode] 2 for a wrong command line, 1 for anything else
-   */
-  constructor(message, exitCode = 1) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
-
 /**
  * @param {unknown} url
  * @returns {url is Endpoint}
@@ -180,24 +169,18 @@ function duration(seconds) {
 
 /** @returns {Promise<number>} the exit code: 0 when the batch completed */
 async function main() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: {
-        endpoint: { type: 'string' },
-        out: { type: 'string' },
-        'base-url': { type: 'string', default: process.env.CONVEYOR_URL ?? 'http://127.0.0.1:8000/v1' },
-        'api-key': { type: 'string', default: process.env.CONVEYOR_API_KEY ?? 'none' },
-        window: { type: 'string', default: '24h' },
-        interval: { type: 'string', default: '1000' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (err) {
-    throw new CliError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`, 2);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = readCommandLine(
+    {
+      endpoint: { type: 'string' },
+      out: { type: 'string' },
+      'base-url': { type: 'string', default: process.env.CONVEYOR_URL ?? 'http://127.0.0.1:8000/v1' },
+      'api-key': { type: 'string', default: process.env.CONVEYOR_API_KEY ?? 'none' },
+      window: { type: 'string', default: '24h' },
+      interval: { type: 'string', default: '1000' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -316,14 +299,4 @@ async function main() {
   return batch.status === 'completed' ? 0 : 1;
 }
 
-try {
-  process.exit(await main());
-} catch (err) {
-  if (err instanceof CliError) {
-    console.error(err.message);
-    process.exit(err.exitCode);
-  }
-  // Not a failure this client knows how to explain: still one line, never a stack trace.
-  console.error(`batch: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-}
+await runCli('batch', main);

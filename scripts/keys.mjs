@@ -5,7 +5,7 @@
 //   npm run keys -- list [--json] | get NAME | update NAME [options as create] | rotate NAME | revoke NAME
 // CONVEYOR_URL names the API (default http://127.0.0.1:8000); ADMIN_KEY is the admin key.
 // A new key is printed alone on stdout, so `KEY=$(npm run -s keys -- create --name x)` keeps it.
-import { parseArgs } from 'node:util';
+import { CliError, readCommandLine, runCli } from './lib/cli.mjs';
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name NAME [settings]   make a key; prints it once, on stdout
@@ -19,17 +19,6 @@ settings: --rpm N (requests a minute)  --tpm N / --tpd N (tokens a minute / a da
 environment: CONVEYOR_URL (default http://127.0.0.1:8000), ADMIN_KEY`;
 
 /** A failure the user can act on: printed as its one-line message, never with a stack trace. */
-class CliError extends Error {
-  /**
-   * @param {string} message
-   * @param {number} [exitCode] 2 for a wrong command line, 1 for anything else
-   */
-  constructor(message, exitCode = 1) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
-
 /**
  * @typedef {{ requests: number, perSeconds: number }} RateLimit
  * @typedef {{ perMinute?: number, perDay?: number }} TokenLimit
@@ -188,28 +177,22 @@ function nameArg(positionals, command) {
 
 /** @returns {Promise<number>} the exit code */
 async function main() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        rpm: { type: 'string' },
-        tpm: { type: 'string' },
-        tpd: { type: 'string' },
-        tiers: { type: 'string' },
-        weight: { type: 'string' },
-        'deadline-ms': { type: 'string' },
-        'webhook-url': { type: 'string' },
-        'webhook-secret': { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (err) {
-    throw new CliError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`, 2);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = readCommandLine(
+    {
+      name: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      tpd: { type: 'string' },
+      tiers: { type: 'string' },
+      weight: { type: 'string' },
+      'deadline-ms': { type: 'string' },
+      'webhook-url': { type: 'string' },
+      'webhook-secret': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -264,14 +247,4 @@ async function main() {
   }
 }
 
-try {
-  process.exit(await main());
-} catch (err) {
-  if (err instanceof CliError) {
-    console.error(err.message);
-    process.exit(err.exitCode);
-  }
-  // Not a failure this client knows how to explain: still one line, never a stack trace.
-  console.error(`keys: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-}
+await runCli('keys', main);
