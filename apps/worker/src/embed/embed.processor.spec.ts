@@ -116,6 +116,25 @@ describe('EmbedProcessor', () => {
     expect(streams.written).toEqual([]);
   });
 
+  it('embeds nothing for a job taken after its deadline, telling its reader 504', async () => {
+    let called = 0;
+    embed = async () => {
+      called++;
+      return { vectors: VECTORS, promptTokens: 4 };
+    };
+    const enqueuedAt = Date.now() - 5000;
+    const job = jobOf(embedJob({ enqueuedAt, deadlineAt: enqueuedAt + 1000 })).job;
+    expect(await rejection(processor.handle(job, 'token-1', undefined))).toBeInstanceOf(UnrecoverableError);
+    expect(called).toBe(0);
+    expect(streams.written).toEqual([
+      expect.objectContaining({ type: 'fail', status: 504, code: 'deadline_exceeded' }),
+    ]);
+    // One taken in time runs as any other.
+    streams.written.length = 0;
+    await processor.handle(jobOf(embedJob({ deadlineAt: Date.now() + 60_000 })).job, 'token-1', undefined);
+    expect(called).toBe(1);
+  });
+
   it('reports input no retry can fix as a 400 and fails the job for good', async () => {
     embed = async () => {
       throw new EngineInputError('input[0] is empty.', 'invalid_value');

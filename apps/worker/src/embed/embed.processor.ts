@@ -3,7 +3,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { EMBED_JOB, type JobResult, type EmbedJobData, type TokenUsage } from '@conveyor/queue';
 import { CancellationTracker } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { attemptOf, reportFailure, stopped } from '../jobs/job-endings.js';
+import { attemptOf, refuseIfExpired, reportFailure, stopped } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { toBase64Float32 } from './float32-base64.js';
@@ -33,6 +33,7 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
     const attempt = attemptOf(job);
     const started = Date.now();
     const { sink } = await this.sinks.open(job.data, attempt);
+    await refuseIfExpired(job.data, sink, started);
     const signal = this.cancellation.track(requestId, jobSignal);
     // A batch line has no client to cancel it.
     if (!batch) this.cancellation.abortIfCancelled(requestId);

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { ErrorCode } from '@conveyor/openai';
 import type { OutputPiece } from '@conveyor/engine';
 import {
   GENERATE_JOB,
@@ -13,7 +12,7 @@ import {
 import { CancellationTracker } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { attemptOf, endsForGood, reportFailure, stopped } from '../jobs/job-endings.js';
+import { attemptOf, endsForGood, refuseIfExpired, reportFailure, stopped } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
@@ -80,13 +79,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
     const started = Date.now();
     this.logger.log({ msg: 'job started', requestId, deployment, attempt, queuedMs: started - job.data.enqueuedAt });
     const { sink, sent } = await this.sinks.open(job.data, attempt);
-    if (job.data.deadlineAt !== undefined && started >= job.data.deadlineAt) {
-      // Its client has been told (or is about to be) that the deadline passed: nothing is generated for it.
-      const queuedMs = started - job.data.enqueuedAt;
-      const message = `The request's deadline passed after ${queuedMs} ms in the queue; it was not run.`;
-      await sink.fail(504, ErrorCode.deadlineExceeded, message);
-      throw new UnrecoverableError(message);
-    }
+    await refuseIfExpired(job.data, sink, started);
     const signal = this.cancellation.track(requestId, jobSignal);
     // A batch line has no client to cancel it.
     if (!batch) this.cancellation.abortIfCancelled(requestId);

@@ -66,3 +66,15 @@ export async function reportFailure(sink: ReplySink, err: unknown, job: Job<Queu
   }
   return err;
 }
+
+/**
+ * A job taken after its request's deadline (`deadlineAt`) runs nothing: its client has been told, or is
+ * about to be, that the deadline passed. Its reply fails with 504 and the job ends for good; returns
+ * normally when the job is still in time or has no deadline.
+ */
+export async function refuseIfExpired(data: QueuedJobData, sink: ReplySink, started: number): Promise<void> {
+  if (data.deadlineAt === undefined || started < data.deadlineAt) return;
+  const message = `The request's deadline passed after ${started - data.enqueuedAt} ms in the queue; it was not run.`;
+  await sink.fail(504, ErrorCode.deadlineExceeded, message);
+  throw new UnrecoverableError(message);
+}

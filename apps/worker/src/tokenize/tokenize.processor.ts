@@ -10,7 +10,7 @@ import {
   type Tokenized,
 } from '@conveyor/queue';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { attemptOf, reportFailure } from '../jobs/job-endings.js';
+import { attemptOf, refuseIfExpired, reportFailure } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 
@@ -33,6 +33,7 @@ export class TokenizeProcessor implements JobHandler<TokenizeJobData, JobResult>
     const { requestId, deployment, tokenize } = job.data;
     const attempt = attemptOf(job);
     const { sink } = await this.sinks.open(job.data, attempt);
+    await refuseIfExpired(job.data, sink, Date.now());
     try {
       const tokenizer = this.engines.get(deployment)?.tokenizer;
       if (!tokenizer) {
