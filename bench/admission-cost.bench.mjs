@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { HttpClient } from './lib/http.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, stopChildrenOnSignal } from './lib/processes.mjs';
 import { RedisNodes, redisDelta } from './lib/redis-info.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { sleep, table } from './lib/stats.mjs';
@@ -119,20 +119,7 @@ async function measure(build) {
     nodes = await RedisNodes.connect([redisUrl]);
     const { Redis } = await import('ioredis');
     const writer = new Redis(redisUrl);
-    const apiPort = await freePort();
-    const env = {
-      REDIS_URL: redisUrl,
-      REDIS_CLUSTER_NODES: '',
-      REDIS_PREFIX: prefix,
-      CONVEYOR_CONFIG: configFile,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      UV_THREADPOOL_SIZE: '1',
-      MAX_QUEUE_DEPTH: '100000',
-    };
-    await children.launch('api', process.execPath, ['dist/apps/api/src/main.js'], env, /listening on/i);
-    await children.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], env, /Worker ready/);
-    const url = `http://127.0.0.1:${apiPort}`;
+    const url = await children.launchPlatform({ redisUrl, prefix, configFile, env: { MAX_QUEUE_DEPTH: '100000' } });
     let registered = 1;
     try {
       for (const fleet of FLEETS) {

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { HttpClient } from './lib/http.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, stopChildrenOnSignal } from './lib/processes.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { now, pct, sleep, table } from './lib/stats.mjs';
 
@@ -111,20 +111,12 @@ const figures = {
 };
 try {
   const redisUrl = await children.launchRedis();
-  const apiPort = await freePort();
-  const env = {
-    REDIS_URL: redisUrl,
-    REDIS_CLUSTER_NODES: '',
-    REDIS_PREFIX: prefix,
-    CONVEYOR_CONFIG: configFile,
-    PORT: String(apiPort),
-    HOST: '127.0.0.1',
-    UV_THREADPOOL_SIZE: '1',
-    FLEX_QUEUE_DEPTH: String(FLEX_DEPTH),
-  };
-  await children.launch('api', process.execPath, ['dist/apps/api/src/main.js'], env, /listening on/i);
-  await children.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], env, /Worker ready/);
-  const url = `http://127.0.0.1:${apiPort}`;
+  const url = await children.launchPlatform({
+    redisUrl,
+    prefix,
+    configFile,
+    env: { FLEX_QUEUE_DEPTH: String(FLEX_DEPTH) },
+  });
   const until = now() + SECONDS * 1000;
   /** @param {string} tier */
   const lane = async (tier) => {

@@ -107,22 +107,17 @@ async function measure(tracing) {
   const otlp = tracing ? await receiver() : null;
   try {
     const redisUrl = await children.launchRedis();
-    const [apiPort, workerMetricsPort] = [await freePort(), await freePort()];
-    const env = {
-      REDIS_URL: redisUrl,
-      REDIS_CLUSTER_NODES: '',
-      REDIS_PREFIX: `bench-tracing-${randomBytes(4).toString('hex')}`,
-      CONVEYOR_CONFIG: configFile,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      WORKER_METRICS_PORT: String(workerMetricsPort),
-      UV_THREADPOOL_SIZE: '1',
-      MAX_QUEUE_DEPTH: '100000',
-      ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : {}),
-    };
-    await children.launch('api', process.execPath, ['dist/apps/api/src/main.js'], env, /listening on/i);
-    await children.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], env, /Worker ready/);
-    const url = `http://127.0.0.1:${apiPort}`;
+    const workerMetricsPort = await freePort();
+    const url = await children.launchPlatform({
+      redisUrl,
+      prefix: `bench-tracing-${randomBytes(4).toString('hex')}`,
+      configFile,
+      env: {
+        WORKER_METRICS_PORT: String(workerMetricsPort),
+        MAX_QUEUE_DEPTH: '100000',
+        ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : {}),
+      },
+    });
     const apiMetrics = `${url}/metrics`;
     const workerMetrics = `http://127.0.0.1:${workerMetricsPort}/metrics`;
     await children.watch(load(http, url, PARALLEL * 4));

@@ -76,6 +76,30 @@ export class Children {
   }
 
   /**
+   * Starts the built API and one worker (this checkout's `dist/`) on a Redis of the bench's own, with
+   * `configFile` as their deployments file; `env` adds to or overrides the settings every bench shares.
+   * REDIS_CLUSTER_NODES is set, empty, so that one in the shell's environment cannot send them elsewhere.
+   * @param {{ redisUrl: string, prefix: string, configFile: string, env?: Record<string, string> }} platform
+   * @returns {Promise<string>} the API's base URL
+   */
+  async launchPlatform({ redisUrl, prefix, configFile, env = {} }) {
+    const port = await freePort();
+    const settings = {
+      REDIS_URL: redisUrl,
+      REDIS_CLUSTER_NODES: '',
+      REDIS_PREFIX: prefix,
+      CONVEYOR_CONFIG: configFile,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      UV_THREADPOOL_SIZE: '1',
+      ...env,
+    };
+    await this.launch('api', process.execPath, ['dist/apps/api/src/main.js'], settings, /listening on/i);
+    await this.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], settings, /Worker ready/);
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /**
    * Spawns `command args` and resolves once `readyLine` appears in its output.
    * @param {string} name
    * @param {string} command
