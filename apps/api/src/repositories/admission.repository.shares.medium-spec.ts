@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { PlatformConfig } from '@conveyor/config';
 import { ADMISSION_ASKING_MS, admissionHeldKey, admissionKey } from '@conveyor/queue';
-import type { CommandConnection } from '@conveyor/redis';
-import { untilConnected } from '../../../../test/support/connected.js';
-import { apiRedis } from './api-redis.js';
+import { useRepository } from '../../../../test/support/repository-fixture.js';
 import { AdmissionRepository } from './admission.repository.js';
 import type { Admission, Asker } from './queue-admission.port.js';
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 describe("AdmissionRepository: the queue's places shared by weight between API keys", () => {
-  const prefix = `unit-${randomBytes(6).toString('hex')}`;
-  const config = { redis: { url, prefix }, api: { queueTimeoutMs: 60_000 } } as PlatformConfig;
-  let redis: Redis;
-  let admission: AdmissionRepository;
-  let connection: CommandConnection;
-  let deployment: string;
+  const t = useRepository(
+    (config, connection) => new AdmissionRepository(config, connection),
+    (r) => r.release('none', 'none'),
+    {
+      api: { queueTimeoutMs: 60_000 },
+    } as Partial<PlatformConfig>,
+  );
   let n = 0;
   const a: Asker = { name: 'team-a', weight: 1 };
   const b: Asker = { name: 'team-b', weight: 1 };
@@ -26,26 +21,10 @@ describe("AdmissionRepository: the queue's places shared by weight between API k
   const ask = async (asker: Asker, count: number, limit: number): Promise<Admission[]> => {
     const answers: Admission[] = [];
     for (let i = 0; i < count; i++)
-      answers.push(await admission.reserve(deployment, `${asker.name}-${n++}`, limit, asker));
+      answers.push(await t.repository.reserve(t.deployment, `${asker.name}-${n++}`, limit, asker));
     return answers;
   };
   const admitted = (answers: Admission[]) => answers.filter((x) => x.admitted).length;
-
-  beforeAll(async () => {
-    redis = new Redis(url);
-    connection = apiRedis(config);
-    admission = new AdmissionRepository(config, connection);
-    await untilConnected(() => admission.release('none', 'none'));
-  });
-  beforeEach(() => {
-    deployment = `d-${randomBytes(4).toString('hex')}`;
-  });
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    await connection.onApplicationShutdown();
-    redis.disconnect();
-  });
 
   it('lets a key alone take every place', async () => {
     expect(admitted(await ask(a, 15, 10))).toBe(10);
@@ -73,11 +52,11 @@ describe("AdmissionRepository: the queue's places shared by weight between API k
   it('counts only the places still waiting: a job a worker took frees its key to take another', async () => {
     await ask(b, 1, 10);
     await ask(a, 20, 10);
-    const places = admissionKey(prefix, deployment);
-    const ofA = (await redis.zrange(places, '0', '-1')).filter((id) => id.startsWith('team-a'));
+    const places = admissionKey(t.prefix, t.deployment);
+    const ofA = (await t.redis.zrange(places, '0', '-1')).filter((id) => id.startsWith('team-a'));
     expect(ofA).toHaveLength(5);
     // What a worker does as it takes a job: the place goes from the deployment's places only.
-    await redis.zrem(places, ...ofA.slice(0, 3));
+    await t.redis.zrem(places, ...ofA.slice(0, 3));
     expect(admitted(await ask(a, 10, 10))).toBe(3);
   });
 
@@ -85,8 +64,8 @@ describe("AdmissionRepository: the queue's places shared by weight between API k
     await ask(b, 1, 10);
     expect(admitted(await ask(a, 20, 10))).toBe(5);
     // Their jobs queued: the places are held until the queue timeout, past the reservation.
-    for (const id of await redis.zrange(admissionKey(prefix, deployment), '0', '-1'))
-      await admission.queued(deployment, id);
+    for (const id of await t.redis.zrange(admissionKey(t.prefix, t.deployment), '0', '-1'))
+      await t.repository.queued(t.deployment, id);
     const later = Date.now() + ADMISSION_ASKING_MS + 1000;
     const clock = jest.spyOn(Date, 'now').mockReturnValue(later);
     try {
@@ -98,17 +77,19 @@ describe("AdmissionRepository: the queue's places shared by weight between API k
   });
 
   it("keeps a key's set of ids small however many of its requests workers take", async () => {
-    const places = admissionKey(prefix, deployment);
+    const places = admissionKey(t.prefix, t.deployment);
     for (let i = 0; i < 200; i++) {
       const [answer] = await ask(a, 1, 2);
       expect(answer).toEqual({ admitted: true });
-      await redis.zremrangebyrank(places, 0, -1);
+      await t.redis.zremrangebyrank(places, 0, -1);
     }
-    expect(await redis.zcard(admissionHeldKey(prefix, deployment, a.name))).toBeLessThanOrEqual(20);
+    expect(await t.redis.zcard(admissionHeldKey(t.prefix, t.deployment, a.name))).toBeLessThanOrEqual(20);
   });
 
   it('shares nothing when no key is named: the limit alone, as before', async () => {
-    const plain = await Promise.all(Array.from({ length: 8 }, (_, i) => admission.reserve(deployment, `p${i}`, 5)));
+    const plain = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.repository.reserve(t.deployment, `p${i}`, 5)),
+    );
     expect(plain.filter((x) => x.admitted)).toHaveLength(5);
     expect(plain.find((x) => !x.admitted)).toEqual({ admitted: false, queued: 5 });
   });

@@ -1,44 +1,27 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import type { PlatformConfig } from '@conveyor/config';
+import { describe, expect, it, jest } from '@jest/globals';
 import { BATCH_SHARE_LAPSE_MS, batchSharesKey } from '@conveyor/queue';
-import type { CommandConnection } from '@conveyor/redis';
-import { untilConnected } from '../../../../test/support/connected.js';
-import { apiRedis } from './api-redis.js';
+import { useRepository } from '../../../../test/support/repository-fixture.js';
 import { BatchShareRepository } from './batch-share.repository.js';
 import type { ShareRequest } from './batch-shares.port.js';
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CAPACITY = 16;
 
 describe("BatchShareRepository: a deployment's batch lines in flight shared by weight between API keys", () => {
-  const prefix = `unit-${randomBytes(6).toString('hex')}`;
-  const config = { redis: { url, prefix } } as PlatformConfig;
-  let redis: Redis;
-  let shares: BatchShareRepository;
-  let connection: CommandConnection;
-  let deployment: string;
+  const t = useRepository(
+    (config, connection) => new BatchShareRepository(config, connection),
+    (r) => r.forget('none', ['none']),
+  );
 
   /** Batch `batchId` of `owner` (weight 1 unless said), with `inflight` lines in flight, asks for `wanted`. */
   const grant = (batchId: string, owner: string, inflight: number, wanted: number, weight = 1) =>
-    shares.grant(deployment, { batchId, owner, weight, inflight, wanted, capacity: CAPACITY } satisfies ShareRequest);
-
-  beforeAll(async () => {
-    redis = new Redis(url);
-    connection = apiRedis(config);
-    shares = new BatchShareRepository(config, connection);
-    await untilConnected(() => shares.forget('none', ['none']));
-  });
-  beforeEach(() => {
-    deployment = `d-${randomBytes(4).toString('hex')}`;
-  });
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    await connection.onApplicationShutdown();
-    redis.disconnect();
-  });
+    t.repository.grant(t.deployment, {
+      batchId,
+      owner,
+      weight,
+      inflight,
+      wanted,
+      capacity: CAPACITY,
+    } satisfies ShareRequest);
 
   it('grants a key alone the whole capacity, and no more', async () => {
     expect(await grant('a1', 'team-a', 0, 40)).toBe(CAPACITY);
@@ -83,10 +66,10 @@ describe("BatchShareRepository: a deployment's batch lines in flight shared by w
   it('says its lines in flight without asking for any, and forgets a batch that ended', async () => {
     expect(await grant('a1', 'team-a', 0, 40)).toBe(CAPACITY);
     expect(await grant('b1', 'team-b', 5, 0)).toBe(0);
-    const entry = JSON.parse((await redis.hget(batchSharesKey(prefix, deployment), 'b1'))!) as { n: number };
+    const entry = JSON.parse((await t.redis.hget(batchSharesKey(t.prefix, t.deployment), 'b1'))!) as { n: number };
     expect(entry.n).toBe(5);
-    await shares.forget('a1', [deployment]);
-    expect(await redis.hexists(batchSharesKey(prefix, deployment), 'a1')).toBe(0);
+    await t.repository.forget('a1', [t.deployment]);
+    expect(await t.redis.hexists(batchSharesKey(t.prefix, t.deployment), 'a1')).toBe(0);
     expect(await grant('b1', 'team-b', 5, 40)).toBe(CAPACITY - 5);
   });
 
@@ -96,7 +79,7 @@ describe("BatchShareRepository: a deployment's batch lines in flight shared by w
     const clock = jest.spyOn(Date, 'now').mockReturnValue(later);
     try {
       expect(await grant('b1', 'team-b', 0, 40)).toBe(CAPACITY);
-      expect(await redis.hexists(batchSharesKey(prefix, deployment), 'a1')).toBe(0);
+      expect(await t.redis.hexists(batchSharesKey(t.prefix, t.deployment), 'a1')).toBe(0);
     } finally {
       clock.mockRestore();
     }
