@@ -6,11 +6,14 @@ import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
 import { PrefixRoutes } from './prefix-routes.port.js';
 
-/** One deployment's announcement: what each sequence holds, and whether Redis has the latest. */
+/** One deployment's announcement: what each sequence holds, and which of its parts Redis lacks the latest of. */
 interface Announcement {
   readonly sequences: Map<number, readonly string[]>;
   free: number;
-  dirty: boolean;
+  /** The blocks last written (sorted, joined): a set unchanged by a reply is not written again. */
+  written: string | null;
+  blocksDirty: boolean;
+  freeDirty: boolean;
 }
 
 /**
@@ -37,7 +40,14 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     super();
     this.worker = identity.routeName;
     this.redis = redis;
-    for (const d of deployments) this.announcements.set(d.id, { sequences: new Map(), free: 0, dirty: false });
+    for (const d of deployments)
+      this.announcements.set(d.id, {
+        sequences: new Map(),
+        free: 0,
+        written: null,
+        blocksDirty: false,
+        freeDirty: false,
+      });
   }
 
   /** Registers this worker's queues (before it takes from them), and keeps the announcement alive. */
@@ -54,7 +64,7 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     const announcement = this.announcements.get(deployment);
     if (!announcement) return;
     sequences.forEach((sequence, i) => announcement.sequences.set(sequence, chains[i] ?? []));
-    announcement.dirty = true;
+    announcement.blocksDirty = true;
     this.schedule();
   }
 
@@ -62,14 +72,18 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     const announcement = this.announcements.get(deployment);
     if (!announcement || announcement.free === count) return;
     announcement.free = count;
-    announcement.dirty = true;
+    announcement.freeDirty = true;
     this.schedule();
   }
 
   /** Writes what changed at the end of this turn; `all` rewrites everything (the heartbeat's refresh). */
   private schedule(all = false): void {
     if (this.closed) return;
-    if (all) for (const a of this.announcements.values()) a.dirty = true;
+    if (all)
+      for (const a of this.announcements.values()) {
+        a.written = null;
+        a.blocksDirty = a.freeDirty = true;
+      }
     if (this.flushing) return;
     this.flushing = true;
     setImmediate(() => {
@@ -78,18 +92,38 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     });
   }
 
-  /** One transaction per deployment that changed: the API reads one deployment's keys at a time, in one slot on a cluster. */
+  /**
+   * Per deployment that changed, what changed: its free sequences (one HSET, a job's start and end each
+   * change it) and, only when they differ from those last written, its blocks, rewritten in one
+   * transaction with the count, so the API never reads a set half rewritten. A reply whose sequence
+   * holds what it held (or nothing, as with engines that keep no prompts) writes no set. The API reads
+   * one deployment's keys at a time, in one slot on a cluster.
+   */
   private async flush(): Promise<void> {
     const prefix = this.config.redis.prefix;
     const writes: Promise<unknown>[] = [];
     for (const [deployment, a] of this.announcements) {
-      if (!a.dirty) continue;
-      a.dirty = false;
+      let blocks: Set<string> | null = null;
+      if (a.blocksDirty) {
+        a.blocksDirty = false;
+        const held = new Set([...a.sequences.values()].flat());
+        const written = [...held].sort().join(' ');
+        if (written !== a.written) {
+          a.written = written;
+          blocks = held;
+        }
+      }
+      if (!blocks && !a.freeDirty) continue;
+      a.freeDirty = false;
+      const load = routeLoadKey(prefix, deployment);
+      if (!blocks) {
+        writes.push(this.redis.hset(load, this.worker, a.free));
+        continue;
+      }
       const key = routeBlocksKey(prefix, deployment, this.worker);
-      const blocks = new Set([...a.sequences.values()].flat());
       const multi = this.redis.multi().del(key);
       if (blocks.size) multi.sadd(key, ...blocks).pexpire(key, this.config.worker.heartbeatMs * 3);
-      writes.push(multi.hset(routeLoadKey(prefix, deployment), this.worker, a.free).exec());
+      writes.push(multi.hset(load, this.worker, a.free).exec());
     }
     await Promise.all(writes);
   }
