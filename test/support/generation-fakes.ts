@@ -204,6 +204,7 @@ export class InMemoryUsage extends UsageLedger {
     this.entries.push(entry);
     return true;
   }
+  async rollUp(): Promise<void> {}
   async read(_width: UsageBucketWidth, starts: readonly number[]): Promise<UsageGroup[][]> {
     return starts.map(() => []);
   }

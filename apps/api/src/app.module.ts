@@ -115,6 +115,7 @@ import { ApiKeysService } from './keys/api-keys.service.js';
 import { ApiKeys } from './repositories/api-keys.port.js';
 import { ApiKeyRepository } from './repositories/api-key.repository.js';
 import { UsageService } from './usage/usage.service.js';
+import { UsageRollUp } from './usage/usage-roll-up.service.js';
 import { BatchEvents } from './webhooks/batch-events.service.js';
 import { OutputExpiry } from './batches/output-expiry.js';
 import { FileExpirySweeper } from './files/file-expiry-sweeper.service.js';
@@ -254,6 +255,7 @@ export class AppModule {
         BatchEvents,
         OutputExpiry,
         FileExpirySweeper,
+        UsageRollUp,
         WebhookSender,
         FilesService,
         ApiKeyStore,

@@ -178,16 +178,32 @@ export const imageJobsKey = (prefix: string, sha256: string): string => `${prefi
 export type UsageBucketWidth = '1m' | '1h' | '1d';
 
 /**
- * Tokens and requests counted in one usage bucket (a hash), by key name, deployment, route and batch.
- * A bucket's keys carry its UTC day as their tag, so one script counts a reply into its minute, hour and
- * day, and marks it counted, in one slot on a cluster.
+ * What every usage key of one UTC day begins with: the day is their tag, so one script counts a reply,
+ * marks it counted and folds a day's new counts into its minute, hour and day buckets, in one slot on a
+ * cluster. Scripts complete it with the names below.
  */
+export const usageDayPrefix = (prefix: string, seconds: number): string =>
+  `${prefix}:usage:${slotTag(`d${Math.floor(seconds / 86_400)}`)}:`;
+
+/** Tokens and requests counted in one usage bucket (a hash), by key name, deployment, route and batch. */
 export const usageBucketKey = (prefix: string, width: UsageBucketWidth, startSeconds: number): string =>
-  `${prefix}:usage:${slotTag(`d${Math.floor(startSeconds / 86_400)}`)}:${width}:${startSeconds}`;
+  `${usageDayPrefix(prefix, startSeconds)}${width}:${startSeconds}`;
+
+/**
+ * Counts of one minute not yet in its buckets (a hash, laid out as a bucket): a reply is counted here
+ * alone, and the day's new counts are added to their minute, hour and day buckets in one pass, when the
+ * Usage API reads or a replica's periodic pass comes, whichever is first.
+ */
+export const usageNewKey = (prefix: string, minuteSeconds: number): string =>
+  `${usageDayPrefix(prefix, minuteSeconds)}new:${minuteSeconds}`;
+
+/** The minutes of one day with counts not yet in their buckets: a set of minute starts (seconds). */
+export const usageNewMinutesKey = (prefix: string, daySeconds: number): string =>
+  `${usageDayPrefix(prefix, daySeconds)}new`;
 
 /** Set once a reply's usage is counted, so a reply read again (resumed, taken over) never counts twice. */
 export const usageCountedKey = (prefix: string, atSeconds: number, requestId: string): string =>
-  `${prefix}:usage:${slotTag(`d${Math.floor(atSeconds / 86_400)}`)}:counted:${requestId}`;
+  `${usageDayPrefix(prefix, atSeconds)}counted:${requestId}`;
 
 /**
  * The API keys made at run time: a hash of key name to the hex SHA-256 of the key. A key's record and this

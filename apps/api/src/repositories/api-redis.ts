@@ -23,6 +23,7 @@ export const API_SCRIPTS: readonly LuaScript[] = [
   script('countLineQueued', 'count-line-queued.lua'),
   script('pickWorkerRoute', 'pick-worker-route.lua'),
   script('countUsage', 'count-usage.lua'),
+  script('rollUpUsage', 'roll-up-usage.lua'),
   script('reserveQueuePlace', 'reserve-queue-place.lua'),
   script('reserveTokens', 'reserve-tokens.lua'),
   script('settleTokens', 'settle-tokens.lua'),

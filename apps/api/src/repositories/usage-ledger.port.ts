@@ -34,6 +34,11 @@ export interface UsageGroup {
 export abstract class UsageLedger {
   /** Counts a reply's usage into its buckets, unless that reply was counted already; true when counted now. */
   abstract count(entry: UsageEntry): Promise<boolean>;
+  /**
+   * Adds the counts of the last days not yet in their buckets to them (`now`: ms since the epoch), so
+   * none lapses unread; `read` does the same for the days it reads.
+   */
+  abstract rollUp(now: number): Promise<void>;
   /** The groups of each bucket of `width` starting at `starts` (seconds since the epoch), in that order. */
   abstract read(width: UsageBucketWidth, starts: readonly number[]): Promise<UsageGroup[][]>;
 }

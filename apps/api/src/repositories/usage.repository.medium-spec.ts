@@ -4,6 +4,7 @@ import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { untilConnected } from '../../../../test/support/connected.js';
 import { deleteKeys } from '../../../../test/support/platform.js';
 import type { CommandConnection } from '@conveyor/redis';
+import { usageBucketKey, usageNewKey, usageNewMinutesKey } from '@conveyor/queue';
 import { apiRedis } from './api-redis.js';
 import { UsageRepository } from './usage.repository.js';
 
@@ -68,5 +69,37 @@ describe('UsageRepository (real Redis)', () => {
     }
     const [empty] = await usage.read('1m', [seconds - (seconds % 60) + 60]);
     expect(empty).toEqual([]);
+  });
+
+  it('keeps counting a minute whose counts are already in its buckets, and leaves no new counts behind', async () => {
+    const later = Date.UTC(2030, 0, 3, 23, 59, 30);
+    const seconds = Math.floor(later / 1000);
+    const day = seconds - (seconds % 86_400);
+    const one = () => ({ ...entry('team-c'), at: later });
+    const newCounts = () =>
+      connection.redis.exists(
+        usageNewKey(config.redis.prefix, seconds - (seconds % 60)),
+        usageNewMinutesKey(config.redis.prefix, day),
+      );
+    expect(await usage.count(one())).toBe(true);
+    expect(await newCounts()).toBe(2);
+    await usage.rollUp(later);
+    expect(await newCounts()).toBe(0);
+    expect(await usage.count(one())).toBe(true);
+    expect(await usage.count(one())).toBe(true);
+    for (const [width, start] of [
+      ['1m', seconds - (seconds % 60)],
+      ['1h', seconds - (seconds % 3600)],
+      ['1d', day],
+    ] as const) {
+      const [groups] = await usage.read(width, [start]);
+      expect(groups).toEqual([
+        expect.objectContaining({ key: 'team-c', requests: 3, inputTokens: 30, cachedTokens: 18 }),
+      ]);
+    }
+    expect(await newCounts()).toBe(0);
+    // Each bucket lapses after its width's time, as a bucket counted into directly did.
+    const ttl = await connection.redis.pttl(usageBucketKey(config.redis.prefix, '1d', day));
+    expect(ttl).toBeGreaterThan(399 * 86_400_000);
   });
 });

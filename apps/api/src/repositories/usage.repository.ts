@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Result } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { usageBucketKey, usageCountedKey, type UsageBucketWidth } from '@conveyor/queue';
+import {
+  usageBucketKey,
+  usageCountedKey,
+  usageDayPrefix,
+  usageNewKey,
+  usageNewMinutesKey,
+  type UsageBucketWidth,
+} from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { UsageLedger, type UsageEntry, type UsageGroup } from './usage-ledger.port.js';
 
@@ -17,29 +24,42 @@ export const USAGE_BUCKETS: Record<UsageBucketWidth, { seconds: number; keepMs: 
 /** A bucket's counters, one field each per group. */
 type Counter = 'input' | 'output' | 'cached' | 'requests';
 
+/** How far back a count may land (a reply counts in the minute its request was accepted): the days a periodic pass folds. */
+const ROLL_UP_DAYS = 3;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     countUsage(
       counted: string,
-      minute: string,
-      hour: string,
-      day: string,
+      fresh: string,
+      freshMinutes: string,
       countedMs: number,
-      minuteMs: number,
-      hourMs: number,
-      dayMs: number,
+      freshMs: number,
       group: string,
       input: number,
       output: number,
       cached: number,
       requests: number,
+      minute: number,
+    ): Result<number, Context>;
+    rollUpUsage(
+      freshMinutes: string,
+      dayPrefix: string,
+      minuteMs: number,
+      hourMs: number,
+      dayMs: number,
     ): Result<number, Context>;
   }
 }
 
 type GroupKey = [key: string, deployment: string, route: string, batch: 0 | 1];
 
-/** Usage buckets in Redis: a hash per bucket, a field per group and counter (`input ["team-a","qwen","/v1/chat/completions",0]`). */
+/**
+ * Usage buckets in Redis: a hash per bucket, a field per group and counter (`input ["team-a","qwen","/v1/chat/completions",0]`).
+ * A reply is counted into its minute's new counts alone; a day's new counts are added to their minute,
+ * hour and day buckets in one script when a read reaches that day, and by every replica's periodic pass
+ * (`rollUp`) long before they lapse, so each bucket reads as if every reply had been added to all three.
+ */
 @Injectable()
 export class UsageRepository extends UsageLedger {
   private readonly redis: RedisClient;
@@ -62,27 +82,46 @@ export class UsageRepository extends UsageLedger {
     const countedMs = this.config.redis.replyTtlMs + this.config.api.requestTimeoutMs + 3_600_000;
     const counted = await this.redis.countUsage(
       usageCountedKey(prefix, at, entry.requestId),
-      usageBucketKey(prefix, '1m', start('1m')),
-      usageBucketKey(prefix, '1h', start('1h')),
-      usageBucketKey(prefix, '1d', start('1d')),
+      usageNewKey(prefix, start('1m')),
+      usageNewMinutesKey(prefix, at),
       countedMs,
       USAGE_BUCKETS['1m'].keepMs,
-      USAGE_BUCKETS['1h'].keepMs,
-      USAGE_BUCKETS['1d'].keepMs,
       JSON.stringify(group),
       promptTokens,
       completionTokens,
       cachedTokens,
       1,
+      start('1m'),
     );
     return counted === 1;
   }
 
-  /** One read per bucket, sent together: on a cluster, days sit in different slots. */
+  /**
+   * Each day the buckets fall in has its new counts added first, so the read sees every reply counted
+   * before it; then one read per bucket, sent together: on a cluster, days sit in different slots.
+   */
   async read(width: UsageBucketWidth, starts: readonly number[]): Promise<UsageGroup[][]> {
     const prefix = this.config.redis.prefix;
+    const days = new Set(starts.map((s) => Math.floor(s / 86_400)));
+    await Promise.all([...days].map((day) => this.rollUpDay(day * 86_400)));
     const hashes = await Promise.all(starts.map((s) => this.redis.hgetall(usageBucketKey(prefix, width, s))));
     return hashes.map(groupsOf);
+  }
+
+  async rollUp(now: number): Promise<void> {
+    const today = Math.floor(now / 86_400_000);
+    await Promise.all(Array.from({ length: ROLL_UP_DAYS }, (_, i) => this.rollUpDay((today - i) * 86_400)));
+  }
+
+  private async rollUpDay(daySeconds: number): Promise<void> {
+    const prefix = this.config.redis.prefix;
+    await this.redis.rollUpUsage(
+      usageNewMinutesKey(prefix, daySeconds),
+      usageDayPrefix(prefix, daySeconds),
+      USAGE_BUCKETS['1m'].keepMs,
+      USAGE_BUCKETS['1h'].keepMs,
+      USAGE_BUCKETS['1d'].keepMs,
+    );
   }
 }
 
