@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import type { CommandConnection } from '@conveyor/redis';
 import { workerRedis } from '../worker-redis.js';
-import { cancelKey } from '@conveyor/queue';
+import { cancelChannel, cancelKey } from '@conveyor/queue';
 import { STOP } from './cancellation-tracker.port.js';
 import { RedisCancellationTracker } from './redis-cancellation.tracker.js';
 
@@ -25,12 +25,13 @@ describe('RedisCancellationTracker against real Redis', () => {
   let service: RedisCancellationTracker;
   let connection: CommandConnection;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     redis = new Redis(url);
     // Only the Redis settings are read by what is tested here.
     const config = { redis: { url, prefix } } as PlatformConfig;
     connection = workerRedis(config);
     service = new RedisCancellationTracker(config, connection);
+    await service.onModuleInit();
   });
 
   afterAll(async () => {
@@ -46,6 +47,17 @@ describe('RedisCancellationTracker against real Redis', () => {
     service.abortIfCancelled('cancelled-early');
     expect(await outcome(signal, 2000)).toBe(STOP.cancelled);
     service.untrack('cancelled-early');
+  });
+
+  it('aborts a request whose cancel it heard before the job started, without its mark in Redis', async () => {
+    await redis.publish(cancelChannel(prefix), 'heard-early');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const signal = service.track('heard-early');
+      service.abortIfCancelled('heard-early');
+      expect(await outcome(signal, 2000)).toBe(STOP.cancelled);
+      service.untrack('heard-early');
+    }
   });
 
   it('leaves a request nobody cancelled running', async () => {
