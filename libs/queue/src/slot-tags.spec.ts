@@ -11,6 +11,10 @@ import {
   routeBlocksKey,
   routeLoadKey,
   routeQueuesKey,
+  usageBucketKey,
+  usageCountedKey,
+  usageNewKey,
+  usageNewMinutesKey,
 } from './keys.js';
 import { useHashTags } from './slot-tags.js';
 
@@ -36,6 +40,15 @@ const together = (p: string): string[][] => [
   [batchKey(p, 'b1'), batchDoneKey(p, 'b1'), batchResultsKey(p, 'b1'), batchLeaseKey(p, 'b1')],
   [batchIndexKey(p), activeBatchesKey(p)],
   [imageKey(p, 'ab12'), imageJobsKey(p, 'ab12')],
+  // A reply counted, and its day's new counts added to the minute, hour and day buckets.
+  [
+    usageCountedKey(p, 1_795_892_671, 'r1'),
+    usageNewKey(p, 1_795_892_640),
+    usageNewMinutesKey(p, 1_795_824_000),
+    usageBucketKey(p, '1m', 1_795_892_640),
+    usageBucketKey(p, '1h', 1_795_892_400),
+    usageBucketKey(p, '1d', 1_795_824_000),
+  ],
 ];
 
 describe('hash tags', () => {
@@ -51,12 +64,12 @@ describe('hash tags', () => {
     expect(imageJobsKey('c', 'ab12')).toBe('c:image:ab12:jobs');
   });
 
-  it('put what is used together in one slot on a cluster, each deployment, batch and image in its own', () => {
+  it('put what is used together in one slot on a cluster, each deployment, batch, image and day of usage in its own', () => {
     useHashTags(true);
     expect(deploymentQueueName('m/1')).toBe('jobs.{m/1}');
     for (const keys of together('c')) expect(new Set(keys.map(hashed)).size).toBe(1);
     const tags = together('c').map((keys) => hashed(keys[0]!));
-    expect(tags).toEqual(['m/1', 'm/1', 'b1', 'batches', 'ab12']);
+    expect(tags).toEqual(['m/1', 'm/1', 'b1', 'batches', 'ab12', 'd20785']);
     // BullMQ names every key of a queue `<prefix>:<queue>:<suffix>`: one tag for all of them.
     expect(hashed(`c:${deploymentQueueName('m/1')}:wait`)).toBe(hashed(`c:${deploymentQueueName('m/1')}:meta`));
     expect(hashed(`c:${deploymentQueueName('m/2')}:wait`)).toBe('m/2');
