@@ -84,5 +84,9 @@ describe('AdmissionRepository against real Redis', () => {
   it('lets a place left by a process that died lapse', async () => {
     await redis.zadd(admissionKey(prefix, deployment), Date.now() - 1, 'from-a-dead-replica');
     expect(await admission.reserve(deployment, 'a', 1)).toEqual({ admitted: true });
+    // Counted out at once, and removed by a request whose id ends in 0 (one uuid in 16).
+    expect(await redis.zscore(admissionKey(prefix, deployment), 'from-a-dead-replica')).not.toBeNull();
+    expect(await admission.reserve(deployment, 'b0', 3)).toEqual({ admitted: true });
+    expect(await redis.zrange(admissionKey(prefix, deployment), '0', '-1')).toEqual(['a', 'b0']);
   });
 });
