@@ -5,7 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
-import { isRequestId, jobImageHashes, type QueueTier, type QueuedJobData } from '@conveyor/queue';
+import {
+  ADMISSION_RESERVATION_MS,
+  isRequestId,
+  jobImageHashes,
+  type QueueTier,
+  type QueuedJobData,
+} from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { ApiKeyStore } from '../auth/api-key.store.js';
@@ -105,6 +111,7 @@ export class GenerationService {
     const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
     // With authentication off every request is the one anonymous caller's: nothing to share between keys.
     const asker = options.caller === ANONYMOUS ? undefined : { name: options.caller, weight: key?.weight ?? 1 };
+    const reservedAt = Date.now();
     await this.admit(deployment.id, requestId, tier, asker);
     const now = Date.now();
     const who: ReplyIdentity = {
@@ -144,14 +151,19 @@ export class GenerationService {
       void this.giveBackPlace(deployment.id, requestId);
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
-    // Its place is held until a worker takes the job (and gives it back), or the job is taken back here.
-    void this.admission.queued(deployment.id, requestId).catch(() => undefined);
+    // Its place is held until a worker takes the job (and gives it back), or the job is taken back here:
+    // the reservation is made to last as long as the job may wait, half-way through it. A job taken (or
+    // a reply ended) before then has given its place back already, so most requests skip that command.
+    const holdPlace = () => void this.admission.queued(deployment.id, requestId).catch(() => undefined);
+    const holdIn = reservedAt + ADMISSION_RESERVATION_MS / 2 - Date.now();
+    if (holdIn <= 0) holdPlace();
     this.followed.follow(job, source);
     const followed = { deployment: deployment.id, requestId, owner: options.caller, route: options.route };
     const deadlines = new ReplyDeadlines(source, {
       requestTimeoutMs: this.config.api.requestTimeoutMs,
       queueTimeoutMs: this.config.api.queueTimeoutMs,
       onQueueTimeout: () => this.withdrawUntaken(deployment.id, requestId, images),
+      ...(holdIn > 0 && { onStillQueued: holdPlace, stillQueuedMs: holdIn }),
       ...(deadlineMs !== null && {
         deadlineMs: Math.max(0, receivedAt + deadlineMs - Date.now()),
         onDeadline: (takenAt: number | null) =>

@@ -45,6 +45,21 @@ describe('ReplyDeadlines', () => {
     expect(error.message).toContain('10000 ms');
   });
 
+  it('asks to hold the queue place of a job still untaken at its time, once, and of no job taken or ended before', async () => {
+    let held = 0;
+    const onStillQueued = () => void held++;
+    setup({ onStillQueued, stillQueuedMs: 500 });
+    await jest.advanceTimersByTimeAsync(499);
+    expect(held).toBe(0);
+    await jest.advanceTimersByTimeAsync(600);
+    expect(held).toBe(1);
+    setup({ onStillQueued, stillQueuedMs: 500 }).deadlines.markTaken();
+    setup({ onStillQueued, stillQueuedMs: 500 }).deadlines.clear();
+    setup({ onStillQueued, stillQueuedMs: 500, queueTimeoutMs: null });
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(held).toBe(1);
+  });
+
   it('asks to withdraw an untaken job at the queue deadline and fails the source with its error', async () => {
     const withdrawn = new Error('no worker took it');
     const { failures, queueTimeouts } = setup({}, async () => withdrawn);

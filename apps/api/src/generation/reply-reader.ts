@@ -67,6 +67,9 @@ export interface DeadlineOptions {
    * job runs stops the job, as any unfinished reply does.
    */
   onDeadline?(takenAt: number | null): Promise<Error>;
+  /** Called once, `stillQueuedMs` from now, unless a worker has taken the job or the reply has ended by then. */
+  onStillQueued?(): void;
+  stillQueuedMs?: number;
 }
 
 /**
@@ -92,7 +95,10 @@ export class ReplyDeadlines {
         }, options.queueTimeoutMs),
       );
     }
-    const { deadlineMs, onDeadline } = options;
+    const { deadlineMs, onDeadline, onStillQueued, stillQueuedMs } = options;
+    if (onStillQueued && typeof stillQueuedMs === 'number' && this.takenAt === null) {
+      this.timers.push(setTimeout(() => this.takenAt === null && onStillQueued(), stillQueuedMs));
+    }
     if (typeof deadlineMs === 'number' && onDeadline) {
       this.timers.push(setTimeout(() => void onDeadline(this.takenAt).then(fail, () => undefined), deadlineMs));
     }
