@@ -1,4 +1,5 @@
 import { JsonGrammarEmitter, SizeCaps } from './grammar-emitter.js';
+import { larkLeast } from './lark-grammar.js';
 import { leastLength } from './pattern-grammar.js';
 import { SchemaNode } from './schema-node.js';
 import { fail } from './schema-problem.js';
@@ -134,7 +135,7 @@ function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): num
     case 'string':
       least = node.format
         ? 2 + FORMAT_LENGTHS[node.format][0]
-        : 2 + (node.pattern ? leastLength(node.pattern) : node.minLength);
+        : 2 + (node.lark ? larkLeast(node.lark) : node.pattern ? leastLength(node.pattern) : node.minLength);
       break;
     case 'object':
       least = 2 + (node.minKeys ?? 0) * 4;
