@@ -90,10 +90,19 @@ describe("Lark grammars, translated: Codex's apply_patch", () => {
       expect(grammar.gbnf).toContain('"*** Begin Patch" lark-lf');
       expect(grammar.gbnf).toContain('lark-lf ::= "\\\\n"');
     }
-    // A large budget gives a patch of a few files with many lines each, rather than many short files.
-    const wide = jsonSchemaGrammar(inputSchema(APPLY_PATCH_GRAMMAR), 1e9)!.gbnf;
-    expect(wide).toMatch(/lark-start ::= lark-begin-patch \(lark-hunk\)\{1,2\} lark-end-patch/);
-    expect(wide).toMatch(/lark-add-hunk ::= .*\(lark-add-line\)\{1,32\}/);
+    // A patch of a few files with many lines each, rather than many short files: files, lines, characters.
+    const widths = (budget: number) => {
+      const gbnf = jsonSchemaGrammar(inputSchema(APPLY_PATCH_GRAMMAR), budget)!.gbnf;
+      const count = (re: RegExp) => Number(re.exec(gbnf)?.[1] ?? 1);
+      return [
+        count(/lark-start ::= lark-begin-patch \(lark-hunk\)(?:\{1,(\d+)\})? lark-end-patch/),
+        count(/lark-add-hunk ::= .*\(lark-add-line\)\{1,(\d+)\}/),
+        count(/lark-add-line ::= "\+" .*\{0,(\d+)\} lark-lf/),
+      ];
+    };
+    expect(widths(1e9)).toEqual([2, 32, 256]);
+    expect(widths(20_000)).toEqual([2, 32, 128]);
+    expect(widths(4096)).toEqual([1, 24, 64]);
     // The least patch: begin, one deleted file of one character, end.
     const least = '{"input":"*** Begin Patch\\n*** Delete File: x\\n*** End Patch"}'.length;
     expect(minimumJsonBytes(inputSchema(APPLY_PATCH_GRAMMAR))).toBeGreaterThanOrEqual(least);
