@@ -158,6 +158,7 @@ describe('Lark grammars, translated: the subset', () => {
     ['no start rule', 'begin: "a"', 'start'],
     ['a rule inside a terminal', 'start: A\nA: "a" b\nb: "b"', 'inside a terminal'],
     ['a malformed range', 'start: "ab".."z"', 'range'],
+    ['a repetition past a thousand', 'start: ("a"?) ~ 100000000', 'repetition'],
   ])('refuses %s, naming it', (_what, definition, named) => {
     expect(larkProblem(definition)).toContain(named);
     // A string keeping such a grammar is left free: its grammar stays in the description.

@@ -68,6 +68,30 @@ const isTerminal = (name: string) => /^_?[A-Z]/.test(name);
  * (a recursive rule among them: the grammar is bounded, and recursion has no bound to cut at).
  */
 export function larkGrammar(definition: string): LarkExpr {
+  let known = translated.get(definition);
+  if (!known) {
+    try {
+      known = { grammar: translate(definition) };
+    } catch (err) {
+      if (!(err instanceof LarkUnsupported)) throw err;
+      known = { problem: err.message };
+    }
+    if (translated.size >= TRANSLATED_CACHE_SIZE) translated.delete(translated.keys().next().value as string);
+    translated.set(definition, known);
+  }
+  if ('problem' in known) throw new LarkUnsupported(known.problem);
+  return known.grammar;
+}
+
+/**
+ * Grammars read lately, by their text: a client sends the same one with every request, and it is read
+ * when the request is checked, when its grammar is built and when its reply is mapped. Their trees are
+ * never changed once built.
+ */
+const translated = new Map<string, { grammar: LarkExpr } | { problem: string }>();
+const TRANSLATED_CACHE_SIZE = 32;
+
+function translate(definition: string): LarkExpr {
   common ??= readLark(COMMON);
   const doc = readLark(definition);
   if (!doc.definitions.has('start')) throw new LarkUnsupported('a grammar without a `start` rule');

@@ -34,6 +34,9 @@ type Token =
   | { k: 'regex'; v: string; flags: string }
   | { k: 'nl' };
 
+/** The most a `~` repetition may count, as a regular expression's `{n,m}`: larger ones are left described. */
+const MAX_COUNT = 1000;
+
 /** Parentheses nested deeper than this are refused rather than read with a deep stack. */
 const MAX_NESTING = 64;
 
@@ -273,7 +276,7 @@ class LarkReader {
       this.pos++;
       max = count();
     }
-    if (max < min) throw new LarkUnsupported(`the repetition \`~ ${min}..${max}\``);
+    if (max < min || max > MAX_COUNT) throw new LarkUnsupported(`the repetition \`~ ${min}..${max}\``);
     return { t: 'rep', item, min, max };
   }
 }
