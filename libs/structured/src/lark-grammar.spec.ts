@@ -4,7 +4,7 @@ import {
   APPLY_PATCH_GRAMMAR,
   isApplyPatch,
 } from '../../../test/support/apply-patch-grammar.js';
-import { jsonSchemaGrammar, LARK_KEYWORD, larkProblem, minimumJsonBytes } from './index.js';
+import { jsonSchemaGrammar, LARK_KEYWORD, larkProblem, minimumJsonBytes, withoutLarkKeyword } from './index.js';
 import { larkGrammar, LarkExpr } from './lark-grammar.js';
 import type { Pattern } from './pattern-grammar.js';
 
@@ -169,5 +169,15 @@ describe('Lark grammars, translated: the subset', () => {
     expect(larkProblem(`start: ${'('.repeat(5000)}"a"${')'.repeat(5000)}`)).toContain('nested');
     const chain = Array.from({ length: 5000 }, (_, i) => `r${i}: r${i + 1}`).join('\n');
     expect(larkProblem(`start: r0\n${chain}\nr5000: "a"`)).toContain('chained');
+  });
+});
+
+describe('withoutLarkKeyword', () => {
+  it('leaves the grammar out of a schema shown to a prompt, and a property named like the keyword in', () => {
+    const schema = inputSchema(APPLY_PATCH_GRAMMAR);
+    expect(withoutLarkKeyword(schema)).toEqual({ ...schema, properties: { input: { type: 'string' } } });
+    expect(schema.properties.input[LARK_KEYWORD]).toBe(APPLY_PATCH_GRAMMAR);
+    const named = { type: 'object', properties: { [LARK_KEYWORD]: { type: 'string' } }, anyOf: [{ required: ['a'] }] };
+    expect(withoutLarkKeyword(named)).toEqual(named);
   });
 });

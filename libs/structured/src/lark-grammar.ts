@@ -60,6 +60,22 @@ export const LARK_KEYWORD = 'x-lark';
 /** Rules reached through more rules than this are refused rather than resolved with a deep stack. */
 const MAX_CHAIN = 200;
 
+/**
+ * A schema as a prompt, or another server, is shown it: the Lark keyword left out, since the tool's
+ * description already carries the grammar, and a template writing the schema as JSON would write it
+ * twice (and another server would take it as an annotation anyway).
+ */
+export function withoutLarkKeyword<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((s: unknown) => withoutLarkKeyword(s)) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      // A property named like the keyword maps to a schema, never to a string.
+      .filter(([k, v]) => !(k === LARK_KEYWORD && typeof v === 'string'))
+      .map(([k, v]) => [k, withoutLarkKeyword(v)]),
+  ) as T;
+}
+
 /** Whether a name is a terminal's (upper case) rather than a rule's: `%ignore` acts between a rule's items only. */
 const isTerminal = (name: string) => /^_?[A-Z]/.test(name);
 
