@@ -1,3 +1,4 @@
+import { MAX_GRAMMAR_BYTES } from './gbnf.js';
 import { JsonGrammarEmitter, SizeCaps } from './grammar-emitter.js';
 import { larkLeast } from './lark-grammar.js';
 import { leastLength } from './pattern-grammar.js';
@@ -52,8 +53,7 @@ export function jsonSchemaGrammar(schema: JsonSchema | null, maxBytes: number): 
  */
 export const MAX_GRAMMAR_CHARS = 512 * 1024;
 
-/** The longest output any grammar is built for, whatever the budget: past it, a schema's least output is refused unwritten. */
-export const MAX_GRAMMAR_BYTES = 4 * 1024 * 1024;
+export { MAX_GRAMMAR_BYTES };
 
 function grammarFor(node: SchemaNode, budget: number): JsonGrammar | null {
   const maxBytes = Math.min(budget, MAX_GRAMMAR_BYTES);

@@ -170,6 +170,15 @@ describe('Lark grammars, translated: the subset', () => {
     const chain = Array.from({ length: 5000 }, (_, i) => `r${i}: r${i + 1}`).join('\n');
     expect(larkProblem(`start: r0\n${chain}\nr5000: "a"`)).toContain('chained');
   });
+
+  it('leaves described, rather than refused, a grammar too large to translate or whose least text no reply holds', () => {
+    expect(larkProblem(`start: ${'"a" '.repeat(3000)}`)).toContain('parts');
+    expect(larkProblem(`start: ${'/[^a]/ '.repeat(1500)}`)).toContain('parts');
+    // Each rule twice its next: the shortest text is 2^60 characters long.
+    const doubling = Array.from({ length: 60 }, (_, i) => `r${i}: r${i + 1} r${i + 1}`).join('\n');
+    expect(larkProblem(`start: r0\n${doubling}\nr60: "a"`)).toContain('shortest');
+    expect(jsonSchemaGrammar(inputSchema(`start: r0\n${doubling}\nr60: "a"`), 1000)!.gbnf).not.toContain('lark');
+  });
 });
 
 describe('withoutLarkKeyword', () => {

@@ -1,3 +1,4 @@
+import { MAX_GRAMMAR_BYTES } from './gbnf.js';
 import { leastLength, parsePattern, Pattern, TEXT_CHARS, writable } from './pattern-grammar.js';
 import { LarkDocument, LarkSyntax, LarkUnsupported, readLark } from './lark-syntax.js';
 
@@ -57,6 +58,13 @@ let common: LarkDocument | undefined;
  */
 export const LARK_KEYWORD = 'x-lark';
 
+/**
+ * The most parts (expressions, and the parts of regular expressions) a grammar may have: past it, it is
+ * left described rather than translated, so that a hostile grammar costs its request milliseconds and
+ * its grammar stays far below the size of grammar refused as too large. Codex's `apply_patch` has about 90.
+ */
+const MAX_PARTS = 2000;
+
 /** Rules reached through more rules than this are refused rather than resolved with a deep stack. */
 const MAX_CHAIN = 200;
 
@@ -114,6 +122,8 @@ function translate(definition: string): LarkExpr {
   const resolver = new Resolver(doc, common);
   const start = resolver.rule('start', false);
   if (!start) throw new LarkUnsupported('a grammar no text this server writes can match');
+  // Left described, as it was, rather than refused: no reply could hold its shortest text.
+  if (larkLeast(start) > MAX_GRAMMAR_BYTES) throw new LarkUnsupported('a grammar whose shortest text is over 4 MiB');
   return start;
 }
 
@@ -132,6 +142,7 @@ class Resolver {
   private readonly done = new Map<string, LarkExpr | null>();
   private readonly active: string[] = [];
   private readonly ignored: LarkExpr | null;
+  private parts = 0;
 
   constructor(
     private readonly doc: LarkDocument,
@@ -167,6 +178,7 @@ class Resolver {
 
   /** An expression as written; null where it can write nothing. `lexical`: inside a terminal. */
   private expr(s: LarkSyntax, inLib: boolean, lexical: boolean): LarkExpr | null {
+    this.count(1);
     switch (s.t) {
       case 'text':
         return { t: 'text', text: s.text };
@@ -181,6 +193,7 @@ class Resolver {
         if (s.flags.includes('x')) throw new LarkUnsupported(`the verbose expression /${s.source}/${s.flags}`);
         const pattern = parsePattern(`^(?:${s.source})$`, TEXT_CHARS);
         if (!pattern) throw new LarkUnsupported(`the expression /${s.source}/`);
+        this.count(patternParts(pattern));
         return writable(pattern) ? { t: 'pattern', pattern } : null;
       }
       case 'name':
@@ -201,6 +214,11 @@ class Resolver {
         return s.min === 0 ? { t: 'seq', items: [] } : null;
       }
     }
+  }
+
+  private count(parts: number): void {
+    this.parts += parts;
+    if (this.parts > MAX_PARTS) throw new LarkUnsupported(`a grammar of over ${MAX_PARTS} parts`);
   }
 
   /** A rule's expression with the ignored terminals allowed between its items (and its repeats' copies). */
@@ -262,4 +280,17 @@ export function larkLeast(e: LarkExpr, memo = new Map<LarkExpr, number>()): numb
   }
   memo.set(e, least);
   return least;
+}
+
+function patternParts(p: Pattern): number {
+  switch (p.t) {
+    case 'seq':
+      return 1 + p.items.reduce((n, i) => n + patternParts(i), 0);
+    case 'alt':
+      return 1 + p.options.reduce((n, o) => n + patternParts(o), 0);
+    case 'set':
+      return 1;
+    case 'rep':
+      return 1 + patternParts(p.item);
+  }
 }
