@@ -94,4 +94,24 @@ describe('a translated Lark grammar in llama.cpp with a random model', () => {
     }
     if (favor) expect(inputs.some((i) => /["\\\t]/.test(i))).toBe(true);
   });
+
+  it("a grammar of Lark's common terminals, with %ignore: the input matches it", async () => {
+    const definition = [
+      'start: "sum" "(" NUMBER ("," NUMBER)* ")" ["as" ESCAPED_STRING]',
+      '%import common.NUMBER',
+      '%import common.ESCAPED_STRING',
+      '%import common.WS',
+      '%ignore WS',
+    ].join('\n');
+    const number = String.raw`(\d+(\.\d*)?([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)`;
+    const shape = new RegExp(
+      String.raw`^sum\s*\(\s*${number}(\s*,\s*${number})*\s*\)(\s*as\s*"([^"\\\n]|\\[^\n])*")?\s*$`,
+    );
+    const grammar = jsonSchemaGrammar(inputSchema(definition), 600)!;
+    for (const seed of SEEDS) {
+      const { text } = await generate(grammar.gbnf, seed, '"\\ ');
+      const { input } = JSON.parse(text) as { input: string };
+      expect(input).toMatch(shape);
+    }
+  });
 });

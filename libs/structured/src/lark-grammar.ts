@@ -7,7 +7,7 @@ import { LarkDocument, LarkSyntax, LarkUnsupported, readLark } from './lark-synt
  * used in several places shared as one node. A narrowing of the grammar, never a widening: every
  * text it allows is one the grammar matches. Regular expressions are written as printable ASCII,
  * tab and line breaks (`i` flags and non-ASCII classes aside); `%ignore`d terminals may stand between
- * a rule's items, not before the first token or after the last.
+ * a rule's items (Lark lets them stand between any two tokens).
  */
 export type LarkExpr =
   | { t: 'text'; text: string }
