@@ -9,6 +9,7 @@ import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import { toFile } from 'openai';
 import { encodeReasoning } from '@conveyor/protocol';
+import { isApplyPatch } from './support/apply-patch-grammar.js';
 import { codexRequest } from './support/codex-request.js';
 
 const MODEL = 'conveyor-tiny';
@@ -417,6 +418,24 @@ describe('the Responses API end to end, with the official Node client', () => {
       const response = await readJson<ResponseObject>(res);
       const call = response.output.find((i) => i.type === 'custom_tool_call');
       expect(call).toMatchObject({ name: 'ticket', input: expect.stringMatching(new RegExp(definition)) });
+    }
+  });
+
+  it("holds Codex's apply_patch input to its Lark grammar: a forced call writes a well-formed patch", async () => {
+    for (const seed of [1, 2, 3]) {
+      const res = await post('/v1/responses', {
+        ...codexRequest(MODEL),
+        tool_choice: { type: 'custom', name: 'apply_patch' },
+        temperature: 1,
+        seed,
+        max_output_tokens: 600,
+      });
+      if (res.status !== 200) throw new Error(await res.text());
+      const response = await readJson<ResponseObject>(res);
+      const call = response.output.find((i) => i.type === 'custom_tool_call');
+      expect(call).toMatchObject({ name: 'apply_patch' });
+      const input = (call as { input: string }).input;
+      if (!isApplyPatch(input)) throw new Error(`not a patch: ${JSON.stringify(input)}`);
     }
   });
 

@@ -1,23 +1,15 @@
+import { APPLY_PATCH_GRAMMAR } from './apply-patch-grammar.js';
+
+/** `apply_patch`'s grammar, as Codex sends it. */
+export const PATCH_GRAMMAR = APPLY_PATCH_GRAMMAR;
+
 /**
  * A Responses request body shaped as Codex CLI (0.171) sends one with its default features: its system
  * prompt as developer messages, `store: false` with the encrypted reasoning included, a prompt cache
  * key and client metadata, and a tools list mixing functions, a namespace, a free-form `apply_patch`
- * and the hosted web search. Texts and schemas are shortened; the shape is the captured one.
+ * and the hosted web search. Texts and schemas are shortened (`apply_patch`'s grammar aside); the shape
+ * is the captured one.
  */
-export const PATCH_GRAMMAR = [
-  'start: begin_patch hunk+ end_patch',
-  'begin_patch: "*** Begin Patch" LF',
-  'end_patch: "*** End Patch" LF?',
-  'hunk: add_hunk | delete_hunk | update_hunk',
-  'add_hunk: "*** Add File: " filename LF add_line+',
-  'delete_hunk: "*** Delete File: " filename LF',
-  'update_hunk: "*** Update File: " filename LF change+',
-  'filename: /(.+)/',
-  'add_line: "+" /(.*)/ LF',
-  'change: (" " | "-" | "+") /(.*)/ LF',
-  '%import common.LF',
-].join('\n');
-
 export function codexRequest(model: string, session = 'a9b0c1d2-0000-4000-8000-00000000c0de'): Record<string, unknown> {
   return {
     model,

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { describe, it, expect } from '@jest/globals';
+import { LARK_KEYWORD } from '@conveyor/structured';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
 import { decodeReasoning, encodeReasoning } from './reasoning-content.js';
@@ -58,7 +59,7 @@ describe('ResponseRequestDto with the tools Codex sends', () => {
     const patch = job.tools?.find((t) => t.name === 'apply_patch');
     expect(patch?.parameters).toEqual({
       type: 'object',
-      properties: { input: { type: 'string' } },
+      properties: { input: { type: 'string', [LARK_KEYWORD]: PATCH_GRAMMAR } },
       required: ['input'],
       additionalProperties: false,
     });

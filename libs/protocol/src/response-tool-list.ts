@@ -1,5 +1,5 @@
 import type { ResponseTool, ResponseToolChoice } from '@conveyor/openai';
-import { isObject } from '@conveyor/structured';
+import { isObject, LARK_KEYWORD, larkProblem } from '@conveyor/structured';
 import { RequestProblem } from './request-problem.js';
 import { FunctionDefinitionDto } from './tools.dto.js';
 import { validateDto } from './validate-dto.js';
@@ -119,13 +119,18 @@ function describeFormat(format: unknown): string {
 }
 
 /**
- * A regular-expression format as the input's `pattern`, matched whole: held by the grammar where it can
- * be, else checked on the result like any schema's. One JavaScript cannot compile (a Rust-only construct)
- * and a Lark grammar stay in the description only: a check no result could pass would fail every call.
+ * A grammar format as a keyword of the input's schema, so that it reaches the engine's grammar with the
+ * tool's parameters. A regular expression as the `pattern`, matched whole: held by the grammar where it
+ * can be, else checked on the result like any schema's; one JavaScript cannot compile (a Rust-only
+ * construct) stays in the description only, since a check no result could pass would fail every call. A
+ * Lark grammar under LARK_KEYWORD, where the grammar can hold its constructs: every text it then writes
+ * matches, so no check follows. Any other (recursive, templates, look-arounds) stays in the description only.
  */
-function inputPattern(format: unknown): { pattern?: string } {
-  if (!isObject(format) || format.type !== 'grammar' || format.syntax !== 'regex') return {};
+function inputGrammar(format: unknown): Record<string, string> {
+  if (!isObject(format) || format.type !== 'grammar') return {};
   const source = String(format.definition);
+  if (format.syntax === 'lark') return larkProblem(source) === null ? { [LARK_KEYWORD]: source } : {};
+  if (format.syntax !== 'regex') return {};
   const pattern = `^(?:${source.replace(/^\^/, '').replace(/(?<!\\)\$$/, '')})$`;
   try {
     new RegExp(pattern, 'u');
@@ -151,7 +156,7 @@ function offered({ tool, at, namespace, namespaceDescription }: Flat): OfferedTo
       description,
       parameters: {
         type: 'object',
-        properties: { [CUSTOM_INPUT]: { type: 'string', ...inputPattern(tool.format) } },
+        properties: { [CUSTOM_INPUT]: { type: 'string', ...inputGrammar(tool.format) } },
         required: [CUSTOM_INPUT],
         additionalProperties: false,
       },

@@ -17,6 +17,9 @@ export function gbnfLiteral(text: string): string {
   return `${out}"`;
 }
 
+/** The longest output any grammar is built for, whatever the budget: past it, a schema's least output is refused unwritten. */
+export const MAX_GRAMMAR_BYTES = 4 * 1024 * 1024;
+
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
 
 /**

@@ -1,6 +1,7 @@
 import { GbnfBuilder, gbnfLiteral, repeat, seq } from './gbnf.js';
 import { integerRange, naturals, trie } from './grammar-shapes.js';
-import { gbnfClass, Pattern, writable } from './pattern-grammar.js';
+import { LarkPieces } from './lark-pieces.js';
+import { patternPiece, type Piece } from './pattern-piece.js';
 import { ArrayNode, NumberNode, ObjectNode, SchemaNode } from './schema-node.js';
 import { FORMAT_GRAMMARS, FORMAT_LENGTHS } from './string-formats.js';
 
@@ -24,12 +25,6 @@ const KEY_CHARS = 24;
 /** Longest encoding of one string character: a `\uXXXX` escape. */
 const CHAR_BYTES = 6;
 
-/** A GBNF expression (safe to place in a sequence) and the most bytes it can match. */
-export interface Piece {
-  expr: string;
-  max: number;
-}
-
 const QUOTE = gbnfLiteral('"');
 const COMMA = gbnfLiteral(',');
 
@@ -45,6 +40,7 @@ export class JsonGrammarEmitter {
   /** Nodes reached through several $refs are emitted once. */
   private readonly memo = new Map<SchemaNode, Piece>();
   private readonly anyByDepth = new Map<number, Piece>();
+  private lark?: LarkPieces;
 
   constructor(private readonly caps: SizeCaps) {}
 
@@ -76,8 +72,13 @@ export class JsonGrammarEmitter {
           const body = seq(QUOTE, FORMAT_GRAMMARS[node.format], QUOTE);
           return { expr: this.gbnf.rule(node.format, body), max: 2 + FORMAT_LENGTHS[node.format][1] };
         }
+        if (node.lark) {
+          this.lark ??= new LarkPieces(this.gbnf, this.caps);
+          const content = this.lark.piece(node.lark);
+          return { expr: this.gbnf.rule('lark', seq(QUOTE, content.expr, QUOTE)), max: 2 + content.max };
+        }
         if (node.pattern) {
-          const content = this.pattern(node.pattern);
+          const content = patternPiece(node.pattern, this.caps.chars);
           return { expr: this.gbnf.rule('pattern', seq(QUOTE, content.expr, QUOTE)), max: 2 + content.max };
         }
         return this.text(node.minLength, clamp(this.caps.chars, node.minLength, node.maxLength ?? Infinity));
@@ -99,32 +100,6 @@ export class JsonGrammarEmitter {
         return this.object(node, node.name ?? hint);
       case 'array':
         return this.array(node, node.name ?? hint);
-    }
-  }
-
-  /** A pattern's matches (ASCII characters, each one byte); unbounded repeats stop at the free-string cap. */
-  private pattern(p: Pattern): Piece {
-    switch (p.t) {
-      case 'seq': {
-        const items = p.items.map((i) => this.pattern(i));
-        return { expr: seq(...items.map((i) => i.expr)), max: items.reduce((n, i) => n + i.max, 0) };
-      }
-      case 'alt': {
-        const options = p.options.filter(writable).map((o) => this.pattern(o));
-        return {
-          expr: `(${options.map((o) => o.expr || '""').join(' | ')})`,
-          max: Math.max(...options.map((o) => o.max)),
-        };
-      }
-      case 'set':
-        return { expr: gbnfClass(p.chars), max: 1 };
-      case 'rep': {
-        if (!writable(p.item)) return { expr: '', max: 0 };
-        const item = this.pattern(p.item);
-        const most = Math.min(p.max, Math.max(p.min, this.caps.chars));
-        if (most === 0 || item.expr === '') return { expr: '', max: 0 };
-        return { expr: repeat(`(${item.expr})`, p.min, most), max: most * item.max };
-      }
     }
   }
 

@@ -21,3 +21,4 @@ export { MAX_SCHEMA_PARTS } from './schema-keywords.js';
 export type { JsonGrammar } from './json-grammar.js';
 export { gbnfLiteral } from './gbnf.js';
 export { isObject } from './json-values.js';
+export { LARK_KEYWORD, larkProblem, withoutLarkKeyword } from './lark-grammar.js';

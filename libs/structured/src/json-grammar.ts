@@ -1,4 +1,6 @@
+import { MAX_GRAMMAR_BYTES } from './gbnf.js';
 import { JsonGrammarEmitter, SizeCaps } from './grammar-emitter.js';
+import { larkLeast } from './lark-grammar.js';
 import { leastLength } from './pattern-grammar.js';
 import { SchemaNode } from './schema-node.js';
 import { fail } from './schema-problem.js';
@@ -51,8 +53,7 @@ export function jsonSchemaGrammar(schema: JsonSchema | null, maxBytes: number): 
  */
 export const MAX_GRAMMAR_CHARS = 512 * 1024;
 
-/** The longest output any grammar is built for, whatever the budget: past it, a schema's least output is refused unwritten. */
-export const MAX_GRAMMAR_BYTES = 4 * 1024 * 1024;
+export { MAX_GRAMMAR_BYTES };
 
 function grammarFor(node: SchemaNode, budget: number): JsonGrammar | null {
   const maxBytes = Math.min(budget, MAX_GRAMMAR_BYTES);
@@ -134,7 +135,7 @@ function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): num
     case 'string':
       least = node.format
         ? 2 + FORMAT_LENGTHS[node.format][0]
-        : 2 + (node.pattern ? leastLength(node.pattern) : node.minLength);
+        : 2 + (node.lark ? larkLeast(node.lark) : node.pattern ? leastLength(node.pattern) : node.minLength);
       break;
     case 'object':
       least = 2 + (node.minKeys ?? 0) * 4;

@@ -17,19 +17,30 @@ export type Pattern =
 /** Characters the grammar may write unescaped in a JSON string: printable ASCII but `"` and `\`. */
 const WRITABLE = Array.from({ length: 128 }, (_, c) => c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c);
 
-const setOf = (test: (c: number) => boolean) => WRITABLE.map((ok, c) => ok && test(c));
+/**
+ * Characters a Lark terminal's expression may write: printable ASCII, tab, carriage return and line feed
+ * (a grammar's text spans lines, and code holds quotes and backslashes), each escaped as JSON needs.
+ */
+export const TEXT_CHARS = Array.from(
+  { length: 128 },
+  (_, c) => (c >= 0x20 && c <= 0x7e) || c === 9 || c === 10 || c === 13,
+);
 const DIGIT = (c: number) => c >= 0x30 && c <= 0x39;
 const WORD = (c: number) => DIGIT(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 const SPACE = (c: number) => c === 0x20;
+
+/** `\n`, `\r`, `\t`, `\f`, `\v`: the control characters a pattern names by letter. */
+const CONTROL_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', f: '\f', v: '\v' };
 
 /** The most any repeat may be written as, however large its count: longer patterns are left to the result check. */
 const MAX_COUNT = 1000;
 
 class Unsupported extends Error {}
 
-export function parsePattern(source: string): Pattern | null {
+/** `alphabet`: the characters the grammar may write (a set is cut to them), printable ASCII but `"` and `\` unless told. */
+export function parsePattern(source: string, alphabet: readonly boolean[] = WRITABLE): Pattern | null {
   if (!source.startsWith('^') || !source.endsWith('$') || source.endsWith('\\$')) return null;
-  const parser = new PatternParser(source.slice(1, -1));
+  const parser = new PatternParser(source.slice(1, -1), alphabet);
   try {
     const pattern = parser.alternation();
     if (parser.pos !== parser.src.length) return null;
@@ -42,7 +53,14 @@ export function parsePattern(source: string): Pattern | null {
 
 class PatternParser {
   pos = 0;
-  constructor(readonly src: string) {}
+  constructor(
+    readonly src: string,
+    private readonly alphabet: readonly boolean[],
+  ) {}
+
+  private setOf(test: (c: number) => boolean): boolean[] {
+    return this.alphabet.map((ok, c) => ok && test(c));
+  }
 
   alternation(): Pattern {
     const options = [this.sequence()];
@@ -75,7 +93,8 @@ class PatternParser {
       case '[':
         return this.charClass();
       case '.':
-        return { t: 'set', chars: setOf(() => true) };
+        // Line breaks are outside `.` in JavaScript's and Python's expressions alike.
+        return { t: 'set', chars: this.setOf((c) => c !== 10 && c !== 13) };
       case '\\':
         return { t: 'set', chars: this.escape(false) };
       case '^':
@@ -94,17 +113,19 @@ class PatternParser {
 
   private literal(ch: string): boolean[] {
     const code = ch.charCodeAt(0);
-    if (!WRITABLE[code]) throw new Unsupported();
-    return setOf((c) => c === code);
+    if (!this.alphabet[code]) throw new Unsupported();
+    return this.setOf((c) => c === code);
   }
 
   /** `\d`, `\w`, `\s`, or an escaped punctuation character. */
   private escape(inClass: boolean): boolean[] {
     const ch = this.src[this.pos++];
     if (ch === undefined) throw new Unsupported();
-    if (ch === 'd') return setOf(DIGIT);
-    if (ch === 'w') return setOf(WORD);
-    if (ch === 's') return setOf(SPACE);
+    if (ch === 'd') return this.setOf(DIGIT);
+    if (ch === 'w') return this.setOf(WORD);
+    if (ch === 's') return this.setOf(SPACE);
+    const control = CONTROL_ESCAPES[ch];
+    if (control !== undefined) return inClass ? this.raw(control) : this.literal(control);
     if (/[A-Za-z0-9]/.test(ch)) throw new Unsupported();
     // Escaped punctuation: as it stands in a class; outside one, only a character the grammar writes.
     return inClass ? this.raw(ch) : this.literal(ch);
@@ -132,7 +153,7 @@ class PatternParser {
       } else lo.forEach((on, c) => (chosen[c] ||= on));
     }
     this.pos++;
-    return { t: 'set', chars: WRITABLE.map((ok, c) => ok && chosen[c] !== negated) };
+    return { t: 'set', chars: this.alphabet.map((ok, c) => ok && chosen[c] !== negated) };
   }
 
   /** A character inside a class, as it stands (it may be one the grammar does not write). */

@@ -1,4 +1,6 @@
 import { checkJson } from './json-check.js';
+import { LARK_KEYWORD, larkGrammar, LarkExpr } from './lark-grammar.js';
+import { LarkUnsupported } from './lark-syntax.js';
 import { parsePattern, writable } from './pattern-grammar.js';
 import { NumberNode, SchemaNode, STRING_FORMATS, StringFormat } from './schema-node.js';
 import { count } from './schema-keywords.js';
@@ -36,6 +38,9 @@ export function stringNode(s: Flat): Maybe {
     if (minLength <= lo && (maxLength === null || maxLength >= hi))
       return { kind: 'string', minLength: 0, maxLength: null, format: format as StringFormat };
   }
+  const lark =
+    typeof s[LARK_KEYWORD] === 'string' && minLength === 0 && maxLength === null ? larkNode(s[LARK_KEYWORD]) : null;
+  if (lark) return { kind: 'string', minLength, maxLength, format: null, lark };
   if (typeof s.pattern === 'string' && minLength === 0 && maxLength === null) {
     const pattern = parsePattern(s.pattern);
     if (pattern && writable(pattern)) return { kind: 'string', minLength, maxLength, format: null, pattern };
@@ -91,4 +96,17 @@ export function numberNode(s: Flat, integer: boolean): Maybe {
   // Digits of the integer part that the largest allowed magnitude needs; past 1e15 the size caps are smaller anyway.
   const digits = most < 1e15 ? String(Math.floor(most)).length : null;
   return { kind: 'number', integer, sign, digits };
+}
+
+/**
+ * A Lark grammar the string's text must follow; null (the string left free, the grammar described only)
+ * for one outside the subset the grammar can write.
+ */
+function larkNode(definition: string): LarkExpr | null {
+  try {
+    return larkGrammar(definition);
+  } catch (err) {
+    if (err instanceof LarkUnsupported) return null;
+    throw err;
+  }
 }

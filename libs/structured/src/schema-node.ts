@@ -1,3 +1,4 @@
+import type { LarkExpr } from './lark-grammar.js';
 import type { Pattern } from './pattern-grammar.js';
 
 /**
@@ -17,6 +18,8 @@ export type SchemaNode =
       format: StringFormat | null;
       /** The schema's `pattern`, where the grammar can write it (then the lengths are 0 and null). */
       pattern?: Pattern;
+      /** The Lark grammar its text follows (the schema's LARK_KEYWORD), where it can be written (lengths then 0 and null). */
+      lark?: LarkExpr;
     }
   | NumberNode
   | ObjectNode

@@ -1,4 +1,5 @@
 import type { ChatModelFunctions, ChatWrapper, LlamaModel, Token } from 'node-llama-cpp';
+import { withoutLarkKeyword } from '@conveyor/structured';
 import type { GenerateRequest } from '../core/generation-engine.js';
 import { promptOpensThought } from '../core/reasoning-splitter.js';
 import { toChatHistory } from './llama-options.js';
@@ -38,7 +39,10 @@ export class PromptRenderer {
       ? Object.fromEntries(
           tools.map((t) => [
             t.name,
-            { description: t.description, params: t.parameters as ChatModelFunctions[string]['params'] },
+            {
+              description: t.description,
+              params: withoutLarkKeyword(t.parameters) as ChatModelFunctions[string]['params'],
+            },
           ]),
         )
       : undefined;

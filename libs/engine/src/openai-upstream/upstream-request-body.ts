@@ -1,6 +1,7 @@
 // The bodies of the streamed requests sent upstream: chat and legacy completions, in the dialect the
 // upstream speaks.
 import type { ChatTurn } from '@conveyor/queue';
+import { withoutLarkKeyword } from '@conveyor/structured';
 import type { GenerateRequest } from '../core/generation-engine.js';
 
 /**
@@ -86,7 +87,7 @@ export function chatRequestBody(
       function: {
         name: t.name,
         ...(t.description !== undefined ? { description: t.description } : {}),
-        ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+        ...(t.parameters !== undefined ? { parameters: withoutLarkKeyword(t.parameters) } : {}),
       },
     }));
     const choice = request.toolChoice;
