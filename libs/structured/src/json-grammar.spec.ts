@@ -31,6 +31,19 @@ describe('minimumJsonBytes', () => {
     expect(jsonSchemaGrammar(person, min - 1)).toBeNull();
   });
 
+  it('takes a budget of exactly the tightest grammar, however many members an object must have', () => {
+    const pair = { type: 'string' };
+    for (const schema of [
+      { type: 'object', properties: { a: pair, b: pair }, required: ['a', 'b'] },
+      { type: 'object', properties: { a: pair, b: pair }, required: ['a', 'b'], minProperties: 2 },
+      { type: 'object', properties: { a: pair, b: pair, c: pair }, required: ['a'], minProperties: 2 },
+    ] as JsonSchema[]) {
+      const least = minimumJsonBytes(schema);
+      expect(jsonSchemaGrammar(schema, least)?.maxBytes).toBe(least);
+      expect(jsonSchemaGrammar(schema, least - 1)).toBeNull();
+    }
+  });
+
   it('returns null for limits below the minimum', () => {
     expect(jsonSchemaGrammar({ const: 'abc' }, 4)).toBeNull();
     expect(jsonSchemaGrammar(null, 1)).toBeNull();

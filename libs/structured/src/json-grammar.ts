@@ -136,10 +136,14 @@ function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): num
         ? 2 + FORMAT_LENGTHS[node.format][0]
         : 2 + (node.pattern ? leastLength(node.pattern) : node.minLength);
       break;
-    case 'object':
-      least = 2 + (node.minKeys ?? 0) * 4;
-      for (const p of node.properties) if (p.required) least += p.keyJson.length + 2 + leastBytes(p.value, memo);
+    case 'object': {
+      // Members are key, colon and value, with a comma between two; members past the required ones are `"":0` at least.
+      const required = node.properties.filter((p) => p.required);
+      const members = Math.max(required.length, node.minKeys ?? 0);
+      least = 2 + (members - required.length) * 4 + Math.max(0, members - 1);
+      for (const p of required) least += p.keyJson.length + 1 + leastBytes(p.value, memo);
       break;
+    }
     case 'array': {
       least = 2 + node.minItems;
       node.prefix.slice(0, node.minItems).forEach((n) => (least += leastBytes(n, memo)));
