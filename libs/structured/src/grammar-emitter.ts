@@ -123,7 +123,9 @@ export class JsonGrammarEmitter {
         const item = this.pattern(p.item);
         const most = Math.min(p.max, Math.max(p.min, this.caps.chars));
         if (most === 0 || item.expr === '') return { expr: '', max: 0 };
-        return { expr: repeat(`(${item.expr})`, p.min, most), max: most * item.max };
+        // Repeated as one symbol: llama.cpp counts a repeated group's own rules once per repetition.
+        const one = p.item.t === 'set' ? item.expr : this.gbnf.rule('pattern-part', item.expr);
+        return { expr: repeat(one, p.min, most), max: most * item.max };
       }
     }
   }

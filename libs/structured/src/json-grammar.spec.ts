@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { repeat } from './gbnf.js';
 import { gbnfLiteral, JsonSchema, jsonSchemaGrammar, minimumJsonBytes } from './index.js';
 
 const person: JsonSchema = {
@@ -103,6 +104,18 @@ describe('jsonSchemaGrammar', () => {
     expect(gbnf).toContain(gbnfLiteral('"caf\\u00e9":'));
     // Both values open with a quote, written once; then their rests.
     expect(gbnf).toContain(`${gbnfLiteral('"')} (${gbnfLiteral('\\u65e5\\u672c"')} | ${gbnfLiteral('a\\"b"')})`);
+  });
+});
+
+describe('repeat', () => {
+  it('writes counts past 1,000 as chunks and blocks that split each length one way only', () => {
+    expect(repeat('x', 0, 1000)).toBe('x{0,1000}');
+    expect(repeat('x', 2500, 2500)).toBe('x{1000} x{1000} x{500}');
+    expect(repeat('x', 1500, 2200)).toBe('x{1000} x{500} x{0,700}');
+    // 16,384 = 128 blocks of 128: fewer than 128 blocks and a part one, or all 128.
+    expect(repeat('x', 0, 16384)).toBe('((x{128}){0,127} x{0,127} | (x{128}){128})');
+    expect(repeat('x', 1, 4096)).toBe('x ((x{64}){0,62} x{0,63} | (x{64}){63} x{0,63})');
+    expect(() => repeat('x', 0, 2_000_000)).toThrow(RangeError);
   });
 });
 
