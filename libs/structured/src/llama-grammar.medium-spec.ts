@@ -1,3 +1,5 @@
+// One file, past 300 lines: a table of schemas (CASES) and the few long-string cases, all run through the one
+// generation loop below in real llama.cpp, where they share a loaded model and the biases that steer it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
