@@ -78,7 +78,7 @@ export class JsonGrammarEmitter {
           return { expr: this.gbnf.rule('lark', seq(QUOTE, content.expr, QUOTE)), max: 2 + content.max };
         }
         if (node.pattern) {
-          const content = patternPiece(node.pattern, this.caps.chars);
+          const content = patternPiece(node.pattern, this.caps.chars, this.gbnf);
           return { expr: this.gbnf.rule('pattern', seq(QUOTE, content.expr, QUOTE)), max: 2 + content.max };
         }
         return this.text(node.minLength, clamp(this.caps.chars, node.minLength, node.maxLength ?? Infinity));

@@ -17,8 +17,17 @@ export interface JsonGrammar {
 /**
  * From generous to tight; every column is non-increasing, so maxBytes shrinks
  * down the ladder. Depth goes first because nested free values multiply sizes.
+ * The top rungs are for the long free strings of tool calls (a file's content, a
+ * patch, a shell command): a string's cap doubles from rung to rung, so the caps
+ * chosen use at least half the room the budget leaves them.
  */
 const LADDER: SizeCaps[] = [
+  { chars: 16384, items: 8, keys: 8, digits: 15, depth: 3 },
+  { chars: 8192, items: 8, keys: 8, digits: 15, depth: 3 },
+  { chars: 4096, items: 8, keys: 8, digits: 15, depth: 3 },
+  { chars: 2048, items: 8, keys: 8, digits: 15, depth: 3 },
+  { chars: 1024, items: 8, keys: 8, digits: 15, depth: 3 },
+  { chars: 512, items: 8, keys: 8, digits: 15, depth: 3 },
   { chars: 256, items: 8, keys: 8, digits: 15, depth: 3 },
   { chars: 128, items: 8, keys: 8, digits: 15, depth: 2 },
   { chars: 64, items: 6, keys: 6, digits: 12, depth: 2 },
@@ -47,9 +56,10 @@ export function jsonSchemaGrammar(schema: JsonSchema | null, maxBytes: number): 
 }
 
 /**
- * The most characters of GBNF a schema's grammar may take. A larger grammar (a schema with thousands of
- * long enum values or properties) is refused as too large to enforce: it would take too long to build and
- * to sample with.
+ * The most characters of GBNF a schema's grammar may take, with its repetitions written out (see
+ * grammarSize). A larger grammar (a schema with thousands of long enum values or properties, or of
+ * strings of different lengths) is refused as too large to enforce: it would take too long to build
+ * and to sample with.
  */
 export const MAX_GRAMMAR_CHARS = 512 * 1024;
 
@@ -59,19 +69,26 @@ function grammarFor(node: SchemaNode, budget: number): JsonGrammar | null {
   const maxBytes = Math.min(budget, MAX_GRAMMAR_BYTES);
   // Checked before any grammar is written, so that a huge minItems or minLength costs nothing.
   if (leastBytes(node) > maxBytes) return null;
-  // The ladder's maxBytes shrink down it: the first rung that fits, found by halving.
+  // The ladder's maxBytes and sizes shrink down it: the first rung that fits both, found by halving.
+  // A rung whose grammar is too large to enforce gives way to tighter ones, as one too long for the budget does.
   let lo = 0;
   let hi = LADDER.length - 1;
   let found: JsonGrammar | null = null;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const grammar = emitGrammar(node, LADDER[mid]);
-    if (grammar.maxBytes <= maxBytes) {
+    if (grammar.maxBytes <= maxBytes && grammarSize(grammar.gbnf) <= MAX_GRAMMAR_CHARS) {
       found = grammar;
       hi = mid - 1;
     } else lo = mid + 1;
   }
-  return found;
+  return found ?? tightest(node, maxBytes);
+}
+
+/** The grammar of the tightest rung when it fits the budget; it is too large to enforce when it does not fit the size limit. */
+function tightest(node: SchemaNode, maxBytes: number): JsonGrammar | null {
+  const grammar = emitGrammar(node, LADDER[LADDER.length - 1]);
+  return grammar.maxBytes <= maxBytes ? enforceable(grammar) : null;
 }
 
 /**
@@ -83,7 +100,7 @@ export function minimumJsonBytes(schema: JsonSchema | null, limit = Infinity): n
   const node = schema === null ? JSON_OBJECT : resolveSchema(schema);
   const least = leastBytes(node);
   if (least > Math.min(limit, MAX_GRAMMAR_BYTES)) return least;
-  return emitGrammar(node, LADDER[LADDER.length - 1]).maxBytes;
+  return enforceable(emitGrammar(node, LADDER[LADDER.length - 1])).maxBytes;
 }
 
 /**
@@ -96,21 +113,36 @@ export function schemaBudgetProblem(schema: JsonSchema, budget: number): number 
   const least = leastBytes(node);
   if (least > Math.min(budget, MAX_GRAMMAR_BYTES)) return least;
   if (grammarFor(node, budget)) return null;
-  return emitGrammar(node, LADDER[LADDER.length - 1]).maxBytes;
+  return enforceable(emitGrammar(node, LADDER[LADDER.length - 1])).maxBytes;
 }
 
 function emitGrammar(node: SchemaNode, caps: SizeCaps): JsonGrammar {
   const emitter = new JsonGrammarEmitter(caps);
   const root = emitter.emit(node, 'value');
-  const gbnf = emitter.gbnf.toString(root.expr);
-  if (gbnf.length > MAX_GRAMMAR_CHARS)
+  return { gbnf: emitter.gbnf.toString(root.expr), maxBytes: root.max };
+}
+
+/** The grammar, unless it is past MAX_GRAMMAR_CHARS: then the schema is refused as too large. */
+function enforceable(grammar: JsonGrammar): JsonGrammar {
+  if (grammarSize(grammar.gbnf) > MAX_GRAMMAR_CHARS)
     fail(
       '',
       'schema size',
-      `the schema's grammar would exceed ${MAX_GRAMMAR_CHARS} characters; it is too large to enforce`,
+      `the schema's grammar would exceed ${MAX_GRAMMAR_CHARS} characters with its repetitions written out; it is too large to enforce`,
       'too_large',
     );
-  return { gbnf, maxBytes: root.max };
+  return grammar;
+}
+
+/**
+ * The size of a grammar as llama.cpp builds it: its text, and one more for each copy a repetition makes
+ * (`x{m,n}` becomes m copies of x in the rule and n - m rules of one copy each). `char{0,1000}` is twelve
+ * characters of text and a thousand rules to build.
+ */
+export function grammarSize(gbnf: string): number {
+  let size = gbnf.length;
+  for (const [, lo, hi] of gbnf.matchAll(/\{(\d+)(?:,(\d+))?\}/g)) size += Number(hi ?? lo);
+  return size;
 }
 
 /**
@@ -137,10 +169,14 @@ function leastBytes(node: SchemaNode, memo = new Map<SchemaNode, number>()): num
         ? 2 + FORMAT_LENGTHS[node.format][0]
         : 2 + (node.lark ? larkLeast(node.lark) : node.pattern ? leastLength(node.pattern) : node.minLength);
       break;
-    case 'object':
-      least = 2 + (node.minKeys ?? 0) * 4;
-      for (const p of node.properties) if (p.required) least += p.keyJson.length + 2 + leastBytes(p.value, memo);
+    case 'object': {
+      // Members are key, colon and value, with a comma between two; members past the required ones are `"":0` at least.
+      const required = node.properties.filter((p) => p.required);
+      const members = Math.max(required.length, node.minKeys ?? 0);
+      least = 2 + (members - required.length) * 4 + Math.max(0, members - 1);
+      for (const p of required) least += p.keyJson.length + 1 + leastBytes(p.value, memo);
       break;
+    }
     case 'array': {
       least = 2 + node.minItems;
       node.prefix.slice(0, node.minItems).forEach((n) => (least += leastBytes(n, memo)));

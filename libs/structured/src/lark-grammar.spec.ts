@@ -95,12 +95,19 @@ describe("Lark grammars, translated: Codex's apply_patch", () => {
       const gbnf = jsonSchemaGrammar(inputSchema(APPLY_PATCH_GRAMMAR), budget)!.gbnf;
       const count = (re: RegExp) => Number(re.exec(gbnf)?.[1] ?? 1);
       return [
-        count(/lark-start ::= lark-begin-patch \(lark-hunk\)(?:\{1,(\d+)\})? lark-end-patch/),
-        count(/lark-add-hunk ::= .*\(lark-add-line\)\{1,(\d+)\}/),
-        count(/lark-add-line ::= "\+" .*\{0,(\d+)\} lark-lf/),
+        count(/lark-start ::= lark-begin-patch lark-hunk(?:\{1,(\d+)\})? lark-end-patch/),
+        count(/lark-add-hunk ::= .* lark-add-line\{1,(\d+)\}/),
+        // A line's characters: up to a thousand as one count, past it as whole blocks of 128 (see repeat()).
+        count(/lark-add-line ::= "\+" pattern-part\{0,(\d+)\} lark-lf/) *
+          count(
+            /lark-add-line ::= "\+" \(\(pattern-part\{128\}\)\{0,127\} pattern-part\{0,127\} \| \(pattern-part\{(128)\}\)\{128\}\)/,
+          ) *
+          count(
+            /lark-add-line ::= "\+" \(\(pattern-part\{128\}\)\{0,127\} pattern-part\{0,127\} \| \(pattern-part\{128\}\)\{(128)\}\)/,
+          ),
       ];
     };
-    expect(widths(1e9)).toEqual([2, 32, 256]);
+    expect(widths(1e9)).toEqual([2, 32, 16_384]);
     expect(widths(20_000)).toEqual([2, 32, 128]);
     expect(widths(4096)).toEqual([1, 24, 64]);
     // The least patch: begin, one deleted file of one character, end.

@@ -1,7 +1,7 @@
 import { GbnfBuilder, gbnfLiteral, repeat, seq } from './gbnf.js';
 import type { LarkExpr } from './lark-grammar.js';
 import type { Pattern } from './pattern-grammar.js';
-import { patternPiece, type Piece } from './pattern-piece.js';
+import { patternPiece, repeatable, type Piece } from './pattern-piece.js';
 import { asciiJson } from './schema-node.js';
 
 /**
@@ -33,7 +33,7 @@ export class LarkPieces {
         return { expr: json ? gbnfLiteral(json) : '', max: json.length };
       }
       case 'pattern':
-        return patternPiece(e.pattern, this.caps.chars);
+        return patternPiece(e.pattern, this.caps.chars, this.gbnf);
       case 'seq': {
         const items = e.items.map((i) => this.piece(i));
         return { expr: seq(...items.map((i) => i.expr)), max: items.reduce((n, i) => n + i.max, 0) };
@@ -50,7 +50,7 @@ export class LarkPieces {
         const cap = this.cap(e.item);
         const most = Math.min(e.max, Math.max(e.min, cap));
         if (most === 0 || item.expr === '') return { expr: '', max: 0 };
-        return { expr: repeat(`(${item.expr})`, e.min, most), max: most * item.max };
+        return { expr: repeat(repeatable(item.expr, this.gbnf), e.min, most), max: most * item.max };
       }
       case 'rule': {
         const body = this.piece(e.body);

@@ -1,3 +1,5 @@
+// One file, past 300 lines: a table of schemas (CASES) and the few long-string cases, all run through the one
+// generation loop below in real llama.cpp, where they share a loaded model and the biases that steer it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -9,6 +11,7 @@ import {
   LlamaContextSequence,
   LlamaGrammarEvaluationState,
   LlamaModel,
+  Token,
   TokenBias,
 } from 'node-llama-cpp';
 import { ensurePresetModel } from '@conveyor/gguf';
@@ -245,15 +248,30 @@ describe('generated grammars in llama.cpp with a random model', () => {
     await model?.dispose();
   });
 
-  async function generate(gbnf: string, seed: number, favor?: string): Promise<{ text: string; tokens: number }> {
+  /**
+   * `favor`: characters whose tokens win whenever the grammar allows one; `avoid`: characters whose
+   * tokens (every token holding one) lose whenever the grammar allows another.
+   */
+  async function generate(
+    gbnf: string,
+    seed: number,
+    { favor, avoid }: { favor?: string; avoid?: string } = {},
+  ): Promise<{ text: string; tokens: number }> {
     const grammar = await llama.createGrammar({ grammar: gbnf });
     const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
     await sequence.clearHistory();
     // One character at a time, so each gets its byte tokens rather than a merged one. The random
     // model's logits are large: this bias makes favoured tokens win whenever the grammar allows one.
-    const tokenBias = favor
+    let tokenBias = favor
       ? [...favor].reduce((bias, ch) => bias.set(ch, { logit: 1000 }), new TokenBias(model.tokenizer))
       : undefined;
+    if (avoid) {
+      tokenBias ??= new TokenBias(model.tokenizer);
+      const vocabulary = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[]).length;
+      for (let token = 0; token < vocabulary; token++)
+        if ([...avoid].some((ch) => model.detokenize([token as Token]).includes(ch)))
+          tokenBias.set(token as Token, { logit: -1e6 });
+    }
     const tokens = [];
     // topK/topP off: sample from every token the grammar allows, the most adversarial case.
     for await (const token of sequence.evaluate(model.tokenize(PROMPT, true), {
@@ -274,10 +292,36 @@ describe('generated grammars in llama.cpp with a random model', () => {
     for (const schema of [
       { type: 'array', items: { type: 'string', minLength: 2100 }, minItems: 2 },
       { type: 'array', items: { type: 'boolean' }, minItems: 2100 },
+      // The longest free string, in blocks.
+      { type: 'object', additionalProperties: { type: 'string' } },
     ]) {
       const grammar = jsonSchemaGrammar(schema, 1e9)!;
       await expect(llama.createGrammar({ grammar: grammar.gbnf })).resolves.toBeDefined();
     }
+  });
+
+  it('a free string runs past 256 characters when the budget allows, as gibberish', async () => {
+    // 4,000 bytes leave a tool's one free argument 512 characters (3,074 bytes), not 1,024.
+    const schema = { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] };
+    const grammar = jsonSchemaGrammar(schema, 4000)!;
+    expect(grammar.maxBytes).toBeLessThanOrEqual(4000);
+    const validate = ajv.compile(schema);
+    for (const seed of SEEDS.slice(0, 2)) {
+      // A quote or a backslash only where the grammar allows nothing else: no early end, no escapes.
+      const { text, tokens } = await generate(grammar.gbnf, seed, { avoid: '"\\' });
+      const value = JSON.parse(text) as { command: string };
+      if (!validate(value)) throw new Error(`${text} does not match the schema: ${ajv.errorsText(validate.errors)}`);
+      expect(value.command.length).toBeGreaterThan(256);
+      expect(value.command.length).toBeLessThanOrEqual(512);
+      expect(tokens).toBeLessThanOrEqual(grammar.maxBytes);
+    }
+  });
+
+  it('a cap past 1,000 characters, written in blocks, ends the string exactly there', async () => {
+    const grammar = jsonSchemaGrammar({ type: 'string', maxLength: 1500 }, 10_000)!;
+    expect(grammar.gbnf).toContain('(char{39}){0,37} char{0,38} | (char{39}){38} char{0,18}');
+    const { text } = await generate(grammar.gbnf, 1, { favor: 'a' });
+    expect(text).toBe(`"${'a'.repeat(1500)}"`);
   });
 
   it.each(CASES)('$name: output is complete, valid and within budget', async ({ schema, maxBytes, favor }) => {
@@ -286,7 +330,7 @@ describe('generated grammars in llama.cpp with a random model', () => {
     expect(grammar!.maxBytes).toBeLessThanOrEqual(maxBytes);
     const validate = ajv.compile(schema ?? { type: 'object' });
     for (const seed of SEEDS) {
-      const { text, tokens } = await generate(grammar!.gbnf, seed, favor);
+      const { text, tokens } = await generate(grammar!.gbnf, seed, { favor });
       let value: unknown;
       expect(() => (value = JSON.parse(text))).not.toThrow();
       if (!validate(value)) throw new Error(`${text} does not match the schema: ${ajv.errorsText(validate.errors)}`);
