@@ -5,6 +5,7 @@
  *   'libs/config/src/index.js': typeof import('../../libs/config/src/index.js'),
  *   'libs/engine/src/index.js': typeof import('../../libs/engine/src/index.js'),
  *   'libs/gguf/src/index.js': typeof import('../../libs/gguf/src/index.js'),
+ *   'libs/queue/src/index.js': typeof import('../../libs/queue/src/index.js'),
  * }} DistModules
  */
 export {};
