@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
-import type { ResponseRequestDto } from '@conveyor/protocol';
+import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
@@ -67,22 +67,18 @@ export class ResponsesService {
     deadlineMs: number | null = null,
   ): Promise<RecordedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    dto.check(deployment, this.config.api.images, await this.continued(dto, caller));
-    const run = await this.generation.submit(
-      deployment,
-      (requestId, now) => dto.toJob(requestId, deployment, now),
-      signal,
-      {
-        idPrefix: RESPONSE_ID_PREFIX,
-        route: '/v1/responses',
-        model: dto.model,
-        stream: dto.stream === true,
-        prompt: dto.input,
-        caller,
-        images: dto.decodedImages(),
-        asked: { tier: dto.service_tier, deadlineMs },
-      },
-    );
+    dto.continues(await this.continued(dto, caller));
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    const run = await this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
+      idPrefix: RESPONSE_ID_PREFIX,
+      route: '/v1/responses',
+      model: dto.model,
+      stream: dto.stream === true,
+      prompt: dto.input,
+      caller,
+      images: checked.images(),
+      asked: { tier: dto.service_tier, deadlineMs },
+    });
     const started: StartedResponse = {
       run,
       echo: echoOf(dto),
