@@ -1,6 +1,7 @@
 import type { ChatCompletionChunk } from '@conveyor/openai';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI, OPENAI_CHUNKS } from '../dialects/openai.dialect.js';
 import { generationLine } from '../generation/generation-line.js';
 import { parseRequest } from '../generation/parse-request.js';
@@ -19,4 +20,5 @@ export const openAiChat: StreamingDialect<ChatCompletionChunk> = {
     return generationLine(parseRequest(ChatCompletionRequestDto, body));
   },
   toResponse: toChatCompletion,
+  batchResults: OPENAI_BATCH_RESULTS,
 };

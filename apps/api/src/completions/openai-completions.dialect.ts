@@ -1,6 +1,7 @@
 import type { CompletionChunk } from '@conveyor/openai';
 import { RequestProblem } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI, OPENAI_CHUNKS } from '../dialects/openai.dialect.js';
 import { generationLine } from '../generation/generation-line.js';
 import { parseCompletionBody } from './completion-body.parser.js';
@@ -25,4 +26,5 @@ export const openAiCompletions: StreamingDialect<CompletionChunk> = {
     };
   },
   toResponse: (who, reply) => toCompletion(who, reply),
+  batchResults: OPENAI_BATCH_RESULTS,
 };

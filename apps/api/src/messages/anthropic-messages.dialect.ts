@@ -1,5 +1,6 @@
 import type { MessageStreamEvent } from '@conveyor/openai';
 import { MessagesRequestDto, RequestProblem } from '@conveyor/protocol';
+import { ANTHROPIC_BATCH_RESULTS } from '../dialects/anthropic-batch.dialect.js';
 import { ANTHROPIC, ANTHROPIC_EVENTS } from '../dialects/anthropic.dialect.js';
 import type { StreamingDialect } from '../dialects/dialect.js';
 import { generationLine } from '../generation/generation-line.js';
@@ -28,4 +29,5 @@ export const anthropicMessages: StreamingDialect<MessageStreamEvent> = {
     }));
   },
   toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true, view.maxTokens, 'batch'),
+  batchResults: ANTHROPIC_BATCH_RESULTS,
 };

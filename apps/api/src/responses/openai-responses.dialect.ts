@@ -1,6 +1,7 @@
 import type { ResponseStreamEvent } from '@conveyor/openai';
 import { RequestProblem, ResponseRequestDto } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI } from '../dialects/openai.dialect.js';
 import { generationLine } from '../generation/generation-line.js';
 import { parseRequest } from '../generation/parse-request.js';
@@ -29,4 +30,5 @@ export const openAiResponses: StreamingDialect<ResponseStreamEvent> = {
     return generationLine(dto);
   },
   toResponse: (who, reply) => toResponseObject(who, reply, DEFAULT_ECHO),
+  batchResults: OPENAI_BATCH_RESULTS,
 };
