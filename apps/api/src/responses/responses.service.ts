@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
 import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
@@ -43,8 +43,6 @@ function listed(responseId: string, items: readonly ResponseInputItem[]): Respon
  */
 @Injectable()
 export class ResponsesService {
-  private readonly logger = new Logger(ResponsesService.name);
-
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly generation: GenerationService,
@@ -95,14 +93,7 @@ export class ResponsesService {
         deployment: deployment.id,
       };
       await beforeStored?.(run.who.id);
-      started.stored = await this.store.save(record).then(
-        () => true,
-        (err: Error) => {
-          // The reply still reaches its client; only retrieving or continuing it later is lost.
-          this.logger.warn(`Could not store response ${run.who.id}: ${err.message}`);
-          return false;
-        },
-      );
+      started.stored = await this.outcomes.begin(record);
     }
     return this.outcomes.record(started);
   }
@@ -163,8 +154,8 @@ export class ResponsesService {
         ErrorCode.responseNotCancellable,
       );
     }
-    const cancelled: ResponseObject = { ...stored.response, status: 'cancelled' };
-    if (!(await this.store.advance(cancelled))) return (await this.owned(id, caller)).response;
+    const cancelled = await this.outcomes.cancelled(stored.response);
+    if (!cancelled) return (await this.owned(id, caller)).response;
     stopLocal(id);
     await this.generation.cancel(stored.deployment, id.slice(RESPONSE_ID_PREFIX.length)).catch(() => undefined);
     return cancelled;
