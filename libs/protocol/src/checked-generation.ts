@@ -19,7 +19,7 @@ export class CheckedGeneration {
 
   /** Refuses what the body's API forbids, then what the deployment cannot honour, naming the field. */
   static of(body: GenerationBody, deployment: DeploymentTraits, limits: ImageLimits): CheckedGeneration {
-    body.checkSurface(deployment);
+    body.checkSurface();
     const request = body.toRequest(deployment);
     return new CheckedGeneration(request, deployment, checkGenerationRequest(request, deployment, limits));
   }

@@ -63,7 +63,7 @@ export interface GenerationRequest {
 export interface GenerationBody {
   readonly model: string;
   /** Refuses what only this API forbids (a field needing another, a reply to no call), naming the field. */
-  checkSurface(deployment: DeploymentTraits): void;
+  checkSurface(): void;
   /** The body in neutral terms; fields it leaves unset take the deployment's preset. */
   toRequest(deployment: DeploymentTraits): GenerationRequest;
 }

@@ -100,7 +100,7 @@ export class ResponseRequestDto extends SamplingFieldsDto implements GenerationB
   @MaxLength(128)
   previous_response_id?: string | null;
 
-  /** Function, custom and namespace tools, and hosted tools (accepted, left out of the prompt); checked by the generation check. */
+  /** Function, custom and namespace tools, and hosted tools (accepted, left out of the prompt); a malformed one is refused as the body becomes its neutral request. */
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(128)
