@@ -26,7 +26,7 @@ import { freePort } from './lib/processes.mjs';
 /** @import { Job, Worker as BullWorker } from 'bullmq' */
 /** @import { PlatformConfig } from '../libs/config/src/index.js' */
 /** @import { GenerationJobData, JobResult, QueuedJobData } from '../libs/queue/src/index.js' */
-/** @import { ChatCompletionRequestDto, DecodedImage } from '../libs/protocol/src/index.js' */
+/** @import { ChatCompletionRequestDto, CheckedGeneration, DecodedImage } from '../libs/protocol/src/index.js' */
 
 const USAGE =
   'usage: node bench/image-memory.bench.mjs [--requests 100] [--lines 1000] [--image-bytes 1000000] [--window 16] [--line-ms 100]';
@@ -52,7 +52,11 @@ const { loadConfig } = await importDist('libs/config/src/index.js');
 /** @type {typeof import('../libs/queue/src/index.js')} */
 const { batchLineJobId, deploymentQueueName, jobImageHashes } = await importDist('libs/queue/src/index.js');
 /** @type {typeof import('../libs/protocol/src/index.js')} */
-const { ChatCompletionRequestDto: RequestDto, validateDto } = await importDist('libs/protocol/src/index.js');
+const {
+  ChatCompletionRequestDto: RequestDto,
+  checkGeneration,
+  validateDto,
+} = await importDist('libs/protocol/src/index.js');
 /** @type {typeof import('../apps/api/src/repositories/image.repository.js')} */
 const { ImageRepository } = await importDist('apps/api/src/repositories/image.repository.js');
 /** @type {typeof import('../apps/api/src/generation/bullmq-job-queue.adapter.js')} */
@@ -158,14 +162,14 @@ const queueName = deploymentQueueName(deployment.id);
 /**
  * What the API does with a chat body before its job is queued: validate it, decode and check its images.
  * @param {unknown} body
+ * @returns {{ dto: ChatCompletionRequestDto, generation: CheckedGeneration }}
  */
 function checked(body) {
   const parsed = validateDto(RequestDto, body);
   if (!parsed.ok) throw new Error(parsed.problem.message);
   /** @type {ChatCompletionRequestDto} */
   const dto = parsed.value;
-  dto.check(deployment, config.api.images);
-  return dto;
+  return { dto, generation: checkGeneration(dto, deployment, config.api.images) };
 }
 
 /**
@@ -226,12 +230,12 @@ async function requests(inline) {
   await clean();
   const before = await usedMemory(redis);
   for (let i = 0; i < REQUESTS; i++) {
-    const dto = checked(chatBody(distinctPng(IMAGE_BYTES)));
+    const { dto, generation } = checked(chatBody(distinctPng(IMAGE_BYTES)));
     const requestId = randomUUID();
-    const job = dto.toJob(requestId, deployment);
+    const job = generation.toJob(requestId);
     if (inline) await queue.enqueue(withInlineImages(job, dto));
     else {
-      await images.hold(requestId, /** @type {DecodedImage[]} */ (dto.decodedImages()));
+      await images.hold(requestId, /** @type {DecodedImage[]} */ (generation.images()));
       await queue.enqueue(job);
     }
   }
@@ -265,12 +269,12 @@ async function batch(inline) {
   const started = Date.now();
   for (let line = 1; line <= LINES; line++) {
     await until(() => line - 1 - stand.done() < WINDOW);
-    const dto = checked(chatBody(distinctPng(IMAGE_BYTES)));
+    const { dto, generation } = checked(chatBody(distinctPng(IMAGE_BYTES)));
     const requestId = batchLineJobId(batchId, line);
-    const job = { ...dto.toJob(requestId, deployment), batch: { batchId, customId: `line-${line}`, line } };
+    const job = { ...generation.toJob(requestId), batch: { batchId, customId: `line-${line}`, line } };
     if (inline) await queue.enqueue(withInlineImages(job, dto));
     else {
-      await images.hold(requestId, /** @type {DecodedImage[]} */ (dto.decodedImages()));
+      await images.hold(requestId, /** @type {DecodedImage[]} */ (generation.images()));
       await queue.enqueue(job);
     }
   }

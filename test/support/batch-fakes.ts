@@ -9,6 +9,7 @@ import { FileNotFoundError, FileStore, newFileId, type NewFile, type StoredFile 
 import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult, ImageRef, QueuedJobData } from '@conveyor/queue';
 import type { BatchEndpoint, BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
+import { OPENAI_BATCH_RESULTS } from '../../apps/api/src/dialects/openai-batch.dialect.js';
 import { JobQueue, type JobCounts } from '../../apps/api/src/generation/job-queue.port.js';
 import {
   BatchLines,
@@ -373,6 +374,7 @@ export const endpoint: BatchEndpoint = {
     };
   },
   toResponse: (who, reply) => ({ id: who.id, text: reply.choices[0]?.text }),
+  batchResults: OPENAI_BATCH_RESULTS,
 };
 export const endpoints: BatchEndpoints = {
   '/v1/chat/completions': endpoint,

@@ -1,5 +1,12 @@
 /** What the request bodies' tests share: a deployment as their checks see it, the image limits, a refusal. */
-import { RequestProblem, type DeploymentTraits, type ImageLimits } from '@conveyor/protocol';
+import {
+  checkGeneration,
+  RequestProblem,
+  type DeploymentTraits,
+  type GenerationBody,
+  type ImageLimits,
+} from '@conveyor/protocol';
+import type { GenerationJobData } from '@conveyor/queue';
 
 /**
  * A generating deployment as a request body's checks see it: 4096 tokens of context, 4 sequences, no
@@ -29,3 +36,11 @@ export function requestProblem(call: () => unknown): RequestProblem {
   }
   throw new Error('expected a RequestProblem');
 }
+
+/** A body's job as its route makes it: checked against the deployment and the default image limits first. */
+export const jobOf = (
+  body: GenerationBody,
+  requestId: string,
+  deployment: DeploymentTraits,
+  now?: number,
+): GenerationJobData => checkGeneration(body, deployment, IMAGE_LIMITS).toJob(requestId, now);

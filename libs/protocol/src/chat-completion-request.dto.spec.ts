@@ -5,7 +5,8 @@ import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
 import { DEFAULT_TEMPERATURE } from './sampling-fields.dto.js';
 import { RequestProblem } from './request-problem.js';
-import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 const deployment = (defaults: SamplingPreset = {}, traits: Partial<DeploymentTraits> = {}): DeploymentTraits =>
   deploymentTraits({ defaults, ...traits });
@@ -16,7 +17,7 @@ const toChatJob = (
   id: string,
   defaults: SamplingPreset = {},
   now?: number,
-) => request.toJob(requestId, deployment(defaults, { id }), now);
+) => jobOf(request, requestId, deployment(defaults, { id }), now);
 
 const dto = (extra: Record<string, unknown> = {}) =>
   plainToInstance(ChatCompletionRequestDto, {
@@ -186,10 +187,10 @@ describe('deployment presets', () => {
 
 describe('ChatCompletionRequestDto.check', () => {
   const problem = (request: ChatCompletionRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem =>
-    requestProblem(() => request.check(deployment({}, traits), IMAGE_LIMITS));
+    requestProblem(() => checkGeneration(request, deployment({}, traits), IMAGE_LIMITS));
 
   it('accepts a plain request', () => {
-    expect(() => dto({ max_tokens: 16, n: 2 }).check(deployment(), IMAGE_LIMITS)).not.toThrow();
+    expect(() => checkGeneration(dto({ max_tokens: 16, n: 2 }), deployment(), IMAGE_LIMITS)).not.toThrow();
   });
 
   it('refuses what the deployment cannot do, naming the field', () => {
@@ -207,7 +208,7 @@ describe('ChatCompletionRequestDto.check', () => {
       code: 'context_length_exceeded',
     });
     expect(() =>
-      dto({ messages: [{ role: 'user', content: long.slice(1) }] }).check(deployment(), IMAGE_LIMITS),
+      checkGeneration(dto({ messages: [{ role: 'user', content: long.slice(1) }] }), deployment(), IMAGE_LIMITS),
     ).not.toThrow();
     const parts = [
       { type: 'text', text: long.slice(0, 70_000) },
@@ -217,7 +218,7 @@ describe('ChatCompletionRequestDto.check', () => {
   });
 
   it("checks max_tokens against the deployment's preset when the request sets none", () => {
-    expect(() => dto().check(deployment({ max_tokens: 5000 }), IMAGE_LIMITS)).toThrow(RequestProblem);
+    expect(() => checkGeneration(dto(), deployment({ max_tokens: 5000 }), IMAGE_LIMITS)).toThrow(RequestProblem);
   });
 
   it('refuses inconsistent fields', () => {
@@ -233,7 +234,7 @@ describe('ChatCompletionRequestDto.check', () => {
     });
     // A format beside tools holds the reply's text when the model answers instead of calling.
     expect(() =>
-      dto({ tools: [tool], response_format: { type: 'json_object' } }).check(deployment(), IMAGE_LIMITS),
+      checkGeneration(dto({ tools: [tool], response_format: { type: 'json_object' } }), deployment(), IMAGE_LIMITS),
     ).not.toThrow();
   });
 

@@ -14,18 +14,15 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { SERVICE_TIERS, type ContentPart, type ServiceTier } from '@conveyor/openai';
-import type { GenerationJobData } from '@conveyor/queue';
-import { checkMessages, decodeImages, toTurn } from './chat-messages.js';
+import { SERVICE_TIERS, type ServiceTier } from '@conveyor/openai';
+import { chatImageParts, checkToolAnswers, toTurn } from './chat-messages.js';
 import { ChatMessageDto } from './chat-message.dto.js';
 import { chatTools, outputFormat } from './chat-tools.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
-import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
+import type { GenerationBody, GenerationRequest } from './generation-request.js';
 import { RequestProblem } from './request-problem.js';
 import { given } from './sampling-fields.dto.js';
-import { checkSchema } from './schema-checks.js';
-import { checkTools, toJobTools } from './tool-checks.js';
 import { ToolChoiceConstraint } from './tool-choice.validator.js';
 import { ResponseFormatDto, ToolDto } from './tools.dto.js';
 
@@ -34,12 +31,11 @@ export { StreamOptionsDto } from './generation-fields.dto.js';
 export const MAX_MESSAGES = 4096;
 
 /**
- * The chat body of every route: its fields and their validation, the checks that need the
- * deployment (`check`), and the job it becomes (`toJob`). Fields this server cannot honour
- * yet are typed here so a malformed value still gets a precise 400; `check` refuses
- * meaningful values, naming the field.
+ * The chat body of every route: its fields and their validation, chat's own rules (`checkSurface`), and
+ * the neutral request it is (`toRequest`), which the one generation check and job serve. Fields this
+ * server cannot honour yet are typed here so a malformed value still gets a precise 400.
  */
-export class ChatCompletionRequestDto extends GenerationFieldsDto {
+export class ChatCompletionRequestDto extends GenerationFieldsDto implements GenerationBody {
   @IsArray()
   @ArrayNotEmpty()
   @ArrayMaxSize(MAX_MESSAGES)
@@ -106,65 +102,45 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto {
   @Max(20)
   top_logprobs?: number | null;
 
-  /**
-   * The images `check` decoded, by the part that carried each: `toJob` refers to them, and the service
-   * stores their bytes. Private, so that no request field can set it.
-   */
-  readonly #images = new Map<ContentPart, DecodedImage>();
-
   /** The reply budget: max_completion_tokens, else max_tokens, else the deployment's preset. */
   maxTokens(deployment: DeploymentTraits): number | undefined {
     return given(this.max_completion_tokens) ?? given(this.max_tokens) ?? deployment.defaults.max_tokens;
   }
 
-  /**
-   * Refuses well-formed requests this deployment cannot honour, naming the field, rather than
-   * silently ignoring what the caller asked for.
-   */
-  check(deployment: DeploymentTraits, images: ImageLimits): void {
-    checkMessages(this.messages, deployment, images);
-    this.checkPromptLength(deployment, this.promptChars(), 'messages');
-    this.checkGeneration(deployment, this.maxTokens(deployment), given(this.n) ?? 1);
+  /** Chat's own rules: a tool message answers an earlier call, top_logprobs needs logprobs, json_schema its object. */
+  checkSurface(): void {
+    checkToolAnswers(this.messages);
     if (given(this.top_logprobs) !== undefined && this.logprobs !== true) {
       throw new RequestProblem('top_logprobs requires logprobs to be true.', 'top_logprobs');
     }
-    // A call's arguments must fit the context at least; the reply's format must fit the reply's budget.
-    checkTools(chatTools(this), deployment.contextSize);
     const format = given(this.response_format);
-    if (format?.type === 'json_schema') {
-      if (!format.json_schema) {
-        throw new RequestProblem(
-          'response_format of type json_schema needs a json_schema object.',
-          'response_format.json_schema',
-        );
-      }
-      const schema = given(format.json_schema.schema);
-      if (schema !== undefined)
-        checkSchema(schema, 'response_format.json_schema.schema', this.maxTokens(deployment) ?? deployment.contextSize);
+    if (format?.type === 'json_schema' && !format.json_schema) {
+      throw new RequestProblem(
+        'response_format of type json_schema needs a json_schema object.',
+        'response_format.json_schema',
+      );
     }
-    // Last: decoding is the costliest check, and a request refused for another reason need not pay it.
-    decodeImages(this.messages, images, this.#images);
   }
 
-  /** The images `check` decoded, each once (a conversation may carry one image in several turns). */
-  decodedImages(): DecodedImage[] {
-    return [...new Map([...this.#images.values()].map((image) => [image.ref.sha256, image])).values()];
-  }
-
-  /** The queue's job for this request; fields left unset take the deployment's preset or stay unset. */
-  toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): GenerationJobData {
+  /** The body in neutral terms; fields left unset take the deployment's preset or stay unset. */
+  toRequest(deployment: DeploymentTraits): GenerationRequest {
     return {
-      requestId,
-      deployment: deployment.id,
-      messages: this.messages.map((m) => toTurn(m, this.#images)),
-      ...toJobTools(chatTools(this)),
-      responseFormat: outputFormat(this),
+      turns: (images) => this.messages.map((m) => toTurn(m, images)),
+      tools: chatTools(this),
+      format: outputFormat(this),
+      formatAt: 'response_format.json_schema.schema',
       sampling: this.sampling(deployment.defaults),
       maxTokens: this.maxTokens(deployment),
+      // Whichever of the two set it: OpenAI's name for the budget in its refusals.
+      maxTokensAt: 'max_tokens',
       stop: this.stopList(),
       n: given(this.n),
       logprobs: this.logprobs === true ? (given(this.top_logprobs) ?? 0) : undefined,
-      enqueuedAt: now,
+      promptChars: this.promptChars(),
+      promptAt: 'messages',
+      images: chatImageParts(this.messages),
+      imageType: 'image_url',
+      imagesIn: 'request',
     };
   }
 

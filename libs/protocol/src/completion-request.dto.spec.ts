@@ -3,7 +3,8 @@ import { describe, it, expect } from '@jest/globals';
 import { CompletionRequestDto, DEFAULT_COMPLETION_MAX_TOKENS } from './completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 const deployment = (extra: Partial<DeploymentTraits> = {}): DeploymentTraits =>
   deploymentTraits({ id: 'conveyor-tiny', contextSize: 512, ...extra });
@@ -15,7 +16,7 @@ const parse = (extra: Record<string, unknown> = {}): CompletionRequestDto => {
 };
 
 const toCompletionJob = (dto: CompletionRequestDto, requestId: string, d: DeploymentTraits, now?: number) =>
-  dto.toJob(requestId, d, now);
+  jobOf(dto, requestId, d, now);
 
 /** The problem a check raises, as [param, code]. */
 const refusal = (fn: () => unknown): [string | null, string | null] => {
@@ -41,7 +42,7 @@ describe('CompletionRequestDto.toJob', () => {
   });
 
   it('keeps a prompt list in order, with n choices each', () => {
-    const job = toCompletionJob(parse({ prompt: ['a', 'b'], n: 3 }), 'r', deployment());
+    const job = toCompletionJob(parse({ prompt: ['a', 'b'], n: 3 }), 'r', deployment({ parallel: 6 }));
     expect(job.prompts).toEqual(['a', 'b']);
     expect(job.n).toBe(3);
   });
@@ -92,11 +93,12 @@ describe('CompletionRequestDto.toJob', () => {
 });
 
 describe('CompletionRequestDto.check', () => {
-  const check = (extra: Record<string, unknown>, d = deployment()) => refusal(() => parse(extra).check(d));
+  const check = (extra: Record<string, unknown>, d = deployment()) =>
+    refusal(() => checkGeneration(parse(extra), d, IMAGE_LIMITS));
 
   it('accepts a plain request, best_of of 1 or n, and an empty suffix', () => {
-    expect(() => parse({ n: 2, best_of: 2, suffix: '' }).check(deployment())).not.toThrow();
-    expect(() => parse({ best_of: 1, echo: true }).check(deployment())).not.toThrow();
+    expect(() => checkGeneration(parse({ n: 2, best_of: 2, suffix: '' }), deployment(), IMAGE_LIMITS)).not.toThrow();
+    expect(() => checkGeneration(parse({ best_of: 1, echo: true }), deployment(), IMAGE_LIMITS)).not.toThrow();
   });
 
   it('refuses what it cannot honour, naming the field', () => {
@@ -108,7 +110,7 @@ describe('CompletionRequestDto.check', () => {
     // Prompts × n choices all run at once, within the deployment's parallel sequences.
     expect(check({ prompt: ['a', 'b', 'c'], n: 2 })).toEqual(['n', 'invalid_value']);
     expect(check({ prompt: ['a', 'b', 'c', 'd', 'e'] })).toEqual(['prompt', 'invalid_value']);
-    expect(() => parse({ prompt: ['a', 'b'], n: 2 }).check(deployment())).not.toThrow();
+    expect(() => checkGeneration(parse({ prompt: ['a', 'b'], n: 2 }), deployment(), IMAGE_LIMITS)).not.toThrow();
     expect(check({ min_tokens: 20 })[0]).toBe('min_tokens');
     expect(check({}, deployment({ task: 'embeddings' }))).toEqual(['model', 'model_not_supported']);
   });

@@ -11,10 +11,9 @@ import {
   type ValidationArguments,
   type ValidatorConstraintInterface,
 } from 'class-validator';
-import { ErrorCode } from '@conveyor/openai';
-import type { GenerationJobData } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { GenerationFieldsDto } from './generation-fields.dto.js';
+import type { GenerationBody, GenerationRequest } from './generation-request.js';
 import { isWellFormedText } from './message-content.validator.js';
 import { RequestProblem } from './request-problem.js';
 import { given } from './sampling-fields.dto.js';
@@ -43,15 +42,15 @@ export class PromptConstraint implements ValidatorConstraintInterface {
 }
 
 /**
- * The legacy completions body (`POST /v1/completions`): fields, the checks that need the
- * deployment (`check`), and the job it becomes (`toJob`: raw prompts, no chat template). As in the chat body,
+ * The legacy completions body (`POST /v1/completions`): fields, its own rules (`checkSurface`), and the
+ * neutral request it is (`toRequest`: raw prompts, no chat template). As in the chat body,
  * `@IsOptional` lets `null` mean "not set". Fields this server cannot honour
  * (`suffix`, `best_of` above `n`) are typed here so a malformed value gets a
  * precise 400; the capability check refuses meaningful values. Token-id
  * prompts are refused before this validation runs. Unset `max_tokens`: the
  * deployment's preset, else OpenAI's 16.
  */
-export class CompletionRequestDto extends GenerationFieldsDto {
+export class CompletionRequestDto extends GenerationFieldsDto implements GenerationBody {
   @Validate(PromptConstraint)
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 128 }],
@@ -93,23 +92,12 @@ export class CompletionRequestDto extends GenerationFieldsDto {
   }
 
   /**
-   * Refuses well-formed legacy requests this deployment cannot honour, naming the field, rather
-   * than silently ignoring what the caller asked for.
+   * Legacy completions' own rules: best_of other than n (extra candidates generated and discarded), suffix
+   * (text insertion) and logprobs of the prompt's tokens are not supported, so they are refused, naming the
+   * field, rather than silently ignored.
    */
-  check(deployment: DeploymentTraits): void {
+  checkSurface(): void {
     const n = this.choicesPerPrompt();
-    // Each prompt is its own sequence: each must fit on its own.
-    this.checkPromptLength(deployment, Math.max(...this.prompts().map((p) => p.length)), 'prompt');
-    this.checkGeneration(deployment, this.maxTokens(deployment), n);
-    // Every choice of every prompt is a sequence of one worker's context, generated together.
-    const prompts = this.prompts().length;
-    if (prompts * n > deployment.parallel) {
-      throw new RequestProblem(
-        `${prompts} prompt${prompts === 1 ? '' : 's'} with n = ${n} make ${prompts * n} choices; this deployment generates at most ${deployment.parallel} at once.`,
-        n > 1 ? 'n' : 'prompt',
-        ErrorCode.invalidValue,
-      );
-    }
     // best_of generates extra candidates server-side and keeps the best; with best_of = n nothing is discarded.
     const bestOf = given(this.best_of);
     if (bestOf !== undefined && bestOf !== 1 && bestOf !== n) {
@@ -121,19 +109,25 @@ export class CompletionRequestDto extends GenerationFieldsDto {
     }
   }
 
-  /** The queue's job: raw prompts instead of chat turns, so no template is applied. */
-  toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): GenerationJobData {
+  /** The body in neutral terms: raw prompts instead of chat turns, so no template is applied. */
+  toRequest(deployment: DeploymentTraits): GenerationRequest {
+    const prompts = this.prompts();
     return {
-      requestId,
-      deployment: deployment.id,
-      messages: [],
-      prompts: this.prompts(),
+      turns: () => [],
+      prompts,
+      tools: { tools: [], choice: 'auto', choiceAt: 'tool_choice', parallel: true },
       sampling: this.sampling(deployment.defaults),
       maxTokens: this.maxTokens(deployment),
+      maxTokensAt: 'max_tokens',
       stop: this.stopList(),
       n: this.choicesPerPrompt(),
       logprobs: given(this.logprobs),
-      enqueuedAt: now,
+      // Each prompt is its own sequence: each must fit on its own.
+      promptChars: Math.max(...prompts.map((p) => p.length)),
+      promptAt: 'prompt',
+      images: [],
+      imageType: 'image_url',
+      imagesIn: 'request',
     };
   }
 }

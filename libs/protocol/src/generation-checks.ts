@@ -6,11 +6,16 @@ import { RequestProblem } from './request-problem.js';
  * Refuses a prompt of more characters than the deployment's context could hold at its bound of
  * characters per token: it could never fit, and tokenizing it would cost the worker for nothing.
  */
-export function checkPromptLength(deployment: DeploymentTraits, chars: number, param: string): void {
+export function checkPromptLength(
+  deployment: DeploymentTraits,
+  chars: number,
+  param: string,
+  noun: 'prompt' | 'input' = 'prompt',
+): void {
   const most = deployment.contextSize * deployment.promptCharsPerToken;
   if (chars <= most) return;
   throw new RequestProblem(
-    `The prompt is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
+    `The ${noun} is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
     param,
     ErrorCode.contextLengthExceeded,
   );
@@ -23,28 +28,6 @@ export function checkGenerates(deployment: DeploymentTraits): void {
       `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
       'model',
       ErrorCode.modelNotSupported,
-    );
-  }
-}
-
-/**
- * Checks every generating body makes against its deployment, whatever its API: it generates text,
- * the reply budget fits the context, the choices fit the sequences.
- */
-export function checkGeneration(deployment: DeploymentTraits, maxTokens: number | undefined, n: number): void {
-  checkGenerates(deployment);
-  if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
-    throw new RequestProblem(
-      `max_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, prompt included.`,
-      'max_tokens',
-      ErrorCode.contextLengthExceeded,
-    );
-  }
-  if (n > deployment.parallel) {
-    throw new RequestProblem(
-      `n is ${n}; this deployment generates at most ${deployment.parallel} choices at once.`,
-      'n',
-      ErrorCode.invalidValue,
     );
   }
 }

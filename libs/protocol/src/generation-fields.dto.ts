@@ -13,10 +13,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import type { Sampling } from '@conveyor/queue';
-import type { DeploymentTraits, SamplingPreset } from './deployment-traits.js';
-import { checkGeneration, checkPromptLength } from './generation-checks.js';
+import type { SamplingPreset } from './deployment-traits.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
-import { RequestProblem } from './request-problem.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 import { StopSequencesConstraint } from './string-or-strings.validator.js';
 import { LogitBiasConstraint } from './tool-choice.validator.js';
@@ -119,22 +117,5 @@ export class GenerationFieldsDto extends SamplingFieldsDto {
     const stop = given(this.stop);
     if (stop === undefined) return [];
     return typeof stop === 'string' ? [stop] : [...stop];
-  }
-
-  /** See `checkPromptLength`. */
-  protected checkPromptLength(deployment: DeploymentTraits, chars: number, param: string): void {
-    checkPromptLength(deployment, chars, param);
-  }
-
-  /**
-   * Checks every generating body makes against its deployment (`checkGeneration`), and that
-   * min_tokens fits the budget.
-   */
-  protected checkGeneration(deployment: DeploymentTraits, maxTokens: number | undefined, n: number): void {
-    checkGeneration(deployment, maxTokens, n);
-    const minTokens = given(this.min_tokens);
-    if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
-      throw new RequestProblem(`min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens}).`, 'min_tokens');
-    }
   }
 }

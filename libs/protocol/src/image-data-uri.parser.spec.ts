@@ -6,6 +6,7 @@ import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { base64DecodedBytes, parseImageDataUri } from './image-data-uri.parser.js';
 import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 // The smallest images of each accepted type: 1×1 PNG, GIF and WebP, and a JPEG header of 3×2.
 const PNG = Buffer.from(
@@ -147,7 +148,7 @@ describe('ChatCompletionRequestDto with images', () => {
   });
   const request = (messages: unknown[]) => plainToInstance(ChatCompletionRequestDto, { model: 'seeing', messages });
   const problem = (messages: unknown[], traits: Partial<DeploymentTraits> = {}, limits = IMAGE_LIMITS) =>
-    requestProblem(() => request(messages).check(vision(traits), limits));
+    requestProblem(() => checkGeneration(request(messages), vision(traits), limits));
 
   it('turns a turn with images into its parts in order, each image a reference, and keeps its text joined', () => {
     const dto = request([
@@ -162,10 +163,10 @@ describe('ChatCompletionRequestDto with images', () => {
         ],
       },
     ]);
-    dto.check(vision(), IMAGE_LIMITS);
-    const job = dto.toJob('req-1', vision());
-    const png = dto.decodedImages()[0]!.ref;
-    const gif = dto.decodedImages()[1]!.ref;
+    const checked = checkGeneration(dto, vision(), IMAGE_LIMITS);
+    const job = checked.toJob('req-1');
+    const png = checked.images()[0]!.ref;
+    const gif = checked.images()[1]!.ref;
     expect(job.messages).toEqual([
       { role: 'system', content: 'Describe.' },
       {
@@ -190,8 +191,11 @@ describe('ChatCompletionRequestDto with images', () => {
       { role: 'assistant', content: 'A dot.' },
       { role: 'user', content: [imagePart(), imagePart(WEBP, 'image/webp')] },
     ]);
-    dto.check(vision(), IMAGE_LIMITS);
-    expect(dto.decodedImages().map((i) => i.ref.mime)).toEqual(['image/png', 'image/webp']);
+    expect(
+      checkGeneration(dto, vision(), IMAGE_LIMITS)
+        .images()
+        .map((i) => i.ref.mime),
+    ).toEqual(['image/png', 'image/webp']);
   });
 
   it('refuses an oversized image with 413 whatever the deployment, as the body limit does', () => {
@@ -252,7 +256,8 @@ describe('ChatCompletionRequestDto with images', () => {
     });
   });
 
-  it('will not make a job of images it has not checked', () => {
-    expect(() => request([{ role: 'user', content: [imagePart()] }]).toJob('r', vision())).toThrow(/checked/);
+  it('will not make turns of images it has not checked', () => {
+    const unchecked = request([{ role: 'user', content: [imagePart()] }]).toRequest(vision());
+    expect(() => unchecked.turns(new Map())).toThrow(/checked/);
   });
 });

@@ -51,4 +51,8 @@ export {
 } from './messages-fields.dto.js';
 export { TokenizeRequestDto, DetokenizeRequestDto, MAX_DETOKENIZE_TOKENS } from './tokenize-request.dto.js';
 export { checkGenerates } from './generation-checks.js';
+export type { DecodedImages, GenerationBody, GenerationRequest, ImagePart } from './generation-request.js';
+export { checkGenerationRequest } from './generation-request.check.js';
+export { toGenerationJob } from './generation-request.job.js';
+export { CheckedGeneration, checkGeneration } from './checked-generation.js';
 export { MAX_EXPIRY_SECONDS, parseExpiresAfter, type ParsedExpiry } from './expires-after.parser.js';

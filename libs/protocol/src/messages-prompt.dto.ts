@@ -11,25 +11,17 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type ContentBlockParam, type ImageBlockParam, type TextBlockParam } from '@conveyor/openai';
-import type { ChatTurn, ToolChoice } from '@conveyor/queue';
+import { ErrorCode, type TextBlockParam } from '@conveyor/openai';
+import type { ToolChoice } from '@conveyor/queue';
 import { MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
-import { checkPromptLength } from './generation-checks.js';
-import type { JobTools } from './job-tools.js';
-import {
-  checkImageCount,
-  checkImageDataUriBytes,
-  parseImageDataUri,
-  type DecodedImage,
-  type ImageLimits,
-} from './image-data-uri.parser.js';
+import type { GenerationBody, GenerationRequest, ImagePart } from './generation-request.js';
 import { MessagesSystemConstraint } from './messages-content.validator.js';
 import { MessageParamDto, MessagesToolChoiceDto, MessagesToolDto, ThinkingConfigDto } from './messages-fields.dto.js';
 import { imageDataUri, messagesChars, messagesToTurns, systemTurns } from './messages-turns.js';
 import { RequestProblem } from './request-problem.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
-import { checkTools, toJobTools, type DeclaredTools } from './tool-checks.js';
+import type { DeclaredTools } from './tool-checks.js';
 
 /**
  * What Anthropic's Messages body says about the prompt: the model, system, messages, tools and
@@ -37,7 +29,7 @@ import { checkTools, toJobTools, type DeclaredTools } from './tool-checks.js';
  * reply's fields. The sampling knobs beyond Anthropic's own (min_p, the penalties) are taken as
  * the chat body takes them.
  */
-export class MessagesPromptDto extends SamplingFieldsDto {
+export class MessagesPromptDto extends SamplingFieldsDto implements GenerationBody {
   @IsString()
   @IsNotEmpty()
   model: string;
@@ -83,40 +75,37 @@ export class MessagesPromptDto extends SamplingFieldsDto {
   @Type(() => ThinkingConfigDto)
   thinking?: ThinkingConfigDto | null;
 
-  /** The images `checkPrompt` decoded, by the block that carried each. Private: no request field can set it. */
-  readonly #images = new Map<ContentBlockParam, DecodedImage>();
-
   /** Whether the reply's thought segment is returned, as `thinking` blocks. */
   get thinkingEnabled(): boolean {
     const thinking = given(this.thinking);
     return !!thinking && thinking.type !== 'disabled' && thinking.display !== 'omitted';
   }
 
-  /** The checks of the prompt against the deployment, naming the field at fault. */
-  checkPrompt(deployment: DeploymentTraits, images: ImageLimits): void {
+  /** Anthropic's own rules of a conversation: see `checkConversation`. */
+  checkSurface(): void {
     this.checkConversation();
-    const chars =
-      messagesChars(this.messages) +
-      (systemTurns(this.system)[0]?.content.length ?? 0) +
-      (this.tools?.length ? JSON.stringify(this.tools).length : 0);
-    checkPromptLength(deployment, chars, 'messages');
-    checkTools(this.declaredTools());
-    this.checkImages(deployment, images);
   }
 
-  /** The images `checkPrompt` decoded, each once. */
-  decodedImages(): DecodedImage[] {
-    return [...new Map([...this.#images.values()].map((image) => [image.ref.sha256, image])).values()];
-  }
-
-  /** The system prompt and the messages as the queue's chat turns. */
-  turns(): ChatTurn[] {
-    return [...systemTurns(this.system, this.messages), ...messagesToTurns(this.messages, this.#images)];
-  }
-
-  /** The tools and the choice among them, as a job carries them; `none` tells the model of no tools. */
-  jobTools(): JobTools {
-    return toJobTools(this.declaredTools());
+  /**
+   * The prompt in neutral terms, with no reply's fields: what count_tokens counts, and what a Messages
+   * request adds its reply's fields to.
+   */
+  toRequest(deployment: DeploymentTraits): GenerationRequest {
+    return {
+      turns: (images) => [...systemTurns(this.system, this.messages), ...messagesToTurns(this.messages, images)],
+      tools: this.declaredTools(),
+      sampling: this.knobs(deployment.defaults),
+      maxTokensAt: 'max_tokens',
+      stop: [],
+      promptChars:
+        messagesChars(this.messages) +
+        (systemTurns(this.system)[0]?.content.length ?? 0) +
+        (this.tools?.length ? JSON.stringify(this.tools).length : 0),
+      promptAt: 'messages',
+      images: this.imageParts(),
+      imageType: 'image',
+      imagesIn: 'request',
+    };
   }
 
   /** The tools in neutral terms: Anthropic's `any` is the queue's `required`, a named `tool` a forced call. */
@@ -173,28 +162,17 @@ export class MessagesPromptDto extends SamplingFieldsDto {
     }
   }
 
-  /** Sizes first, whatever the deployment; then whether it reads images; then the count; then decoding, the costliest. */
-  private checkImages(deployment: DeploymentTraits, limits: ImageLimits): void {
-    this.#images.clear();
-    const blocks: { block: ImageBlockParam; at: string }[] = [];
+  /** The image blocks, in order, with the fields a refusal names. */
+  private imageParts(): ImagePart[] {
+    const parts: ImagePart[] = [];
     for (const [i, m] of this.messages.entries()) {
       if (typeof m.content === 'string') continue;
       for (const [j, block] of m.content.entries()) {
         if (block.type !== 'image') continue;
-        const at = `messages[${i}].content[${j}].source.data`;
-        checkImageDataUriBytes(imageDataUri(block), limits, at);
-        blocks.push({ block, at });
+        const at = `messages[${i}].content[${j}]`;
+        parts.push({ part: block, at, source: { uri: imageDataUri(block), at: `${at}.source.data` } });
       }
     }
-    if (!blocks.length) return;
-    if (!deployment.vision) {
-      throw new RequestProblem(
-        `Image blocks are only supported by deployments with a vision model; '${deployment.id}' reads text only.`,
-        blocks[0]!.at.replace(/\.source\.data$/, '.type'),
-        ErrorCode.modelNotSupported,
-      );
-    }
-    checkImageCount(blocks, limits, 'request');
-    for (const { block, at } of blocks) this.#images.set(block, parseImageDataUri(imageDataUri(block), limits, at));
+    return parts;
   }
 }

@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 /** The bodies Anthropic's current clients send (Claude Code, the SDK): system turns, thinking, output_config. */
 
@@ -17,7 +18,7 @@ const valid = (body: Record<string, unknown> = {}): MessagesRequestDto => {
 
 const checked = (body: Record<string, unknown>, contextSize = 4096): MessagesRequestDto => {
   const dto = valid(body);
-  dto.check(deploymentTraits({ contextSize }), IMAGE_LIMITS);
+  checkGeneration(dto, deploymentTraits({ contextSize }), IMAGE_LIMITS);
   return dto;
 };
 
@@ -38,7 +39,7 @@ describe('system turns inside messages', () => {
         { role: 'user', content: 'Two.' },
       ],
     });
-    expect(dto.toJob('r', deploymentTraits()).messages).toEqual([
+    expect(jobOf(dto, 'r', deploymentTraits()).messages).toEqual([
       { role: 'system', content: 'Be brief.\n\nNow in French.\n\nCount on.' },
       { role: 'user', content: 'One.' },
       { role: 'assistant', content: 'Un.' },
@@ -53,7 +54,7 @@ describe('system turns inside messages', () => {
         { role: 'system', content: 'Reply in one word.' },
       ],
     });
-    expect(dto.turns()).toEqual([
+    expect(jobOf(dto, 'r', deploymentTraits()).messages).toEqual([
       { role: 'system', content: 'Reply in one word.' },
       { role: 'user', content: 'Hi' },
     ]);
@@ -64,7 +65,7 @@ describe('system turns inside messages', () => {
       'a system message takes text',
     );
     const onlySystem = valid({ messages: [{ role: 'system', content: 'x' }] });
-    expect(requestProblem(() => onlySystem.check(deploymentTraits(), IMAGE_LIMITS)).param).toBe('messages');
+    expect(requestProblem(() => checkGeneration(onlySystem, deploymentTraits(), IMAGE_LIMITS)).param).toBe('messages');
     const prefilled = valid({
       messages: [
         { role: 'user', content: 'x' },
@@ -72,7 +73,9 @@ describe('system turns inside messages', () => {
         { role: 'system', content: 'z' },
       ],
     });
-    expect(requestProblem(() => prefilled.check(deploymentTraits(), IMAGE_LIMITS)).param).toBe('messages[1].role');
+    expect(requestProblem(() => checkGeneration(prefilled, deploymentTraits(), IMAGE_LIMITS)).param).toBe(
+      'messages[1].role',
+    );
   });
 });
 
@@ -97,15 +100,15 @@ describe('thinking, context_management and output_config', () => {
         ],
       });
       expect(dto.thinkingEnabled).toBe(true);
-      expect(dto.turns()[1]).toEqual({ role: 'assistant', content: 'Hello.' });
+      expect(jobOf(dto, 'r', deploymentTraits()).messages[1]).toEqual({ role: 'assistant', content: 'Hello.' });
     }
   });
 
   it('holds the reply to output_config.format as chat holds it to a json_schema response_format', () => {
     const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
-    const job = checked({ output_config: { format: { type: 'json_schema', schema } } }).toJob('r', deploymentTraits());
+    const job = jobOf(checked({ output_config: { format: { type: 'json_schema', schema } } }), 'r', deploymentTraits());
     expect(job.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema });
-    expect(checked({}).toJob('r', deploymentTraits()).responseFormat).toBeUndefined();
+    expect(jobOf(checked({}), 'r', deploymentTraits()).responseFormat).toBeUndefined();
   });
 
   it('refuses a malformed output_config.format and an invalid schema; takes a format beside tools', () => {
@@ -116,25 +119,27 @@ describe('thinking, context_management and output_config', () => {
     const odd = valid({
       output_config: { format: { type: 'json_schema', schema: { type: 'string', minLength: 'x' } } },
     });
-    expect(requestProblem(() => odd.check(deploymentTraits(), IMAGE_LIMITS)).param).toMatch(
+    expect(requestProblem(() => checkGeneration(odd, deploymentTraits(), IMAGE_LIMITS)).param).toMatch(
       /^output_config\.format\.schema/,
     );
     const withTools = valid({
       output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
       tools: [{ name: 'f', input_schema: { type: 'object' } }],
     });
-    expect(() => withTools.check(deploymentTraits(), IMAGE_LIMITS)).not.toThrow();
+    expect(() => checkGeneration(withTools, deploymentTraits(), IMAGE_LIMITS)).not.toThrow();
   });
 });
 
 describe('max_tokens past the context', () => {
   it('is not refused: the job asks the worker to cut it to the room the prompt leaves', () => {
-    const job = checked({ max_tokens: 32000 }, 512).toJob('r', deploymentTraits({ contextSize: 512 }));
+    const job = jobOf(checked({ max_tokens: 32000 }, 512), 'r', deploymentTraits({ contextSize: 512 }));
     expect(job).toMatchObject({ maxTokens: 32000, clampToContext: true });
   });
 
   it('still refuses a budget for thinking of max_tokens or more', () => {
     const dto = valid({ max_tokens: 8, thinking: { type: 'enabled', budget_tokens: 8 } });
-    expect(requestProblem(() => dto.check(deploymentTraits(), IMAGE_LIMITS)).param).toBe('thinking.budget_tokens');
+    expect(requestProblem(() => checkGeneration(dto, deploymentTraits(), IMAGE_LIMITS)).param).toBe(
+      'thinking.budget_tokens',
+    );
   });
 });

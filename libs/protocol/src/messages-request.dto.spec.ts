@@ -4,7 +4,8 @@ import type { DeploymentTraits } from './deployment-traits.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { RequestProblem } from './request-problem.js';
 import { validateDto } from './validate-dto.js';
-import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
@@ -28,7 +29,7 @@ const problemOf = (body: Record<string, unknown>) => {
 };
 
 const refusal = (dto: MessagesRequestDto, traits: Partial<DeploymentTraits> = {}): RequestProblem =>
-  requestProblem(() => dto.check(deploymentTraits(traits), IMAGE_LIMITS));
+  requestProblem(() => checkGeneration(dto, deploymentTraits(traits), IMAGE_LIMITS));
 
 describe('MessagesRequestDto validation', () => {
   it.each<[string, Record<string, unknown>, string | null]>([
@@ -114,8 +115,8 @@ describe('MessagesRequestDto.check and toJob', () => {
       temperature: 0.5,
       top_k: 5,
     });
-    dto.check(deploymentTraits(), IMAGE_LIMITS);
-    const job = dto.toJob('r', deploymentTraits(), 7);
+    checkGeneration(dto, deploymentTraits(), IMAGE_LIMITS);
+    const job = jobOf(dto, 'r', deploymentTraits(), 7);
     expect(job.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Weather?' },
@@ -142,20 +143,20 @@ describe('MessagesRequestDto.check and toJob', () => {
   it('asks for one call at most when tool_choice disables parallel tool use', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     const one = valid({ tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
-    expect(one.toJob('r', deploymentTraits()).parallelToolCalls).toBe(false);
+    expect(jobOf(one, 'r', deploymentTraits()).parallelToolCalls).toBe(false);
     expect(
-      valid({ tools, tool_choice: { type: 'auto' } }).toJob('r', deploymentTraits()).parallelToolCalls,
+      jobOf(valid({ tools, tool_choice: { type: 'auto' } }), 'r', deploymentTraits()).parallelToolCalls,
     ).toBeUndefined();
   });
 
   it('maps tool_choice tool to a named call, and none to no tools at all', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     expect(
-      valid({ tools, tool_choice: { type: 'tool', name: 'f' } }).toJob('r', deploymentTraits()).toolChoice,
+      jobOf(valid({ tools, tool_choice: { type: 'tool', name: 'f' } }), 'r', deploymentTraits()).toolChoice,
     ).toEqual({
       name: 'f',
     });
-    const none = valid({ tools, tool_choice: { type: 'none' } }).toJob('r', deploymentTraits());
+    const none = jobOf(valid({ tools, tool_choice: { type: 'none' } }), 'r', deploymentTraits());
     expect(none.tools).toBeUndefined();
     expect(none.toolChoice).toBeUndefined();
   });
@@ -191,10 +192,10 @@ describe('MessagesRequestDto.check and toJob', () => {
     };
     expect(refusal(valid(body)).param).toBe('messages[0].content[1].type');
     const dto = valid(body);
-    dto.check(deploymentTraits({ vision: true }), IMAGE_LIMITS);
-    const [image] = dto.decodedImages();
+    const checked = checkGeneration(dto, deploymentTraits({ vision: true }), IMAGE_LIMITS);
+    const [image] = checked.images();
     expect(image?.ref).toMatchObject({ mime: 'image/png', width: 1, height: 1 });
-    expect(dto.toJob('r', deploymentTraits({ vision: true })).messages[0]).toEqual({
+    expect(checked.toJob('r').messages[0]).toEqual({
       role: 'user',
       content: 'What is it?',
       parts: [

@@ -16,24 +16,22 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ANTHROPIC_SERVICE_TIERS, type AnthropicServiceTier } from '@conveyor/openai';
-import type { GenerationJobData, OutputFormat } from '@conveyor/queue';
+import type { OutputFormat } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { given } from './sampling-fields.dto.js';
-import { checkGeneration } from './generation-checks.js';
-import type { ImageLimits } from './image-data-uri.parser.js';
+import type { GenerationRequest } from './generation-request.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { MessagesMetadataDto, MessagesOutputConfigDto } from './messages-fields.dto.js';
 import { MessagesPromptDto } from './messages-prompt.dto.js';
 import { RequestProblem } from './request-problem.js';
-import { checkSchema } from './schema-checks.js';
 import { MAX_STOP_SEQUENCES } from './string-or-strings.validator.js';
 
 /**
  * Anthropic's Messages body (`POST /v1/messages`): the prompt, and the reply's budget, stop
- * sequences, sampling, streaming and output format. Its checks against the deployment and the job it
- * becomes are those of a chat request but one: `max_tokens` is the most the reply may take, and a
- * reply with less room left in the context runs to its end (`model_context_window_exceeded`), as on
- * Anthropic's API, where chat refuses such a request.
+ * sequences, sampling, streaming and output format. The one generation check and job serve it as they
+ * serve a chat request but for one difference, which its neutral request declares (`clampToContext`):
+ * `max_tokens` is the most the reply may take, and a reply with less room left in the context runs to
+ * its end (`model_context_window_exceeded`), as on Anthropic's API, where chat refuses such a request.
  */
 export class MessagesRequestDto extends MessagesPromptDto {
   /** Required, as on Anthropic's API: a reply's budget is always the caller's. */
@@ -94,10 +92,9 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @IsBoolean()
   ignore_eos?: boolean | null;
 
-  /** Refuses what this deployment cannot honour, naming the field. */
-  check(deployment: DeploymentTraits, images: ImageLimits): void {
-    // No bound on max_tokens here: the worker cuts it to the room the prompt leaves.
-    checkGeneration(deployment, undefined, 1);
+  /** The conversation's rules, and the thought's budget within the reply's. */
+  override checkSurface(): void {
+    super.checkSurface();
     const budget = this.thinking?.type === 'enabled' ? this.thinking.budget_tokens : undefined;
     if (budget !== undefined && budget >= this.max_tokens) {
       throw new RequestProblem(
@@ -105,11 +102,6 @@ export class MessagesRequestDto extends MessagesPromptDto {
         'thinking.budget_tokens',
       );
     }
-    const format = this.outputFormat();
-    if (format) {
-      checkSchema(format.schema, 'output_config.format.schema', this.max_tokens);
-    }
-    this.checkPrompt(deployment, images);
   }
 
   /** The reply's JSON Schema, from `output_config.format`; none for plain text. */
@@ -118,19 +110,17 @@ export class MessagesRequestDto extends MessagesPromptDto {
     return format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined;
   }
 
-  /** The queue's job for this request; sampling fields left unset take the deployment's preset. */
-  toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): GenerationJobData {
+  /** The prompt in neutral terms with the reply's fields; sampling fields left unset take the deployment's preset. */
+  override toRequest(deployment: DeploymentTraits): GenerationRequest {
     return {
-      requestId,
-      deployment: deployment.id,
-      messages: this.turns(),
-      ...this.jobTools(),
-      responseFormat: this.outputFormat(),
+      ...super.toRequest(deployment),
+      format: this.outputFormat(),
+      formatAt: 'output_config.format.schema',
       sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed), ignoreEos: given(this.ignore_eos) },
       maxTokens: this.max_tokens,
+      // No bound on max_tokens against the context: the worker cuts it to the room the prompt leaves.
       clampToContext: true,
       stop: [...(this.stop_sequences ?? [])],
-      enqueuedAt: now,
     };
   }
 }

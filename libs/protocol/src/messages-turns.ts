@@ -1,6 +1,6 @@
 import type { ContentBlockParam, ImageBlockParam, TextBlockParam, ToolResultBlockParam } from '@conveyor/openai';
 import type { ChatTurn, TurnPart } from '@conveyor/queue';
-import type { DecodedImage } from './image-data-uri.parser.js';
+import type { DecodedImages } from './generation-request.js';
 import type { MessageParamDto } from './messages-fields.dto.js';
 
 /** A base64 image block as the data URI the image parser reads. */
@@ -41,10 +41,7 @@ export function systemTurns(
  * text and images one user turn; an assistant message's text one turn with its tool calls. Earlier
  * thinking is not part of the prompt, as on Anthropic's API. System turns are left to `systemTurns`.
  */
-export function messagesToTurns(
-  messages: readonly MessageParamDto[],
-  images: ReadonlyMap<ContentBlockParam, DecodedImage>,
-): ChatTurn[] {
+export function messagesToTurns(messages: readonly MessageParamDto[], images: DecodedImages): ChatTurn[] {
   const turns: ChatTurn[] = [];
   for (const m of messages) {
     if (m.role === 'system') continue;

@@ -2,7 +2,7 @@ import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraint
 import type { InputContentPart, InputImagePart, ResponseInputItem, ToolOutput } from '@conveyor/openai';
 import type { ChatTurn, TurnPart } from '@conveyor/queue';
 import { isObject } from '@conveyor/structured';
-import type { DecodedImage } from './image-data-uri.parser.js';
+import type { DecodedImages } from './generation-request.js';
 import { isWellFormedText } from './message-content.validator.js';
 import { decodeReasoning } from './reasoning-content.js';
 import { RequestProblem } from './request-problem.js';
@@ -174,10 +174,7 @@ const partText = (p: InputContentPart): string | null => (p.type === 'input_imag
  * it by (`namespace__name`; a custom tool's input as its one JSON argument), reasoning items are
  * left out.
  */
-export function itemsToTurns(
-  items: readonly ResponseInputItem[],
-  images: ReadonlyMap<InputContentPart, DecodedImage>,
-): ChatTurn[] {
+export function itemsToTurns(items: readonly ResponseInputItem[], images: DecodedImages): ChatTurn[] {
   const turns: ChatTurn[] = [];
   for (const item of items) {
     if (item.type === 'reasoning') continue;

@@ -5,7 +5,8 @@ import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
 import { decodeReasoning, encodeReasoning } from './reasoning-content.js';
 import { PATCH_GRAMMAR, codexRequest } from '../../../test/support/codex-request.js';
-import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 const deployment = deploymentTraits();
 
@@ -40,15 +41,15 @@ describe('ResponseRequestDto validation', () => {
 
   it('refuses a tool of no known type when checked, naming the field', () => {
     const dto = parsed({ input: 'x', tools: [{ type: 'teleport' }] });
-    expect(requestProblem(() => dto.check(deployment, IMAGE_LIMITS)).param).toBe('tools[0].type');
+    expect(requestProblem(() => checkGeneration(dto, deployment, IMAGE_LIMITS)).param).toBe('tools[0].type');
   });
 });
 
 describe('ResponseRequestDto with the tools Codex sends', () => {
   it("offers functions, a namespace's functions under qualified names and custom tools, never hosted ones", () => {
     const dto = parsed(codexRequest('m'));
-    dto.check(deployment, IMAGE_LIMITS);
-    const job = dto.toJob('r', deployment, 5);
+    checkGeneration(dto, deployment, IMAGE_LIMITS);
+    const job = jobOf(dto, 'r', deployment, 5);
     expect(job.tools?.map((t) => t.name)).toEqual([
       'exec_command',
       'view_image',
@@ -73,26 +74,26 @@ describe('ResponseRequestDto with the tools Codex sends', () => {
 
   it("refuses a tool_choice forcing a hosted tool, and names a namespace's function by its own name", () => {
     const forced = parsed({ ...codexRequest('m'), tool_choice: { type: 'web_search' } });
-    expect(requestProblem(() => forced.check(deployment, IMAGE_LIMITS))).toMatchObject({
+    expect(requestProblem(() => checkGeneration(forced, deployment, IMAGE_LIMITS))).toMatchObject({
       param: 'tool_choice.type',
       message: expect.stringContaining('web_search'),
     });
     const onlyHosted = parsed({ input: 'x', tools: [{ type: 'file_search' }], tool_choice: 'required' });
-    expect(requestProblem(() => onlyHosted.check(deployment, IMAGE_LIMITS)).param).toBe('tool_choice');
+    expect(requestProblem(() => checkGeneration(onlyHosted, deployment, IMAGE_LIMITS)).param).toBe('tool_choice');
     const named = parsed({
       ...codexRequest('m'),
       tool_choice: { type: 'function', name: 'close_agent', namespace: 'multi_agent_v1' },
     });
-    named.check(deployment, IMAGE_LIMITS);
-    expect(named.toJob('r', deployment).toolChoice).toEqual({ name: 'multi_agent_v1__close_agent' });
+    checkGeneration(named, deployment, IMAGE_LIMITS);
+    expect(jobOf(named, 'r', deployment).toolChoice).toEqual({ name: 'multi_agent_v1__close_agent' });
     const custom = parsed({ ...codexRequest('m'), tool_choice: { type: 'custom', name: 'apply_patch' } });
-    custom.check(deployment, IMAGE_LIMITS);
-    expect(custom.toJob('r', deployment).toolChoice).toEqual({ name: 'apply_patch' });
+    checkGeneration(custom, deployment, IMAGE_LIMITS);
+    expect(jobOf(custom, 'r', deployment).toolChoice).toEqual({ name: 'apply_patch' });
   });
 
   it('refuses a malformed namespace or custom tool, and two tools the model would call alike', () => {
     const problem = (tools: unknown[]) =>
-      requestProblem(() => parsed({ input: 'x', tools }).check(deployment, IMAGE_LIMITS)).param;
+      requestProblem(() => checkGeneration(parsed({ input: 'x', tools }), deployment, IMAGE_LIMITS)).param;
     expect(problem([{ type: 'namespace', name: 'ns', tools: [] }])).toBe('tools[0].tools');
     expect(problem([{ type: 'namespace', name: 'ns', tools: [{ type: 'web_search' }] }])).toBe(
       'tools[0].tools[0].type',
@@ -130,8 +131,8 @@ describe('ResponseRequestDto with the tools Codex sends', () => {
         },
       ],
     });
-    dto.check(deployment, IMAGE_LIMITS);
-    expect(dto.toJob('r', deployment).messages.slice(2)).toEqual([
+    checkGeneration(dto, deployment, IMAGE_LIMITS);
+    expect(jobOf(dto, 'r', deployment).messages.slice(2)).toEqual([
       {
         role: 'assistant',
         content: '',
@@ -175,13 +176,14 @@ describe('ResponseRequestDto.toJob', () => {
       max_output_tokens: 32,
       temperature: 0,
     });
-    dto.check(deployment, IMAGE_LIMITS, [
+    dto.continues([
       { role: 'user', content: 'Weather?' },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me look.', annotations: [] }] },
       { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{}' },
       { type: 'reasoning', id: 'rs_1', summary: [] },
     ]);
-    const job = dto.toJob('r', deployment, 5);
+    checkGeneration(dto, deployment, IMAGE_LIMITS);
+    const job = jobOf(dto, 'r', deployment, 5);
     expect(job.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Weather?' },
@@ -193,44 +195,46 @@ describe('ResponseRequestDto.toJob', () => {
 
   it('carries prompt_cache_key to the job as its cache key, for routing', () => {
     const keyed = parsed({ input: 'x', prompt_cache_key: 'session-7' });
-    keyed.check(deployment, IMAGE_LIMITS);
-    expect(keyed.toJob('r', deployment).cacheKey).toBe('session-7');
+    checkGeneration(keyed, deployment, IMAGE_LIMITS);
+    expect(jobOf(keyed, 'r', deployment).cacheKey).toBe('session-7');
     const plain = parsed({ input: 'x' });
-    plain.check(deployment, IMAGE_LIMITS);
-    expect(plain.toJob('r', deployment).cacheKey).toBeUndefined();
+    checkGeneration(plain, deployment, IMAGE_LIMITS);
+    expect(jobOf(plain, 'r', deployment).cacheKey).toBeUndefined();
   });
 
   it('maps tools, tool_choice and text.format to the job', () => {
     const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
     const named = parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'f' } });
-    named.check(deployment, IMAGE_LIMITS);
-    expect(named.toJob('r', deployment)).toMatchObject({
+    checkGeneration(named, deployment, IMAGE_LIMITS);
+    expect(jobOf(named, 'r', deployment)).toMatchObject({
       tools: [{ name: 'f', parameters: { type: 'object' } }],
       toolChoice: { name: 'f' },
     });
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
     const structured = parsed({ input: 'x', text: { format: { type: 'json_schema', name: 's', schema } } });
-    structured.check(deployment, IMAGE_LIMITS);
-    expect(structured.toJob('r', deployment).responseFormat).toEqual({ type: 'json_schema', name: 's', schema });
+    checkGeneration(structured, deployment, IMAGE_LIMITS);
+    expect(jobOf(structured, 'r', deployment).responseFormat).toEqual({ type: 'json_schema', name: 's', schema });
     const json = parsed({ input: 'x', text: { format: { type: 'json_object' } } });
-    expect(json.toJob('r', deployment).responseFormat).toEqual({ type: 'json_object' });
+    expect(jobOf(json, 'r', deployment).responseFormat).toEqual({ type: 'json_object' });
   });
 
   it('asks for one call at most with parallel_tool_calls false, and leaves the engine its default otherwise', () => {
     const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }];
     const one = parsed({ input: 'x', tools, parallel_tool_calls: false });
-    one.check(deployment, IMAGE_LIMITS);
-    expect(one.toJob('r', deployment).parallelToolCalls).toBe(false);
+    checkGeneration(one, deployment, IMAGE_LIMITS);
+    expect(jobOf(one, 'r', deployment).parallelToolCalls).toBe(false);
     const many = parsed({ input: 'x', tools, parallel_tool_calls: true });
-    many.check(deployment, IMAGE_LIMITS);
-    expect(many.toJob('r', deployment).parallelToolCalls).toBeUndefined();
+    checkGeneration(many, deployment, IMAGE_LIMITS);
+    expect(jobOf(many, 'r', deployment).parallelToolCalls).toBeUndefined();
   });
 });
 
 describe('ResponseRequestDto.check', () => {
   it('refuses an output for a call no earlier item made', () => {
     const dto = parsed({ input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] });
-    expect(requestProblem(() => dto.check(deployment, IMAGE_LIMITS))).toMatchObject({ param: 'input[0].call_id' });
+    expect(requestProblem(() => checkGeneration(dto, deployment, IMAGE_LIMITS))).toMatchObject({
+      param: 'input[0].call_id',
+    });
   });
 
   it('refuses images on a text-only deployment, and URLs anywhere', () => {
@@ -238,12 +242,14 @@ describe('ResponseRequestDto.check', () => {
       input: [{ role: 'user', content: [{ type: 'input_image', image_url: url }] }],
     });
     expect(
-      requestProblem(() => parsed(image('data:image/png;base64,AAAA')).check(deployment, IMAGE_LIMITS)),
+      requestProblem(() => checkGeneration(parsed(image('data:image/png;base64,AAAA')), deployment, IMAGE_LIMITS)),
     ).toMatchObject({
       param: 'input[0].content[0].type',
     });
     const vision = { ...deployment, vision: true };
-    expect(requestProblem(() => parsed(image('http://169.254.169.254/')).check(vision, IMAGE_LIMITS))).toMatchObject({
+    expect(
+      requestProblem(() => checkGeneration(parsed(image('http://169.254.169.254/')), vision, IMAGE_LIMITS)),
+    ).toMatchObject({
       param: 'input[0].content[0].image_url',
       code: 'invalid_image_url',
     });
@@ -251,24 +257,31 @@ describe('ResponseRequestDto.check', () => {
 
   it('refuses background with store false or with stream and an unknown tool_choice, and takes a format beside tools', () => {
     expect(
-      requestProblem(() => parsed({ input: 'x', background: true, store: false }).check(deployment, IMAGE_LIMITS))
-        .param,
+      requestProblem(() =>
+        checkGeneration(parsed({ input: 'x', background: true, store: false }), deployment, IMAGE_LIMITS),
+      ).param,
     ).toBe('store');
     expect(
-      requestProblem(() => parsed({ input: 'x', background: true, stream: true }).check(deployment, IMAGE_LIMITS))
-        .param,
+      requestProblem(() =>
+        checkGeneration(parsed({ input: 'x', background: true, stream: true }), deployment, IMAGE_LIMITS),
+      ).param,
     ).toBe('stream');
     const tools = [{ type: 'function', name: 'f' }];
     const both = parsed({ input: 'x', tools, text: { format: { type: 'json_object' } } });
-    both.check(deployment, IMAGE_LIMITS);
-    expect(both.toJob('r', deploymentTraits()).responseFormat).toEqual({ type: 'json_object' });
+    checkGeneration(both, deployment, IMAGE_LIMITS);
+    expect(jobOf(both, 'r', deploymentTraits()).responseFormat).toEqual({ type: 'json_object' });
     expect(
       requestProblem(() =>
-        parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }).check(deployment, IMAGE_LIMITS),
+        checkGeneration(
+          parsed({ input: 'x', tools, tool_choice: { type: 'function', name: 'g' } }),
+          deployment,
+          IMAGE_LIMITS,
+        ),
       ).param,
     ).toBe('tool_choice.name');
     expect(
-      requestProblem(() => parsed({ input: 'x', max_output_tokens: 4096 }).check(deployment, IMAGE_LIMITS)).param,
+      requestProblem(() => checkGeneration(parsed({ input: 'x', max_output_tokens: 4096 }), deployment, IMAGE_LIMITS))
+        .param,
     ).toBe('max_output_tokens');
   });
 });

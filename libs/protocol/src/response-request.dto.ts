@@ -16,30 +16,21 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import {
-  ErrorCode,
-  SERVICE_TIERS,
-  type InputContentPart,
-  type ResponseInputItem,
-  type ResponseTool,
-  type ServiceTier,
-} from '@conveyor/openai';
-import type { GenerationJobData } from '@conveyor/queue';
+import { SERVICE_TIERS, type ResponseInputItem, type ResponseTool, type ServiceTier } from '@conveyor/openai';
 import type { DeploymentTraits } from './deployment-traits.js';
-import type { DecodedImage, ImageLimits } from './image-data-uri.parser.js';
+import type { GenerationBody, GenerationRequest, ImagePart } from './generation-request.js';
 import { MAX_TOKENS_LIMIT } from './limits.js';
 import { RequestProblem } from './request-problem.js';
-import { decodeImages } from './response-images.js';
 import {
   ResponseInputConstraint,
   callIds,
   checkCallOutputs,
+  imageParts,
   inputItems,
   itemChars,
   itemsToTurns,
 } from './response-input.js';
 import { checkFormat, outputFormat, responseTools } from './response-tools.js';
-import { checkTools, toJobTools } from './tool-checks.js';
 import { ResponseReasoningDto, ResponseTextDto, ResponseToolChoiceConstraint } from './response-tools.dto.js';
 import { given, SamplingFieldsDto } from './sampling-fields.dto.js';
 
@@ -51,11 +42,11 @@ export type ResponseToolChoiceValue =
   | { type: 'custom'; name: string };
 
 /**
- * The body of `POST /v1/responses`: its fields and their validation, the checks that need the
- * deployment (`check`), and the chat job it becomes (`toJob`). A continuation's earlier items
- * (`previous_response_id`) are part of what `check` checks: the calls its input answers, its length.
+ * The body of `POST /v1/responses`: its fields and their validation, the API's own rules
+ * (`checkSurface`), and the neutral request it is (`toRequest`), which the one generation check and job
+ * serve. A continuation's earlier items (`previous_response_id`, given by `continues`) are part of both.
  */
-export class ResponseRequestDto extends SamplingFieldsDto {
+export class ResponseRequestDto extends SamplingFieldsDto implements GenerationBody {
   @IsString()
   @IsNotEmpty()
   model: string;
@@ -109,7 +100,7 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   @MaxLength(128)
   previous_response_id?: string | null;
 
-  /** Function, custom and namespace tools, and hosted tools (accepted, left out of the prompt); checked in `check`. */
+  /** Function, custom and namespace tools, and hosted tools (accepted, left out of the prompt); a malformed one is refused as the body becomes its neutral request. */
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(128)
@@ -190,13 +181,21 @@ export class ResponseRequestDto extends SamplingFieldsDto {
     return this.include?.includes('reasoning.encrypted_content') ?? false;
   }
 
-  readonly #images = new Map<InputContentPart, DecodedImage>();
-  /** Items of the responses this one continues, oldest first, as `check` was given them. */
+  /** Items of the responses this one continues, oldest first, as `continues` was given them. */
   #history: readonly ResponseInputItem[] = [];
 
   /** The request's own input as items. */
   items(): ResponseInputItem[] {
     return inputItems(this.input);
+  }
+
+  /**
+   * The stored conversation this request continues (`previous_response_id`): its items come before the
+   * request's own input, in the checks (the calls its input answers, its length) and in the job.
+   */
+  continues(history: readonly ResponseInputItem[]): this {
+    this.#history = history;
+    return this;
   }
 
   /** The whole conversation the job renders, instructions aside: the earlier items, then the input. */
@@ -209,76 +208,54 @@ export class ResponseRequestDto extends SamplingFieldsDto {
   }
 
   /**
-   * Refuses what this deployment cannot honour, naming the field; decodes the images last. `history`:
-   * the stored conversation this request continues (`previous_response_id`), whose items come before
-   * its own input in the job.
+   * The Responses API's own rules: a background response is stored and not streamed, each call output
+   * answers a call of the conversation, a json_schema format is named.
    */
-  check(deployment: DeploymentTraits, images: ImageLimits, history: readonly ResponseInputItem[] = []): void {
-    this.#history = history;
+  checkSurface(): void {
     if (given(this.background) && this.store === false)
       throw new RequestProblem('background responses must be stored: store cannot be false.', 'store');
     if (given(this.background) && given(this.stream))
       throw RequestProblem.unsupported('Streaming a background response', 'stream');
-    if (deployment.task === 'embeddings') {
-      throw new RequestProblem(
-        `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
-        'model',
-        ErrorCode.modelNotSupported,
-      );
-    }
-    const maxTokens = this.maxTokens(deployment);
-    if (maxTokens !== undefined && maxTokens >= deployment.contextSize) {
-      throw new RequestProblem(
-        `max_output_tokens is ${maxTokens}, but the model's context is ${deployment.contextSize} tokens, input included.`,
-        'max_output_tokens',
-        ErrorCode.contextLengthExceeded,
-      );
-    }
-    const items = this.items();
-    checkCallOutputs(items, new Set(callIds(this.#history)));
-    const chars =
-      itemChars(this.#history) +
-      itemChars(items) +
-      (this.instructions?.length ?? 0) +
-      (this.tools?.length ? JSON.stringify(this.tools).length : 0);
-    const most = deployment.contextSize * deployment.promptCharsPerToken;
-    if (chars > most) {
-      throw new RequestProblem(
-        `The input is ${chars} characters; the model's context of ${deployment.contextSize} tokens holds at most ${most}.`,
-        'input',
-        ErrorCode.contextLengthExceeded,
-      );
-    }
-    checkTools(responseTools(this));
+    checkCallOutputs(this.items(), new Set(callIds(this.#history)));
     checkFormat(this);
-    decodeImages(this.#history, this.items(), deployment, images, this.#images);
   }
 
-  decodedImages(): DecodedImage[] {
-    return [...new Map([...this.#images.values()].map((image) => [image.ref.sha256, image])).values()];
-  }
-
-  toJob(requestId: string, deployment: DeploymentTraits, now = Date.now()): GenerationJobData {
+  /** The body in neutral terms, the conversation it continues included. */
+  toRequest(deployment: DeploymentTraits): GenerationRequest {
     const instructions = given(this.instructions);
     const cacheKey = given(this.prompt_cache_key);
     return {
-      requestId,
-      deployment: deployment.id,
-      messages: [
+      turns: (images) => [
         ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
-        ...itemsToTurns(this.conversation(), this.#images),
+        ...itemsToTurns(this.conversation(), images),
       ],
-      ...toJobTools(responseTools(this)),
-      responseFormat: outputFormat(this),
+      tools: responseTools(this),
+      format: outputFormat(this),
+      formatAt: 'text.format.schema',
       ...(cacheKey ? { cacheKey } : {}),
-      sampling: {
-        ...this.knobs(deployment.defaults),
-        seed: given(this.seed),
-        ignoreEos: given(this.ignore_eos),
-      },
+      sampling: { ...this.knobs(deployment.defaults), seed: given(this.seed), ignoreEos: given(this.ignore_eos) },
       maxTokens: this.maxTokens(deployment),
+      maxTokensAt: 'max_output_tokens',
       stop: [],
-      enqueuedAt: now,
+      promptChars:
+        itemChars(this.#history) +
+        itemChars(this.items()) +
+        (this.instructions?.length ?? 0) +
+        (this.tools?.length ? JSON.stringify(this.tools).length : 0),
+      promptAt: 'input',
+      // Earlier turns' images too: the job refers to them all.
+      images: [...imageParts(this.#history, 'previous_response_id'), ...imageParts(this.items(), 'input')].map(
+        ({ part, at }): ImagePart => {
+          const url = given(part.image_url);
+          return {
+            part,
+            at,
+            source: url === undefined ? { fileAt: `${at}.file_id` } : { uri: url, at: `${at}.image_url` },
+          };
+        },
+      ),
+      imageType: 'input_image',
+      imagesIn: 'conversation',
     };
   }
 }

@@ -7,7 +7,7 @@ import { FUNCTION_NAME, NAME_MESSAGE } from './tools.dto.js';
 
 /**
  * `"none" | "auto" | "required" | {type: "function" | "custom", name}`, or `{type}` forcing a hosted
- * tool: well-formed, though `check` refuses it, since hosted tools do not run here.
+ * tool: well-formed, though the generation check refuses it, since hosted tools do not run here.
  */
 @ValidatorConstraint({ name: 'responseToolChoice' })
 export class ResponseToolChoiceConstraint implements ValidatorConstraintInterface {

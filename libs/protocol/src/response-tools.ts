@@ -3,7 +3,6 @@ import { RequestProblem } from './request-problem.js';
 import type { ResponseRequestDto } from './response-request.dto.js';
 import { chosenTool, offeredTools } from './response-tool-list.js';
 import { given } from './sampling-fields.dto.js';
-import { checkSchema } from './schema-checks.js';
 import type { DeclaredTools } from './tool-checks.js';
 
 /** The responses body's fields that name its tools and the reply's format. */
@@ -31,16 +30,11 @@ export function responseTools(request: ToolFields): DeclaredTools {
   };
 }
 
-/** Refuses a json_schema format without a name or with a schema the grammar cannot enforce, and a format beside callable tools. */
+/** Refuses a json_schema format without a name (its schema is the generation check's, as every API's). */
 export function checkFormat(request: ToolFields): void {
   const format = given(request.text?.format);
-  if (!format || format.type === 'text') return;
-  if (format.type === 'json_schema') {
-    if (!given(format.name))
-      throw new RequestProblem('text.format of type json_schema needs a name.', 'text.format.name');
-    const schema = given(format.schema);
-    if (schema !== undefined) checkSchema(schema, 'text.format.schema');
-  }
+  if (format?.type === 'json_schema' && !given(format.name))
+    throw new RequestProblem('text.format of type json_schema needs a name.', 'text.format.name');
 }
 
 /** The job's reply format from text.format: none for plain text. */

@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { GenerationJobData } from '@conveyor/queue';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
-import type { DeploymentTraits } from './deployment-traits.js';
-import type { ImageLimits } from './image-data-uri.parser.js';
+import { checkGeneration } from './checked-generation.js';
+import type { GenerationBody } from './generation-request.js';
 import { MessagesRequestDto } from './messages-request.dto.js';
 import { ResponseRequestDto } from './response-request.dto.js';
 import { validateDto } from './validate-dto.js';
@@ -17,16 +17,10 @@ const deployment = deploymentTraits({
 const KNOBS = { top_p: 0.9, repeat_penalty: 1.3, frequency_penalty: -1, seed: 7 };
 
 /** A body that becomes a generation job, as the routes use it: checked, then mapped. */
-interface GeneratingBody {
-  check(deployment: DeploymentTraits, images: ImageLimits): void;
-  toJob(requestId: string, deployment: DeploymentTraits): GenerationJobData;
-}
-
-function jobOf(cls: new () => GeneratingBody, body: Record<string, unknown>): GenerationJobData {
+function jobOf(cls: new () => GenerationBody, body: Record<string, unknown>): GenerationJobData {
   const result = validateDto(cls, { model: 'd', ...KNOBS, ...body });
   if (!result.ok) throw new Error(result.problem.message);
-  result.value.check(deployment, IMAGE_LIMITS);
-  return result.value.toJob('r', deployment);
+  return checkGeneration(result.value, deployment, IMAGE_LIMITS).toJob('r');
 }
 
 describe("every generating body's sampling", () => {

@@ -6,7 +6,8 @@ import { generateText, Output } from 'ai';
 import { z } from 'zod';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto.js';
 import { checkSchema } from './schema-checks.js';
-import { deploymentTraits, IMAGE_LIMITS, requestProblem } from '../../../test/support/request-bodies.js';
+import { deploymentTraits, IMAGE_LIMITS, jobOf, requestProblem } from '../../../test/support/request-bodies.js';
+import { checkGeneration } from './checked-generation.js';
 
 const chat = (body: Record<string, unknown>) =>
   plainToInstance(ChatCompletionRequestDto, {
@@ -14,7 +15,7 @@ const chat = (body: Record<string, unknown>) =>
     messages: [{ role: 'user', content: 'Hi' }],
     ...body,
   });
-const check = (body: Record<string, unknown>) => () => chat(body).check(deploymentTraits(), IMAGE_LIMITS);
+const check = (body: Record<string, unknown>) => () => checkGeneration(chat(body), deploymentTraits(), IMAGE_LIMITS);
 const format = (schema: unknown) => ({ type: 'json_schema', json_schema: { name: 's', schema } });
 
 /** The chat body the Vercel AI SDK sends for `Output.object`, caught at its fetch: nothing leaves the process. */
@@ -47,8 +48,8 @@ describe('checkSchema on request bodies', () => {
     // zod writes .int() as the safe-integer bounds.
     expect(JSON.stringify(body)).toContain('"minimum":-9007199254740991');
     const request = chat({ ...body, model: 'conveyor-tiny' });
-    expect(() => request.check(deploymentTraits(), IMAGE_LIMITS)).not.toThrow();
-    expect(request.toJob('r', deploymentTraits()).responseFormat).toMatchObject({ type: 'json_schema' });
+    expect(() => checkGeneration(request, deploymentTraits(), IMAGE_LIMITS)).not.toThrow();
+    expect(jobOf(request, 'r', deploymentTraits()).responseFormat).toMatchObject({ type: 'json_schema' });
   });
 
   it('accepts what z.toJSONSchema writes for a schema with most keyword families', () => {
@@ -104,7 +105,7 @@ describe('checkSchema on request bodies', () => {
   it('refuses a 100,000-value enum as schema_too_large, at once', () => {
     const request = chat({ response_format: format({ enum: Array.from({ length: 100_000 }, (_, i) => i) }) });
     const started = performance.now();
-    expect(requestProblem(() => request.check(deploymentTraits(), IMAGE_LIMITS))).toMatchObject({
+    expect(requestProblem(() => checkGeneration(request, deploymentTraits(), IMAGE_LIMITS))).toMatchObject({
       code: 'schema_too_large',
     });
     // It stops counting at the limit: a few milliseconds, on a busy machine well under this.

@@ -22,6 +22,7 @@ import { BatchLineRepository } from '../repositories/batch-line.repository.js';
 import { BatchShareRepository } from '../repositories/batch-share.repository.js';
 import { BatchRepository } from '../repositories/batch.repository.js';
 import { newBatchRecord } from '../repositories/batch-record.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { TokenQuotaRepository } from '../repositories/token-quota.repository.js';
@@ -50,6 +51,7 @@ const endpoint: BatchEndpoint = {
   }),
   idPrefix: 'chatcmpl-',
   toResponse: (who, reply) => ({ id: who.id, text: reply.choices[0]?.text }),
+  batchResults: OPENAI_BATCH_RESULTS,
 };
 const endpoints = { '/v1/chat/completions': endpoint } as Record<BatchEndpointUrl, BatchEndpoint> as BatchEndpoints;
 

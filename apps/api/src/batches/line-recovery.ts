@@ -8,7 +8,7 @@ import { BatchRecords } from '../repositories/batch-records.port.js';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { BatchInput } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
-import type { NotRunCode } from './batch-output.mapper.js';
+import type { NotRunCode } from '../generation/batch-endpoint.js';
 import type { LeasedBatch } from './leased-batch.js';
 import { LineFeeder, type Fed } from './line-feeder.js';
 import { LINES_PER_PART, ResultWriter, type NamedLine } from './result-writer.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@conveyor/openai';
 import { MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
-import { toMessageBatch, toResultLine } from './message-batch.mapper.js';
+import { toMessageBatch, shownResult } from './message-batch.mapper.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z') / 1000;
 const record = (fields: Partial<BatchRecord> = {}): BatchRecord => ({
@@ -70,7 +70,7 @@ describe('toMessageBatch', () => {
   );
 });
 
-describe('toResultLine', () => {
+describe('shownResult of a line in the OpenAI form earlier versions wrote', () => {
   const message = { id: 'msg_1', type: 'message' };
   it('maps an output line to succeeded, with its message', () => {
     const line = {
@@ -79,13 +79,13 @@ describe('toResultLine', () => {
       response: { status_code: 200, request_id: 'r', body: message },
       error: null,
     };
-    expect(toResultLine(line)).toEqual({ custom_id: 'a', result: { type: 'succeeded', message } });
+    expect(shownResult(line)).toEqual({ custom_id: 'a', result: { type: 'succeeded', message } });
   });
 
   it('maps requests that never ran to canceled and expired', () => {
     const notRun = (code: string) => ({ id: 'x', custom_id: 'b', response: null, error: { code, message: 'm' } });
-    expect(toResultLine(notRun(ErrorCode.batchCancelled)).result).toEqual({ type: 'canceled' });
-    expect(toResultLine(notRun(ErrorCode.batchExpired)).result).toEqual({ type: 'expired' });
+    expect(shownResult(notRun(ErrorCode.batchCancelled)).result).toEqual({ type: 'canceled' });
+    expect(shownResult(notRun(ErrorCode.batchExpired)).result).toEqual({ type: 'expired' });
   });
 
   it('maps a failure to errored with the error Anthropic would have answered for its status', () => {
@@ -95,15 +95,15 @@ describe('toResultLine', () => {
       response: status === null ? null : { status_code: status, request_id: 'r', body: {} },
       error: { code, message: 'it went wrong' },
     });
-    expect(toResultLine(failed(504, ErrorCode.timeout)).result).toEqual({
+    expect(shownResult(failed(504, ErrorCode.timeout)).result).toEqual({
       type: 'errored',
       error: { type: 'error', error: { type: 'timeout_error', message: 'it went wrong' } },
     });
-    expect(toResultLine(failed(400, ErrorCode.contextLengthExceeded)).result).toMatchObject({
+    expect(shownResult(failed(400, ErrorCode.contextLengthExceeded)).result).toMatchObject({
       error: { error: { type: 'invalid_request_error' } },
     });
     // Lost in the queue: no response at all, the platform's fault.
-    expect(toResultLine(failed(null, ErrorCode.lineLost)).result).toMatchObject({
+    expect(shownResult(failed(null, ErrorCode.lineLost)).result).toMatchObject({
       error: { error: { type: 'api_error' } },
     });
   });

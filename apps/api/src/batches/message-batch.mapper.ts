@@ -1,15 +1,12 @@
 import {
   ErrorCode,
-  errorTypeFor,
-  type BatchOutputLine,
   type Message,
   type MessageBatch,
   type MessageBatchIndividualResponse,
   type MessageBatchProcessingStatus,
-  type MessagesErrorBody,
 } from '@conveyor/openai';
-import { toMessagesError } from '../dialects/anthropic.dialect.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { errorResult } from '../dialects/anthropic-batch.dialect.js';
+import type { BatchResultLine } from '../generation/batch-endpoint.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 
 /** Where a batch's results are read; relative, so a client adds it to the address it already uses. */
@@ -56,13 +53,14 @@ export function toMessageBatch(r: BatchRecord): MessageBatch {
   };
 }
 
-/** An error result's body: the error the synchronous route would have answered, in Anthropic's shape. */
-export function errorResult(status: number, message: string, code: string | null): MessagesErrorBody {
-  return toMessagesError(new OpenAiHttpError(status, errorTypeFor(status), message, null, code)).body;
-}
-
-/** A line of the batch's output or error file as Anthropic's result line. */
-export function toResultLine(line: BatchOutputLine): MessageBatchIndividualResponse {
+/**
+ * A line of the batch's output or error file as Anthropic's result line. Message Batches write their
+ * result lines as such (`ANTHROPIC_BATCH_RESULTS`); a line in OpenAI's form was written by a replica of a
+ * version that wrote every batch's lines so, and is shown as the result it stands for.
+ */
+export function shownResult(stored: BatchResultLine): MessageBatchIndividualResponse {
+  if ('result' in stored) return stored;
+  const line = stored;
   const custom_id = line.custom_id;
   if (line.response?.status_code === 200) {
     return { custom_id, result: { type: 'succeeded', message: line.response.body as Message } };

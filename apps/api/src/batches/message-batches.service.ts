@@ -5,7 +5,6 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import {
   ErrorCode,
   type BatchError,
-  type BatchOutputLine,
   type DeletedMessageBatch,
   type MessageBatch,
   type MessageBatchIndividualResponse,
@@ -13,13 +12,14 @@ import {
 } from '@conveyor/openai';
 import { isMessageBatchId, newMessageBatchId } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
+import { errorResult } from '../dialects/anthropic-batch.dialect.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { BATCH_ENDPOINTS, type BatchEndpoints, type BatchResultLine } from '../generation/batch-endpoint.js';
 import { MESSAGE_BATCH_FILES, MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { readInputLines } from './batch-input.reader.js';
 import { checkMessageBatchRequests, type MessageBatchRequest } from './message-batch-requests.parser.js';
-import { errorResult, hasEnded, toMessageBatch, toResultLine } from './message-batch.mapper.js';
+import { hasEnded, shownResult, toMessageBatch } from './message-batch.mapper.js';
 
 /** Anthropic's batches end, whatever is left, 24 hours after they are made. */
 const EXPIRES_AFTER_S = 24 * 3600;
@@ -174,7 +174,7 @@ export class MessageBatchesService {
   private async *fileResults(files: string[]): AsyncGenerator<string> {
     for (const file of files) {
       for await (const { text } of readInputLines(await this.store.read(file))) {
-        yield line(toResultLine(JSON.parse(text) as BatchOutputLine));
+        yield line(shownResult(JSON.parse(text) as BatchResultLine));
       }
     }
   }

@@ -1,15 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
-import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult } from '@conveyor/queue';
 import { TokenQuota } from '../auth/token-quota.service.js';
-import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import {
+  BATCH_ENDPOINTS,
+  type BatchEndpoints,
+  type BatchResultLine,
+  type NotRunCode,
+} from '../generation/batch-endpoint.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
 import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
-import { lostLine, notRunLine, toJsonl, toOutputLine, type NotRunCode } from './batch-output.mapper.js';
+import { toJsonl, toResultLine } from './batch-output.mapper.js';
 import type { LeasedBatch } from './leased-batch.js';
 
 /** At most this many lines go into one part of a batch's output or error file. */
@@ -93,8 +97,8 @@ export class ResultWriter {
       const committed = await this.persist(
         batch,
         lease,
-        ok.map((r) => toOutputLine(batch.id, r, endpoint)),
-        failed.map((r) => toOutputLine(batch.id, r, endpoint)),
+        ok.map((r) => toResultLine(batch.id, r, endpoint)),
+        failed.map((r) => toResultLine(batch.id, r, endpoint)),
         {
           customIds: [...fresh.keys()],
           lines: results.map((r) => r.line),
@@ -113,6 +117,7 @@ export class ResultWriter {
 
   /** Error lines for lines that never ran (those not already written), committed as done. */
   async writeNotRun(batch: BatchRecord, lease: Holder, lines: NamedLine[], code: NotRunCode): Promise<boolean> {
+    const { batchResults } = this.endpoints[batch.endpoint];
     const done = await this.lines.doneAmong(
       batch.id,
       lines.map((l) => l.customId),
@@ -122,18 +127,19 @@ export class ResultWriter {
       batch,
       lease,
       [],
-      fresh.map((c) => notRunLine(batch.id, c, code)),
+      fresh.map((c) => batchResults.notRun(batch.id, c, code)),
       { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0 },
     );
   }
 
   /** Error lines for lines lost for good (none of them written yet), committed as done and failed. */
   async writeLost(batch: BatchRecord, lease: Holder, lines: NamedLine[]): Promise<boolean> {
+    const { batchResults } = this.endpoints[batch.endpoint];
     return this.persist(
       batch,
       lease,
       [],
-      lines.map(({ customId }) => lostLine(batch.id, customId)),
+      lines.map(({ customId }) => batchResults.lost(batch.id, customId)),
       {
         customIds: lines.map(({ customId }) => customId),
         lines: lines.map(({ line }) => line),
@@ -159,8 +165,8 @@ export class ResultWriter {
   private async persist(
     batch: BatchRecord,
     { holder }: Holder,
-    output: BatchOutputLine[],
-    errors: BatchOutputLine[],
+    output: BatchResultLine[],
+    errors: BatchResultLine[],
     commit: Omit<CollectedResults, 'outputParts' | 'errorParts'>,
   ): Promise<boolean> {
     // Checked before writing too: a replica that lost the batch must not write over the parts of the one that has it.

@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { loadConfig, type PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, imageJobsKey, imageKey, type GenerationJobData } from '@conveyor/queue';
-import { ChatCompletionRequestDto } from '@conveyor/protocol';
+import { ChatCompletionRequestDto, checkGeneration } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
@@ -139,7 +139,10 @@ describe('chat requests with images, queued in real Redis', () => {
     expect(raw).not.toContain(PNG.toString('base64'));
     expect(raw!.length).toBeLessThan(2000);
     const job = JSON.parse(raw!) as GenerationJobData;
-    const [png, gif] = dto.decodedImages().map((i) => i.ref);
+    // The images as the route decoded them: the same body checked again decodes the same.
+    const [png, gif] = checkGeneration(dto, config.deployments[0]!, config.api.images)
+      .images()
+      .map((i) => i.ref);
     expect(job.messages[0]!.parts).toEqual([
       { type: 'text', text: 'What are these?' },
       { type: 'image', image: png },

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { ChatCompletion } from '@conveyor/openai';
-import type { ChatCompletionRequestDto } from '@conveyor/protocol';
+import { checkGeneration, type ChatCompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
@@ -29,15 +29,15 @@ export class ChatService {
     deadlineMs: number | null = null,
   ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    dto.check(deployment, this.config.api.images);
-    return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    return this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
       idPrefix: openAiChat.idPrefix,
       route: '/v1/chat/completions',
       model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
       caller,
-      images: dto.decodedImages(),
+      images: checked.images(),
       asked: { tier: dto.service_tier, deadlineMs },
     });
   }

@@ -1,7 +1,9 @@
 import type { ChatCompletionChunk } from '@conveyor/openai';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI, OPENAI_CHUNKS } from '../dialects/openai.dialect.js';
+import { generationLine } from '../generation/generation-line.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toChatCompletion } from './chat-response.mapper.js';
 
@@ -15,13 +17,8 @@ export const openAiChat: StreamingDialect<ChatCompletionChunk> = {
   idPrefix: 'chatcmpl-',
   framing: OPENAI_CHUNKS,
   parse(body) {
-    const dto = parseRequest(ChatCompletionRequestDto, body);
-    return {
-      model: dto.model,
-      check: (deployment, images) => dto.check(deployment, images),
-      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
-      images: () => dto.decodedImages(),
-    };
+    return generationLine(parseRequest(ChatCompletionRequestDto, body));
   },
   toResponse: toChatCompletion,
+  batchResults: OPENAI_BATCH_RESULTS,
 };

@@ -1,7 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import type { DeploymentConfig } from '@conveyor/config';
+import { Inject, Injectable } from '@nestjs/common';
+import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
-import type { CompletionRequestDto } from '@conveyor/protocol';
+import { checkGeneration, type CompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
@@ -17,7 +17,10 @@ export const completionShape = (dto: CompletionRequestDto): CompletionShape => (
 /** The legacy completions use case: the shared generation pipeline, fed raw prompts. */
 @Injectable()
 export class CompletionsService {
-  constructor(private readonly generation: GenerationService) {}
+  constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly generation: GenerationService,
+  ) {}
 
   /** Enqueues the request for `caller`; nothing is enqueued when it is refused. `only` binds it to one deployment. */
   start(
@@ -28,8 +31,8 @@ export class CompletionsService {
     deadlineMs: number | null = null,
   ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    dto.check(deployment);
-    return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    return this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
       idPrefix: openAiCompletions.idPrefix,
       route: '/v1/completions',
       model: dto.model,

@@ -1,5 +1,6 @@
 import { EmbeddingRequestDto, RequestProblem } from '@conveyor/protocol';
 import type { SurfaceDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI } from '../dialects/openai.dialect.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toEmbeddingList } from './embeddings-response.mapper.js';
@@ -28,4 +29,5 @@ export const openAiEmbeddings: SurfaceDialect = {
     };
   },
   toResponse: (who, reply) => toEmbeddingList(who.model, reply, 'float'),
+  batchResults: OPENAI_BATCH_RESULTS,
 };

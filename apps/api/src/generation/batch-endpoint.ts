@@ -1,5 +1,6 @@
 import type { DeploymentConfig } from '@conveyor/config';
-import type { EmbedJobData, GenerationJobData, LineView, ReplyResult } from '@conveyor/queue';
+import type { BatchOutputLine, ErrorCode, MessageBatchIndividualResponse } from '@conveyor/openai';
+import type { BatchLineResult, EmbedJobData, GenerationJobData, LineView, ReplyResult } from '@conveyor/queue';
 import type { DecodedImage, ImageLimits } from '@conveyor/protocol';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import type { ReplyIdentity } from './reply-run.js';
@@ -16,6 +17,29 @@ export interface ParsedBatchBody {
   view?(): LineView;
 }
 
+/** A line of a batch's result files: OpenAI's output or error line, or Anthropic's result line. */
+export type BatchResultLine = BatchOutputLine | MessageBatchIndividualResponse;
+
+/** Why a line never ran. */
+export type NotRunCode = typeof ErrorCode.batchCancelled | typeof ErrorCode.batchExpired;
+
+/**
+ * How one family of batches (OpenAI's Batches API, Anthropic's Message Batches) writes each request's
+ * result to its files, the success line and the error lines alike; the result writer asks the route's
+ * declared family rather than telling batches apart. `batchId` makes a line's id, where the family has
+ * one, the same whenever it is written again.
+ */
+export interface BatchResultDialect {
+  /** A request that finished; `response` is its body as the route answers it. */
+  succeeded(batchId: string, result: Extract<BatchLineResult, { ok: true }>, response: unknown): BatchResultLine;
+  /** A request that failed, with the status, code and message its synchronous route would have answered. */
+  failed(batchId: string, result: Extract<BatchLineResult, { ok: false }>): BatchResultLine;
+  /** A request that never ran: the batch was cancelled or expired first. */
+  notRun(batchId: string, customId: string, code: NotRunCode): BatchResultLine;
+  /** A request whose job was lost more than once, so the batch ends with every custom_id accounted for. */
+  lost(batchId: string, customId: string): BatchResultLine;
+}
+
 /** What a batch needs of the route its lines go to; each route that batches run implements it. */
 export interface BatchEndpoint {
   /** Validates a body as the synchronous route does; throws a RequestProblem naming the field. */
@@ -24,6 +48,8 @@ export interface BatchEndpoint {
   idPrefix: string;
   /** The response body of a line that finished; `view` is what its body's `view` said. */
   toResponse(who: ReplyIdentity, reply: ReplyResult, view: LineView): unknown;
+  /** The result lines of the batches that run this route. */
+  readonly batchResults: BatchResultDialect;
 }
 
 /** Every route a batch may run, by its URL. */

@@ -1,7 +1,9 @@
 import type { MessageStreamEvent } from '@conveyor/openai';
 import { MessagesRequestDto, RequestProblem } from '@conveyor/protocol';
+import { ANTHROPIC_BATCH_RESULTS } from '../dialects/anthropic-batch.dialect.js';
 import { ANTHROPIC, ANTHROPIC_EVENTS } from '../dialects/anthropic.dialect.js';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { generationLine } from '../generation/generation-line.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { toMessage } from './messages-response.mapper.js';
 
@@ -21,13 +23,11 @@ export const anthropicMessages: StreamingDialect<MessageStreamEvent> = {
     if (dto.stream === true) {
       throw new RequestProblem('stream is not available in a batch: each result is a whole message.', 'stream');
     }
-    return {
-      model: dto.model,
-      check: (deployment, images) => dto.check(deployment, images),
-      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
-      images: () => dto.decodedImages(),
-      view: () => ({ ...(dto.thinkingEnabled ? { thinking: true } : {}), maxTokens: dto.max_tokens }),
-    };
+    return generationLine(dto, () => ({
+      ...(dto.thinkingEnabled ? { thinking: true } : {}),
+      maxTokens: dto.max_tokens,
+    }));
   },
   toResponse: (who, reply, view) => toMessage(who, reply, view.thinking === true, view.maxTokens, 'batch'),
+  batchResults: ANTHROPIC_BATCH_RESULTS,
 };

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type Message, type MessageTokensCount } from '@conveyor/openai';
-import { checkGenerates, RequestProblem, type MessagesPromptDto, type MessagesRequestDto } from '@conveyor/protocol';
+import { checkGeneration, RequestProblem, type MessagesPromptDto, type MessagesRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
@@ -31,15 +31,15 @@ export class MessagesService {
     deadlineMs: number | null = null,
   ): Promise<ReplyRun> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    dto.check(deployment, this.config.api.images);
-    return this.generation.submit(deployment, (requestId, now) => dto.toJob(requestId, deployment, now), signal, {
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    return this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
       idPrefix: anthropicMessages.idPrefix,
       route: '/v1/messages',
       model: dto.model,
       stream: dto.stream === true,
       prompt: dto.messages,
       caller,
-      images: dto.decodedImages(),
+      images: checked.images(),
       asked: { tier: dto.service_tier === 'standard_only' ? 'default' : 'priority', deadlineMs },
     });
   }
@@ -73,19 +73,20 @@ export class MessagesService {
     only?: DeploymentConfig,
   ): Promise<{ requestId: string; body: MessageTokensCount }> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    checkGenerates(deployment);
-    dto.checkPrompt(deployment, this.config.api.images);
-    if (dto.decodedImages().length) {
+    // The prompt checked as a request's is, with no reply's fields.
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    if (checked.images().length) {
       throw new RequestProblem(
         'count_tokens cannot count image blocks yet; count the text, or send the request and read its usage.',
         'messages',
         ErrorCode.unsupportedParameter,
       );
     }
-    const { tools } = dto.jobTools();
+    // The turns and tools as a generation's job carries them, so the count is a generation's input_tokens.
+    const { messages, tools } = checked.toJob('count_tokens');
     const { requestId, tokenized } = await this.tokenizer.run(
       deployment,
-      { kind: 'chat', messages: dto.turns(), ...(tools ? { tools } : {}) },
+      { kind: 'chat', messages, ...(tools ? { tools } : {}) },
       caller,
       signal,
     );

@@ -1,7 +1,9 @@
 import type { ResponseStreamEvent } from '@conveyor/openai';
 import { RequestProblem, ResponseRequestDto } from '@conveyor/protocol';
 import type { StreamingDialect } from '../dialects/dialect.js';
+import { OPENAI_BATCH_RESULTS } from '../dialects/openai-batch.dialect.js';
 import { OPENAI } from '../dialects/openai.dialect.js';
+import { generationLine } from '../generation/generation-line.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { DEFAULT_ECHO, RESPONSE_ID_PREFIX } from './response.mapper.js';
 import { toResponseObject } from './response-events.mapper.js';
@@ -25,12 +27,8 @@ export const openAiResponses: StreamingDialect<ResponseStreamEvent> = {
     if (dto.previous_response_id)
       throw RequestProblem.unsupported('previous_response_id in a batch', 'previous_response_id');
     if (dto.background) throw RequestProblem.unsupported('background in a batch', 'background');
-    return {
-      model: dto.model,
-      check: (deployment, images) => dto.check(deployment, images),
-      toJob: (requestId, deployment) => dto.toJob(requestId, deployment),
-      images: () => dto.decodedImages(),
-    };
+    return generationLine(dto);
   },
   toResponse: (who, reply) => toResponseObject(who, reply, DEFAULT_ECHO),
+  batchResults: OPENAI_BATCH_RESULTS,
 };

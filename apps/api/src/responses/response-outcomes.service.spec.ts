@@ -102,4 +102,27 @@ describe('ResponseOutcomes', () => {
     await expect(r.drain()).rejects.toThrow('let go');
     expect(store.steps.map((s) => s.status)).toEqual(['in_progress']);
   });
+
+  it('saves a response as it is queued, and says when the store failed rather than throwing', async () => {
+    const store = new MemoryStore();
+    const record = {
+      owner: 'k',
+      response: pendingResponse(who, DEFAULT_ECHO, 'queued'),
+      input: [],
+      context: [],
+      deployment: 'm',
+    };
+    expect(await new ResponseOutcomes(store).begin(record)).toBe(true);
+    expect(store.current?.status).toBe('queued');
+    store.save = () => Promise.reject(new Error('Redis is down'));
+    expect(await new ResponseOutcomes(store).begin(record)).toBe(false);
+  });
+
+  it('stores a cancel only while the response has not ended', async () => {
+    const { store } = recorded([], undefined, true);
+    const outcomes = new ResponseOutcomes(store);
+    expect(await outcomes.cancelled(store.current!)).toMatchObject({ status: 'cancelled' });
+    expect(await outcomes.cancelled(store.current!)).toBeNull();
+    expect(store.steps.map((s) => s.status)).toEqual(['cancelled']);
+  });
 });

@@ -3,7 +3,7 @@ import type { ResponseInputItem, ResponseObject, ResponseOutputItem } from '@con
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { toOpenAiError } from '../errors/to-openai-error.js';
 import type { ReplyRun } from '../generation/reply-run.js';
-import { ResponseStore } from '../repositories/response-store.port.js';
+import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
 import { ResponseEventFormatter } from './response-events.mapper.js';
 import { pendingResponse, type OutputOptions, type ResponseEcho } from './response.mapper.js';
 
@@ -20,14 +20,36 @@ export interface StartedResponse {
 }
 
 /**
- * The one place a response's outcome is stored, whatever takes its reply (a body, a stream, a
- * background follower): each step is written as the reply's events pass through `record`.
+ * The one place a stored response's record is written, whatever takes its reply (a body, a stream, a
+ * background follower): saved as it is queued (`begin`), then each step as the reply's events pass
+ * through `record`, or cancelled by its client (`cancelled`).
  */
 @Injectable()
 export class ResponseOutcomes {
   private readonly logger = new Logger(ResponseOutcomes.name);
 
   constructor(private readonly store: ResponseStore) {}
+
+  /**
+   * Saves a response as it is queued (its status queued or in progress), with its input and the
+   * conversation it continues; false when the store failed, and then nothing more is stored of it: the
+   * reply still reaches its client, only retrieving or continuing it later is lost.
+   */
+  async begin(record: StoredResponse): Promise<boolean> {
+    return this.store.save(record).then(
+      () => true,
+      (err: Error) => {
+        this.logger.warn(`Could not store response ${record.response.id}: ${err.message}`);
+        return false;
+      },
+    );
+  }
+
+  /** Stores a response as cancelled by its client; null when it had ended meanwhile (it stays as it ended). */
+  async cancelled(response: ResponseObject): Promise<ResponseObject | null> {
+    const cancelled: ResponseObject = { ...response, status: 'cancelled' };
+    return (await this.store.advance(cancelled)) ? cancelled : null;
+  }
 
   /** The started response with its reply's events recorded as they are taken. */
   record(started: StartedResponse): RecordedResponse {

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
-import type { ResponseRequestDto } from '@conveyor/protocol';
+import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../generation/reply-run.js';
@@ -43,8 +43,6 @@ function listed(responseId: string, items: readonly ResponseInputItem[]): Respon
  */
 @Injectable()
 export class ResponsesService {
-  private readonly logger = new Logger(ResponsesService.name);
-
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly generation: GenerationService,
@@ -67,22 +65,18 @@ export class ResponsesService {
     deadlineMs: number | null = null,
   ): Promise<RecordedResponse> {
     const deployment = this.generation.deploymentFor(dto.model, only);
-    dto.check(deployment, this.config.api.images, await this.continued(dto, caller));
-    const run = await this.generation.submit(
-      deployment,
-      (requestId, now) => dto.toJob(requestId, deployment, now),
-      signal,
-      {
-        idPrefix: RESPONSE_ID_PREFIX,
-        route: '/v1/responses',
-        model: dto.model,
-        stream: dto.stream === true,
-        prompt: dto.input,
-        caller,
-        images: dto.decodedImages(),
-        asked: { tier: dto.service_tier, deadlineMs },
-      },
-    );
+    dto.continues(await this.continued(dto, caller));
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    const run = await this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
+      idPrefix: RESPONSE_ID_PREFIX,
+      route: '/v1/responses',
+      model: dto.model,
+      stream: dto.stream === true,
+      prompt: dto.input,
+      caller,
+      images: checked.images(),
+      asked: { tier: dto.service_tier, deadlineMs },
+    });
     const started: StartedResponse = {
       run,
       echo: echoOf(dto),
@@ -99,14 +93,7 @@ export class ResponsesService {
         deployment: deployment.id,
       };
       await beforeStored?.(run.who.id);
-      started.stored = await this.store.save(record).then(
-        () => true,
-        (err: Error) => {
-          // The reply still reaches its client; only retrieving or continuing it later is lost.
-          this.logger.warn(`Could not store response ${run.who.id}: ${err.message}`);
-          return false;
-        },
-      );
+      started.stored = await this.outcomes.begin(record);
     }
     return this.outcomes.record(started);
   }
@@ -167,8 +154,8 @@ export class ResponsesService {
         ErrorCode.responseNotCancellable,
       );
     }
-    const cancelled: ResponseObject = { ...stored.response, status: 'cancelled' };
-    if (!(await this.store.advance(cancelled))) return (await this.owned(id, caller)).response;
+    const cancelled = await this.outcomes.cancelled(stored.response);
+    if (!cancelled) return (await this.owned(id, caller)).response;
     stopLocal(id);
     await this.generation.cancel(stored.deployment, id.slice(RESPONSE_ID_PREFIX.length)).catch(() => undefined);
     return cancelled;
