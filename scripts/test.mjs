@@ -108,14 +108,20 @@ async function runTier(tier) {
 
 /**
  * @param {string} file jest's --json output
- * @returns {{ files: number, tests: number, failed: number } | null}
+ * @returns {{ files: number, filesFailed: number, tests: number, failed: number } | null}
  */
 function readCounts(file) {
   try {
-    const json = /** @type {{ numTotalTestSuites: number, numTotalTests: number, numFailedTests: number }} */ (
-      JSON.parse(readFileSync(file, 'utf8'))
-    );
-    return { files: json.numTotalTestSuites, tests: json.numTotalTests, failed: json.numFailedTests };
+    const json =
+      /** @type {{ numTotalTestSuites: number, numFailedTestSuites: number, numTotalTests: number, numFailedTests: number }} */ (
+        JSON.parse(readFileSync(file, 'utf8'))
+      );
+    return {
+      files: json.numTotalTestSuites,
+      filesFailed: json.numFailedTestSuites,
+      tests: json.numTotalTests,
+      failed: json.numFailedTests,
+    };
   } catch {
     return null;
   }
@@ -130,7 +136,10 @@ rmSync(results, { recursive: true, force: true });
 
 console.log('\n── tiers');
 for (const { name, code, seconds, counts } of done) {
-  const what = counts ? `${counts.files} files, ${counts.tests} tests, ${counts.failed} failed` : 'no counts';
+  // A file that failed to run (its setup threw) fails no test of its own: counted apart.
+  const what = counts
+    ? `${counts.files} files (${counts.filesFailed} failed), ${counts.tests} tests (${counts.failed} failed)`
+    : 'no counts';
   console.log(`${code === 0 ? 'passed' : 'FAILED'}  ${name.padEnd(6)} ${what}, ${seconds.toFixed(1)} s`);
 }
 const ranNothing = narrowed && done.every((t) => t.counts !== null && t.counts.tests === 0);
