@@ -15,11 +15,13 @@ const postTo = (platform: TestPlatform, body: object) =>
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
   });
-// Short locks so a dead worker's job is taken over in about a second.
+// Short locks so a dead worker's job is taken over in seconds. Not shorter: a live worker on a loaded machine
+// renews its lock late, and losing it twice fails the job (WORKER_MAX_STALLS=1). The API's grace is long
+// enough for a loaded machine's poll to see its readiness turn before it exits.
 const FAST_FAILOVER = {
   PARALLEL: '1',
-  API_SHUTDOWN_GRACE_MS: '300',
-  WORKER_LOCK_MS: '1000',
+  API_SHUTDOWN_GRACE_MS: '3000',
+  WORKER_LOCK_MS: '3000',
   WORKER_STALLED_INTERVAL_MS: '300',
   WORKER_MAX_STALLS: '1',
   WORKER_SHUTDOWN_GRACE_MS: '300',
@@ -178,7 +180,7 @@ describe('faults: workers and the API die, and nothing is lost', () => {
     // Bounded, not timed: a loaded machine slows every takeover (the takeover bench measures them).
     expect(Date.now() - started).toBeLessThan(60_000);
     await killer;
-    // Starting the two extra workers, and the killer's last 10 s look for a holder, come on top of the
+    // Starting the two extra workers, and the killer's last look for a holder (EVENTUALLY_MS), come on top of the
     // 20 s the request may take: on a loaded machine worker starts alone have taken over 30 s.
   }, 150_000);
 

@@ -34,7 +34,7 @@ export async function holderOf(queue: Queue, workers: ManagedProcess[], jobId?: 
       const pid = Number(active[0]?.processedBy?.split(':').pop());
       return workers.find((w) => w.proc.pid === pid && w.proc.exitCode === null && w.proc.signalCode === null);
     },
-    10_000,
+    EVENTUALLY_MS,
     'an active job on a live worker',
   );
 }
