@@ -15,6 +15,8 @@ const postTo = (platform: TestPlatform, body: object) =>
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
   });
+/** Long enough that the kill points below come while the worker still generates, however loaded the machine. */
+const KILLED_REPLY_TOKENS = 2000;
 // Short locks so a dead worker's job is taken over in seconds. Not shorter: a live worker on a loaded machine
 // renews its lock late, and losing it twice fails the job (WORKER_MAX_STALLS=1). The API's grace is long
 // enough for a loaded machine's poll to see its readiness turn before it exits.
@@ -69,18 +71,33 @@ describe('faults: workers and the API die, and nothing is lost', () => {
   });
 
   it('kills at different points of a stream: each resumed reply counts what was generated, exactly max_tokens', async () => {
-    for (const afterChunks of [2, 15, 60, 150]) {
+    // Kill points by what the worker has generated, not by what the client read: on a loaded machine the
+    // client lags, and the worker could have finished the reply before the client read its 150th chunk.
+    for (const afterTokens of [2, 15, 60, 150]) {
       await ensureWorkers(2);
-      const res = await post({ max_tokens: 400, stream: true, stream_options: { include_usage: true } });
+      const res = await post({
+        max_tokens: KILLED_REPLY_TOKENS,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const sse = new SseReader(res.body!.getReader());
-      await sse.next(afterChunks);
+      await sse.next(1);
       const requestId = (JSON.parse(sse.payloads[0]!).id as string).slice('chatcmpl-'.length);
-      (await holderOf(queue, live(), requestId)).proc.kill('SIGKILL');
+      const holder = await holderOf(queue, live(), requestId);
+      await waitFor(
+        async () =>
+          replayReply(await replyEvents(REDIS_URL, platform.prefix, requestId)).tokens >= afterTokens
+            ? true
+            : undefined,
+        EVENTUALLY_MS,
+        `${afterTokens} tokens generated`,
+      );
+      holder.proc.kill('SIGKILL');
 
       const payloads = await sse.rest();
       expect(payloads.at(-1)).toBe('[DONE]');
       const chunks = payloads.slice(0, -1).map((p) => JSON.parse(p) as ChatCompletionChunk);
-      expect(chunks.at(-1)!.usage?.completion_tokens).toBe(400);
+      expect(chunks.at(-1)!.usage?.completion_tokens).toBe(KILLED_REPLY_TOKENS);
       const events = await replyEvents(REDIS_URL, platform.prefix, requestId);
       const resumedAt = events.findIndex((e) => e.type === 'start' && e.attempt === 2 && e.resumed);
       expect(resumedAt).toBeGreaterThan(0);
@@ -91,8 +108,8 @@ describe('faults: workers and the API die, and nothing is lost', () => {
         );
       const sentBefore = replayReply(events.slice(0, resumedAt)).tokens;
       expect(counts(2)[0]).toBeGreaterThan(sentBefore);
-      expect(counts(2).at(-1)).toBe(400);
-      expect(replayReply(events).tokens).toBe(400);
+      expect(counts(2).at(-1)).toBe(KILLED_REPLY_TOKENS);
+      expect(replayReply(events).tokens).toBe(KILLED_REPLY_TOKENS);
       const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
       expect(text).toBe(replayReply(events).text);
     }
