@@ -16,7 +16,7 @@ const postTo = (platform: TestPlatform, body: object) =>
     body: JSON.stringify({ model: MODEL, messages, temperature: 0, ignore_eos: true, ...body }),
   });
 /** Long enough that the kill points below come while the worker still generates, however loaded the machine. */
-const KILLED_REPLY_TOKENS = 2000;
+const KILLED_REPLY_TOKENS = 1000;
 // Short locks so a dead worker's job is taken over in seconds. Not shorter: a live worker on a loaded machine
 // renews its lock late, and losing it twice fails the job (WORKER_MAX_STALLS=1). The API's grace is long
 // enough for a loaded machine's poll to see its readiness turn before it exits.
@@ -113,7 +113,8 @@ describe('faults: workers and the API die, and nothing is lost', () => {
       const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
       expect(text).toBe(replayReply(events).text);
     }
-  });
+    // Four kills, each followed by a worker start (alone over 30 s on a loaded machine) and a takeover.
+  }, 300_000);
 
   it('a worker killed mid-reply: the sync client still gets one complete answer', async () => {
     await ensureWorkers(2);
