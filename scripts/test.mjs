@@ -20,13 +20,15 @@ const cores = availableParallelism();
 
 /**
  * Each tier's workers. Small files are pure CPU: one per core. Medium files each keep to their own Redis
- * prefix, ports and scratch folders, and load the tiny model with one thread, so they run beside each other,
- * one per core. End-to-end files each start an API and workers (several processes): one at a time.
+ * prefix, ports and scratch folders, and load the tiny model with one thread, so they run beside each other;
+ * they spend much of their time waiting on Redis, timers and leases, so two per core (on 2 cores: 22 s with
+ * 4 workers, 31 s with 2, 26 s with 6; 90 s one at a time). End-to-end files each start an API and workers
+ * (several processes): one at a time.
  * @type {{ name: string, workers: number }[]}
  */
 const TIERS = [
   { name: 'small', workers: cores },
-  { name: 'medium', workers: cores },
+  { name: 'medium', workers: 2 * cores },
   { name: 'e2e', workers: 1 },
 ];
 
