@@ -22,14 +22,15 @@ const shared = {
   testEnvironment: 'node',
 };
 
-// Three tiers, each its own project (npm run test:small, test:medium, test:e2e):
+// Three tiers, each its own project, run by scripts/test.mjs (npm test) as a jest run each, one after the
+// other, with its own number of workers (npm run test:small, test:medium, test:e2e run one):
 // - small:  *.spec.ts, pure: no Redis, no model, no processes, no network, no disk beyond reading source;
 // - medium: *.medium-spec.ts, real Redis, the generated model loaded in process (or in a llama-server child), or scratch files;
 // - e2e:    test/**/*.e2e-spec.ts, the built API and workers started as processes (npm run build first).
 export default {
-  // End-to-end files each start an API and workers; on two cores they run one file at a time. Jest takes
-  // maxWorkers for the whole run, never per project: `npm run test:small` (pure CPU, nothing shared)
-  // raises it on its command line to one file per core.
+  // For a bare jest run (one file named on its command line, or several projects at once): one file at a
+  // time, as end-to-end files need, each starting an API and workers. Jest takes maxWorkers for the whole
+  // run, never per project, so scripts/test.mjs sets each tier's own on its run's command line.
   maxWorkers: 1,
   // End-to-end hooks start and stop processes; small and medium tests finish far inside this.
   // Jest reads the timeout from the top level only, so it is one for every project.

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
 import { deploymentQueueName } from '@conveyor/queue';
 import { readJson } from './support/json.js';
+import { EVENTUALLY_MS, waitFor } from './support/jobs.js';
 import { PrivateRedis } from './support/private-redis.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 
@@ -15,8 +16,9 @@ describe('admission: the queue-depth limit holds for requests that arrive togeth
   let secondUrl: string;
 
   beforeAll(async () => {
-    // No worker: every admitted request waits in the queue until its queue deadline.
-    platform = await TestPlatform.start({ workers: 0, env: { MAX_QUEUE_DEPTH: '5', QUEUE_TIMEOUT_MS: '4000' } });
+    // No worker: every admitted request waits in the queue until its queue deadline, long enough that a
+    // loaded machine has answered every refusal well before it.
+    platform = await TestPlatform.start({ workers: 0, env: { MAX_QUEUE_DEPTH: '5', QUEUE_TIMEOUT_MS: '10000' } });
     ({ baseUrl: secondUrl } = await platform.startExtraApi());
   });
 
@@ -25,19 +27,15 @@ describe('admission: the queue-depth limit holds for requests that arrive togeth
   });
 
   it('admits exactly MAX_QUEUE_DEPTH of 50 simultaneous requests across two API replicas, refusing the rest at once', async () => {
-    const started = Date.now();
     const replies = Array.from({ length: 50 }, (_, i) => post(i % 2 ? secondUrl : platform.baseUrl));
-    const refused: Response[] = [];
-    const admitted: Promise<Response>[] = [];
     // A refusal comes back at once; an admitted request waits for a worker (there is none) until its deadline.
-    await Promise.all(
-      replies.map(async (reply) => {
-        const res = await Promise.race([reply, new Promise<null>((r) => setTimeout(() => r(null), 2000))]);
-        if (res) refused.push(res);
-        else admitted.push(reply);
-      }),
-    );
-    expect(refused).toHaveLength(45);
+    // So the first 45 answers are the refusals, all of them before any admitted request is withdrawn.
+    const answered: number[] = [];
+    replies.forEach((reply, i) => void reply.then(() => answered.push(i)));
+    await waitFor(async () => (answered.length >= 45 ? true : undefined), EVENTUALLY_MS, 'the first 45 answers');
+    const first = answered.slice(0, 45);
+    const refused = await Promise.all(first.map((i) => replies[i]!));
+    const admitted = replies.filter((_, i) => !first.includes(i));
     expect(admitted).toHaveLength(5);
     for (const res of refused) {
       expect(res.status).toBe(429);
@@ -53,7 +51,6 @@ describe('admission: the queue-depth limit holds for requests that arrive togeth
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
     }
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 
@@ -73,10 +70,9 @@ describe('an API started while Redis is down', () => {
   });
 
   it('answers 503 with Retry-After at once, then serves as soon as Redis is back', async () => {
+    // At once rather than at the request's deadline (10 minutes): within the jest timeout at all.
     for (let i = 0; i < 3; i++) {
-      const t0 = Date.now();
       const res = await post(platform.baseUrl);
-      expect(Date.now() - t0).toBeLessThan(1000);
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect((await readJson<OpenAiErrorBody>(res)).error.type).toBe('service_unavailable');
@@ -84,7 +80,7 @@ describe('an API started while Redis is down', () => {
     await redis.up();
     await platform.startWorker();
     let res: Response | null = null;
-    const until = Date.now() + 10_000;
+    const until = Date.now() + EVENTUALLY_MS;
     while (Date.now() < until) {
       res = await post(platform.baseUrl);
       if (res.status === 200) break;

@@ -5,6 +5,7 @@ import { deploymentQueueName } from '@conveyor/queue';
 import { chatLine, fileLines, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const MODEL = 'conveyor-tiny';
 const INFLIGHT = 8;
@@ -166,8 +167,8 @@ describe('batches: Files + Batches API through the queue', () => {
       (b) => b.status === 'in_progress' && (b.request_counts?.completed ?? 0) >= 4,
     );
     // Saturated: every slot busy and batch lines waiting behind them.
-    for (let i = 0; (await queue.getPrioritizedCount()) === 0; i++) {
-      if (i > 100) throw new Error('the batch never had lines waiting');
+    for (const until = Date.now() + EVENTUALLY_MS; (await queue.getPrioritizedCount()) === 0;) {
+      if (Date.now() > until) throw new Error('the batch never had lines waiting');
       await new Promise((r) => setTimeout(r, 10));
     }
     const t1 = Date.now();

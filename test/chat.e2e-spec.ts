@@ -6,6 +6,7 @@ import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import { postOversized } from './support/post-oversized.js';
 import { readSse } from './support/sse.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const MODEL = 'conveyor-tiny';
 const hello = [{ role: 'user' as const, content: 'Say hello to the queue.' }];
@@ -352,7 +353,8 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     let api: Record<string, unknown>[] = [];
     let worker: Record<string, unknown>[] = [];
-    for (let i = 0; i < 50 && !worker.some((l) => l.requestId === requestId && l.msg === 'job finished'); i++) {
+    const until = Date.now() + EVENTUALLY_MS;
+    while (Date.now() < until && !worker.some((l) => l.requestId === requestId && l.msg === 'job finished')) {
       await new Promise((r) => setTimeout(r, 20));
       [api, worker] = [linesOf(platform.api!), linesOf(platform.workers[0])];
     }

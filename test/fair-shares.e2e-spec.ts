@@ -1,8 +1,11 @@
+import { Queue } from 'bullmq';
 import OpenAI from 'openai';
 import { hashKey } from '@conveyor/config';
+import { deploymentQueueName } from '@conveyor/queue';
 import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
-import { TestPlatform } from './support/platform.js';
+import { EVENTUALLY_MS, waitFor } from './support/jobs.js';
+import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 /** Sequences of the one worker: each line takes about a second, so 16 lines finish a second. */
 const PARALLEL = 16;
@@ -114,24 +117,38 @@ const waiting = (platform: TestPlatform, key: string): Promise<number> =>
     return res.status;
   });
 
-/** How many of `statuses` were admitted: everything but a 429 (a refusal comes at once, the rest later). */
-async function admittedOf(statuses: Promise<number>[]): Promise<number> {
+/**
+ * How many of `statuses` were admitted: once each is either refused (a 429 comes at once) or waiting in
+ * the idle deployment's queue (it is answered at its queue deadline), counted from `queued` jobs before.
+ */
+async function admittedOf(queue: Queue, queued: number, statuses: Promise<number>[]): Promise<number> {
   let refused = 0;
   for (const s of statuses) void s.then((status) => (refused += status === 429 ? 1 : 0));
-  // Refusals come at once; the admitted wait for their queue deadline (3 s).
-  await new Promise((r) => setTimeout(r, 1500));
-  return statuses.length - refused;
+  const waitingNow = async () => (await queue.getJobCountByTypes('waiting', 'prioritized')) - queued;
+  return waitFor(
+    async () => {
+      const admitted = await waitingNow();
+      return refused + admitted === statuses.length ? admitted : undefined;
+    },
+    EVENTUALLY_MS,
+    'every request refused or queued',
+  );
 }
 
 /** B holds one place; A bursts twice the queue; then B asks for more. Returns what A and B got. */
 async function burst(platform: TestPlatform): Promise<{ a: number; b: number; all: Promise<number>[] }> {
-  const first = waiting(platform, KEYS.b);
-  await new Promise((r) => setTimeout(r, 300));
-  const ofA = Array.from({ length: 2 * QUEUE_DEPTH }, () => waiting(platform, KEYS.a));
-  const a = await admittedOf(ofA);
-  const ofB = Array.from({ length: QUEUE_DEPTH }, () => waiting(platform, KEYS.b));
-  const b = 1 + (await admittedOf(ofB));
-  return { a, b, all: [first, ...ofA, ...ofB] };
+  const queue = new Queue(deploymentQueueName('idle'), { connection: { url: REDIS_URL }, prefix: platform.prefix });
+  try {
+    const first = [waiting(platform, KEYS.b)];
+    expect(await admittedOf(queue, 0, first)).toBe(1);
+    const ofA = Array.from({ length: 2 * QUEUE_DEPTH }, () => waiting(platform, KEYS.a));
+    const a = await admittedOf(queue, 1, ofA);
+    const ofB = Array.from({ length: QUEUE_DEPTH }, () => waiting(platform, KEYS.b));
+    const b = 1 + (await admittedOf(queue, 1 + a, ofB));
+    return { a, b, all: [...first, ...ofA, ...ofB] };
+  } finally {
+    await queue.close();
+  }
 }
 
 function platformEnv(fair: boolean): Record<string, string> {
@@ -140,7 +157,9 @@ function platformEnv(fair: boolean): Record<string, string> {
     FAIR_SHARES: String(fair),
     BATCH_INFLIGHT: '4',
     MAX_QUEUE_DEPTH: String(QUEUE_DEPTH),
-    QUEUE_TIMEOUT_MS: '3000',
+    // The admitted requests of a burst hold their places until the next burst has been answered, however
+    // slow a loaded machine is to answer them.
+    QUEUE_TIMEOUT_MS: '15000',
   };
 }
 

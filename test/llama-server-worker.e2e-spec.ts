@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { llamaServerForTests } from './support/llama-server.js';
 import { exited, TestPlatform, type ManagedProcess } from './support/platform.js';
 import { alive } from './support/alive.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const binary = await llamaServerForTests('the llama-server worker tests');
 const describeWithServer = binary ? describe : describe.skip;
@@ -129,7 +130,7 @@ describeWithServer('a worker serving the vision preset through llama-server', ()
       expect(finish).toBe('length');
       expect(completionTokens).toBe(4000);
       expect(alive(pid)).toBe(false);
-      await until(() => serverPid(platform.workers[0]!) !== pid, 10_000);
+      await until(() => serverPid(platform.workers[0]!) !== pid, EVENTUALLY_MS);
     },
   );
 
@@ -139,7 +140,7 @@ describeWithServer('a worker serving the vision preset through llama-server', ()
     expect(alive(firstPid)).toBe(true);
     first.proc.kill('SIGTERM');
     expect(await exited(first)).toBe(0);
-    expect(await gone(firstPid, 1000)).toBe(true);
+    expect(await gone(firstPid, EVENTUALLY_MS)).toBe(true);
 
     const second = await platform.startWorker();
     const secondPid = serverPid(second);
@@ -147,7 +148,7 @@ describeWithServer('a worker serving the vision preset through llama-server', ()
     // No exit handler runs on SIGKILL: the kernel's parent-death signal has to stop the child.
     second.proc.kill('SIGKILL');
     await exited(second);
-    expect(await gone(secondPid, 2000)).toBe(true);
+    expect(await gone(secondPid, EVENTUALLY_MS)).toBe(true);
   });
 });
 

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { spawnOwned, stopOwned } from './support/owned-processes.mjs';
 import { alive } from './support/alive.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const SUPPORT = resolve(import.meta.dirname, 'support/owned-processes.mjs');
 
@@ -25,11 +26,11 @@ describe('processes the tests start', () => {
   it('are stopped with their whole process group', async () => {
     const shell = spawnOwned('sh', ['-c', 'sleep 60 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
     const out = lines(shell);
-    expect(await until(() => out.length > 0, 5000)).toBe(true);
+    expect(await until(() => out.length > 0, EVENTUALLY_MS)).toBe(true);
     const grandchild = Number(out[0]);
     expect(alive(grandchild)).toBe(true);
     await stopOwned(shell, 2000);
-    expect(await until(() => !alive(grandchild), 2000)).toBe(true);
+    expect(await until(() => !alive(grandchild), EVENTUALLY_MS)).toBe(true);
   });
 
   it('die with the process that started them, however it ends (a jest worker killed mid-test)', async () => {
@@ -42,10 +43,10 @@ describe('processes the tests start', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const out = lines(runner);
-    expect(await until(() => out.length > 0, 10_000)).toBe(true);
+    expect(await until(() => out.length > 0, EVENTUALLY_MS)).toBe(true);
     const orphan = Number(out[0]);
     expect(alive(orphan)).toBe(true);
     runner.kill('SIGKILL');
-    expect(await until(() => !alive(orphan), 3000)).toBe(true);
+    expect(await until(() => !alive(orphan), EVENTUALLY_MS)).toBe(true);
   });
 });

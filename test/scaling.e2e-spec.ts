@@ -7,6 +7,7 @@ import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js
 import { readJson } from './support/json.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 import type { DeploymentSignal, PoolSignal, WorkBreakdown } from '../apps/api/src/scaling/scaling-signal.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const MODEL = 'conveyor-tiny';
 const INFLIGHT = 8;
@@ -29,7 +30,7 @@ describe('the pending-work signal autoscaling reads, for each kind of work', () 
     return Number(line!.split(' ').at(-1));
   };
   /** The deployment's signal once `done` holds of it (the batch runner and the queue move on their own). */
-  const signalWhen = async (done: (s: WorkBreakdown) => boolean, timeoutMs = 15_000): Promise<WorkBreakdown> => {
+  const signalWhen = async (done: (s: WorkBreakdown) => boolean, timeoutMs = EVENTUALLY_MS): Promise<WorkBreakdown> => {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const signal = await deploymentSignal();

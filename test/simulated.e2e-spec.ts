@@ -45,9 +45,9 @@ describe('a platform on a simulated deployment', () => {
     expect(body.choices[0]!.finish_reason).toBe('length');
     // 16 bytes of prompt are 4 tokens; the reply's 10 tokens, exactly.
     expect(body.usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 10 });
-    // First token after 300 ms, then 9 more 50 ms apart: 750 ms; loose bounds for a loaded machine.
+    // First token after 300 ms, then 9 more 50 ms apart: 750 ms at least. Only the floor is asserted: a
+    // loaded machine is late by any amount, and how close to plan the pace keeps is for bench/ to measure.
     expect(ms).toBeGreaterThanOrEqual(TTFT_MS + 9 * TPOT_MS - 20);
-    expect(ms).toBeLessThan(10_000);
   });
 
   it('streams the tokens at the configured pace, first after the time to first token', async () => {
@@ -83,7 +83,6 @@ describe('a platform on a simulated deployment', () => {
     expect(chunks.find((c) => c.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('length');
     // The first text no sooner than the time to first token; the last some 7 rounds later.
     expect(content[0]!.at).toBeGreaterThanOrEqual(TTFT_MS - 20);
-    expect(content[0]!.at).toBeLessThan(5_000);
     expect(content.at(-1)!.at - content[0]!.at).toBeGreaterThanOrEqual(0.5 * 7 * TPOT_MS);
   });
 

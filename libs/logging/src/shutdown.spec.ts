@@ -40,7 +40,9 @@ describe('shutDown', () => {
       logger,
       (c) => (code = c),
     );
-    expect(Date.now() - started).toBeLessThan(1000);
+    // It waited the step's deadline out, then went on: that it returned at all is the step given up on, since
+    // the step never ends (how late a busy machine's timer fires is not asserted).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect(ran).toEqual(['after']);
     expect(code).toBe(1);
     expect(lines[0]).toBe('warn Shutdown: closing connections did not finish within 200 ms; going on without it');

@@ -84,9 +84,10 @@ describe('checkSchema on request bodies', () => {
     });
   });
 
+  // "At once": a check that counted to 1e15, or through every enum value, would not return before jest's
+  // timeout, which bounds these tests; how fast it answers is not asserted, as a busy machine varies it.
   it('refuses, at once, a minItems of 1e15 that 50 tokens cannot hold', () => {
     const schema = { type: 'array', items: { type: 'integer' }, minItems: 1e15 };
-    const started = performance.now();
     expect(requestProblem(check({ response_format: format(schema), max_tokens: 50 }))).toMatchObject({
       code: 'max_tokens_too_small',
       param: 'max_tokens',
@@ -99,16 +100,12 @@ describe('checkSchema on request bodies', () => {
       },
     ];
     expect(requestProblem(check({ tools }))).toMatchObject({ code: 'max_tokens_too_small' });
-    expect(performance.now() - started).toBeLessThan(500);
   });
 
   it('refuses a 100,000-value enum as schema_too_large, at once', () => {
     const request = chat({ response_format: format({ enum: Array.from({ length: 100_000 }, (_, i) => i) }) });
-    const started = performance.now();
     expect(requestProblem(() => checkGeneration(request, deploymentTraits(), IMAGE_LIMITS))).toMatchObject({
       code: 'schema_too_large',
     });
-    // It stops counting at the limit: a few milliseconds, on a busy machine well under this.
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

@@ -5,6 +5,7 @@ import type { PlatformConfig } from '@conveyor/config';
 import { responseLeaseKey } from '@conveyor/queue';
 import { apiRedis } from './api-redis.js';
 import { ResponseLeaseRepository } from './response-lease.repository.js';
+import { EVENTUALLY_MS, waitFor } from '../../../../test/support/jobs.js';
 import type { CommandConnection } from '@conveyor/redis';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -47,12 +48,19 @@ describe('ResponseLeaseRepository against real Redis', () => {
   });
 
   it('gives a lease to one holder at a time, with its TTL, until it lapses', async () => {
-    expect(await first.take('resp_a', 'replica-1', 300)).toBe(true);
+    // Two seconds: long enough that a loaded machine does not see it lapse between these commands.
+    expect(await first.take('resp_a', 'replica-1', 2_000)).toBe(true);
     expect(await redis.get(responseLeaseKey(prefix, 'resp_a'))).toBe('replica-1');
-    expect(await redis.pttl(responseLeaseKey(prefix, 'resp_a'))).toBeGreaterThan(200);
-    expect(await second.take('resp_a', 'replica-2', 300)).toBe(false);
-    expect(await first.take('resp_a', 'replica-1', 300)).toBe(false);
-    await new Promise((r) => setTimeout(r, 400));
+    const ttl = await redis.pttl(responseLeaseKey(prefix, 'resp_a'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2_000);
+    expect(await second.take('resp_a', 'replica-2', 2_000)).toBe(false);
+    expect(await first.take('resp_a', 'replica-1', 2_000)).toBe(false);
+    await waitFor(
+      async () => ((await redis.exists(responseLeaseKey(prefix, 'resp_a'))) === 0 ? true : undefined),
+      EVENTUALLY_MS,
+      'the lease to lapse',
+    );
     expect(await second.take('resp_a', 'replica-2', 10_000)).toBe(true);
     expect(await redis.get(responseLeaseKey(prefix, 'resp_a'))).toBe('replica-2');
   });
@@ -65,14 +73,16 @@ describe('ResponseLeaseRepository against real Redis', () => {
   });
 
   it('renews only the leases the holder still holds, and names the ones it lost', async () => {
-    await first.take('resp_b', 'replica-1', 300);
-    await first.take('resp_c', 'replica-1', 300);
+    // Held for seconds, renewed for a minute: a loaded machine neither sees them lapse nor the renewal's TTL
+    // run down before it is read.
+    await first.take('resp_b', 'replica-1', 5_000);
+    await first.take('resp_c', 'replica-1', 5_000);
     await second.take('resp_d', 'replica-2', 10_000);
-    expect(await first.renew(['resp_b', 'resp_c', 'resp_d', 'resp_none'], 'replica-1', 5_000)).toEqual([
+    expect(await first.renew(['resp_b', 'resp_c', 'resp_d', 'resp_none'], 'replica-1', 60_000)).toEqual([
       'resp_d',
       'resp_none',
     ]);
-    expect(await redis.pttl(responseLeaseKey(prefix, 'resp_b'))).toBeGreaterThan(4_000);
+    expect(await redis.pttl(responseLeaseKey(prefix, 'resp_b'))).toBeGreaterThan(30_000);
     // Renewing did not give it the lease it lost, nor create one.
     expect(await redis.get(responseLeaseKey(prefix, 'resp_d'))).toBe('replica-2');
     expect(await redis.exists(responseLeaseKey(prefix, 'resp_none'))).toBe(0);

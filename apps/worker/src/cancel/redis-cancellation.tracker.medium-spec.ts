@@ -7,6 +7,7 @@ import { workerRedis } from '../worker-redis.js';
 import { cancelChannel, cancelKey } from '@conveyor/queue';
 import { STOP } from './cancellation-tracker.port.js';
 import { RedisCancellationTracker } from './redis-cancellation.tracker.js';
+import { EVENTUALLY_MS } from '../../../../test/support/jobs.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -45,7 +46,7 @@ describe('RedisCancellationTracker against real Redis', () => {
     await redis.set(cancelKey(prefix, 'cancelled-early'), '1', 'PX', 60_000);
     const signal = service.track('cancelled-early');
     service.abortIfCancelled('cancelled-early');
-    expect(await outcome(signal, 2000)).toBe(STOP.cancelled);
+    expect(await outcome(signal, EVENTUALLY_MS)).toBe(STOP.cancelled);
     service.untrack('cancelled-early');
   });
 
@@ -63,6 +64,7 @@ describe('RedisCancellationTracker against real Redis', () => {
   it('leaves a request nobody cancelled running', async () => {
     const signal = service.track('not-cancelled');
     service.abortIfCancelled('not-cancelled');
+    // Nothing to wait for: a moment in which no abort comes (a slower machine only looks longer).
     expect(await outcome(signal, 300)).toBe('running');
     service.untrack('not-cancelled');
   });

@@ -17,6 +17,7 @@ import { workerRedis } from '../worker-redis.js';
 import { Heartbeat } from '../presence/heartbeat.js';
 import { bullWorkerId } from '../presence/worker-identity.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
+import { EVENTUALLY_MS } from '../../../../test/support/jobs.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const connection = { host: new URL(url).hostname, port: Number(new URL(url).port || 6379), maxRetriesPerRequest: null };
@@ -174,7 +175,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     try {
       // Past the lapse; on a loaded machine a late beat starts the steady lapse again, so look until it moves.
       await sleep(HEARTBEAT_MS * 3 + 150);
-      for (const until = Date.now() + 10_000; Date.now() < until; await sleep(HEARTBEAT_MS / 4)) {
+      for (const until = Date.now() + EVENTUALLY_MS; Date.now() < until; await sleep(HEARTBEAT_MS / 4)) {
         await watcher.check();
         if ((await queue(shared).getJobState('from-shared')) === 'waiting') break;
       }
@@ -216,7 +217,7 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     const keepAlive = setInterval(() => void alive.beat(), HEARTBEAT_MS);
     let movedAt = 0;
     try {
-      for (const until = Date.now() + 10_000; !movedAt && Date.now() < until; await sleep(HEARTBEAT_MS / 4)) {
+      for (const until = Date.now() + EVENTUALLY_MS; !movedAt && Date.now() < until; await sleep(HEARTBEAT_MS / 4)) {
         await watcher.check();
         if ((await queue(shared).getJobState('held')) === 'waiting') movedAt = Date.now();
       }

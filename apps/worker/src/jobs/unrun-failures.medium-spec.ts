@@ -11,6 +11,7 @@ import { RedisBatchResultSink } from '../batch/redis-batch-result.sink.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
 import { ReplyStreams } from '../reply/reply-streams.port.js';
 import { REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
+import { EVENTUALLY_MS, waitFor } from '../../../../test/support/jobs.js';
 import type { ReplySink } from '../reply/reply-sink.js';
 import { ReplySinks } from '../reply/reply-sinks.js';
 import { UnrunFailures } from './unrun-failures.js';
@@ -99,11 +100,14 @@ describe('UnrunFailures with real BullMQ and Redis', () => {
     new UnrunFailures(new NoImages(), new ReplySinks(REPLY_CONFIG, new NoStreams(), results)).watch(live);
 
     const key = batchResultsKey(prefix, batch.batchId);
-    let pushed: string[] = [];
-    for (let i = 0; i < 100 && !pushed.length; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      pushed = await redis.lrange(key, 0, -1);
-    }
+    const pushed = await waitFor(
+      async () => {
+        const lines = await redis.lrange(key, 0, -1);
+        return lines.length ? lines : undefined;
+      },
+      EVENTUALLY_MS,
+      "the line's failure pushed to its batch",
+    );
     expect(ran).toBe(false);
     expect(pushed.map((p) => JSON.parse(p) as BatchLineResult)).toEqual([
       {

@@ -182,13 +182,12 @@ describeWithServer('LlamaServerEngine with the generated vision model', () => {
 
   it('aborts the generation when the signal fires, and serves the next request', async () => {
     const controller = new AbortController();
-    const started = Date.now();
     const { result } = await run({ ...ask({ maxTokens: 400 }), signal: controller.signal }, (p) => {
       if ((p.tokens ?? 0) >= 3) controller.abort();
     });
     expect(result.aborted).toBe(true);
+    // Fewer tokens than asked for is the abort taking effect, however slow the machine.
     expect(result.usage.completionTokens).toBeLessThan(400);
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect((await run(ask({ maxTokens: 3 }))).result.usage.completionTokens).toBe(3);
   });
 
