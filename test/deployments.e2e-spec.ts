@@ -49,7 +49,7 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
   beforeAll(async () => {
     platform = await TestPlatform.start({
       workers: 0,
-      env: { CONVEYOR_CONFIG: config, QUEUE_TIMEOUT_MS: '8000', HEARTBEAT_MS: '300' },
+      env: { CONVEYOR_CONFIG: config, QUEUE_TIMEOUT_MS: '20000', HEARTBEAT_MS: '300' },
     });
   });
 
@@ -83,7 +83,7 @@ describe('deployments, seed forms, API keys, readiness and routing', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(7900);
       const body = await readJson<OpenAiErrorBody>(res);
       expect(body.error).toMatchObject({ type: 'service_unavailable', code: 'service_unavailable' });
-      expect(body.error.message).toMatch(/No worker took the request for "beta" within 8000 ms \(0 live workers\)/);
+      expect(body.error.message).toMatch(/No worker took the request for "beta" within 20000 ms \(0 live workers\)/);
       const queue = new Queue(deploymentQueueName('beta'), { connection: { url: REDIS_URL }, prefix: platform.prefix });
       expect(await queue.count()).toBe(0);
       await queue.close();
