@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { resolve } from 'node:path';
-import {
-  getLlama,
-  Llama,
-  LlamaContext,
-  LlamaContextSequence,
-  LlamaGrammarEvaluationState,
-  LlamaModel,
-  TokenBias,
-} from 'node-llama-cpp';
-import { ensurePresetModel } from '@conveyor/gguf';
+import { describe, expect, it } from '@jest/globals';
 import {
   APPLY_PATCH_ENVIRONMENT_GRAMMAR,
   APPLY_PATCH_GRAMMAR,
   isApplyPatch,
 } from '../../../test/support/apply-patch-grammar.js';
+import { useGrammarSampler } from '../../../test/support/grammar-sampler.js';
 import { jsonSchemaGrammar, LARK_KEYWORD } from './index.js';
 
 /**
@@ -23,7 +13,6 @@ import { jsonSchemaGrammar, LARK_KEYWORD } from './index.js';
  * be complete JSON whose input is a well-formed patch, within the byte (and so token) budget.
  */
 const SEEDS = [1, 2, 3, 4, 5, 6];
-const PROMPT = '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n';
 
 const inputSchema = (definition: string) => ({
   type: 'object',
@@ -33,46 +22,8 @@ const inputSchema = (definition: string) => ({
 });
 
 describe('a translated Lark grammar in llama.cpp with a random model', () => {
-  let llama: Llama;
-  let model: LlamaModel;
-  let context: LlamaContext;
-  let sequence: LlamaContextSequence;
-
-  beforeAll(async () => {
-    const modelPath = await ensurePresetModel('tiny', resolve('models'));
-    llama = await getLlama({ build: 'never', gpu: false });
-    model = await llama.loadModel({ modelPath });
-    context = await model.createContext({ contextSize: 4096, sequences: 1, threads: 1 });
-    sequence = context.getSequence();
-  });
-
-  afterAll(async () => {
-    await context?.dispose();
-    await model?.dispose();
-  });
-
-  async function generate(gbnf: string, seed: number, favor?: string): Promise<{ text: string; tokens: number }> {
-    const grammar = await llama.createGrammar({ grammar: gbnf });
-    const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
-    await sequence.clearHistory();
-    // The random model's logits are large: this bias makes favoured tokens win whenever the grammar allows one.
-    const tokenBias = favor
-      ? [...favor].reduce((bias, ch) => bias.set(ch, { logit: 1000 }), new TokenBias(model.tokenizer))
-      : undefined;
-    const tokens = [];
-    for await (const token of sequence.evaluate(model.tokenize(PROMPT, true), {
-      temperature: 1,
-      topK: 0,
-      topP: 1,
-      seed,
-      grammarEvaluationState,
-      tokenBias,
-    })) {
-      tokens.push(token);
-      if (tokens.length > 3000) throw new Error('grammar did not end');
-    }
-    return { text: model.detokenize(tokens), tokens: tokens.length };
-  }
+  const sampler = useGrammarSampler(4096);
+  const generate = (gbnf: string, seed: number, favor?: string) => sampler.generate(gbnf, seed, { favor, limit: 3000 });
 
   it.each([
     { name: 'apply_patch', definition: APPLY_PATCH_GRAMMAR, budget: 400 },

@@ -1,20 +1,7 @@
-// One file, past 300 lines: a table of schemas (CASES) and the few long-string cases, all run through the one
-// generation loop below in real llama.cpp, where they share a loaded model and the biases that steer it.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { resolve } from 'node:path';
-import {
-  getLlama,
-  Llama,
-  LlamaContext,
-  LlamaContextSequence,
-  LlamaGrammarEvaluationState,
-  LlamaModel,
-  Token,
-  TokenBias,
-} from 'node-llama-cpp';
-import { ensurePresetModel } from '@conveyor/gguf';
+import { useGrammarSampler } from '../../../test/support/grammar-sampler.js';
 import { JsonSchema, jsonSchemaGrammar } from './index.js';
 
 /**
@@ -23,7 +10,6 @@ import { JsonSchema, jsonSchemaGrammar } from './index.js';
  * against the schema and fits the byte (and so token) budget.
  */
 const SEEDS = [1, 2, 3, 4];
-const PROMPT = '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n';
 
 const point = {
   type: 'object',
@@ -228,65 +214,9 @@ const CASES: { name: string; schema: JsonSchema | null; maxBytes: number; favor?
 ];
 
 describe('generated grammars in llama.cpp with a random model', () => {
-  let llama: Llama;
-  let model: LlamaModel;
-  let context: LlamaContext;
-  let sequence: LlamaContextSequence;
+  const { generate, createGrammar } = useGrammarSampler(2048);
   const ajv = new Ajv2020({ strict: false });
   addFormatsModule.default(ajv);
-
-  beforeAll(async () => {
-    const modelPath = await ensurePresetModel('tiny', resolve('models'));
-    llama = await getLlama({ build: 'never', gpu: false });
-    model = await llama.loadModel({ modelPath });
-    context = await model.createContext({ contextSize: 2048, sequences: 1, threads: 1 });
-    sequence = context.getSequence();
-  });
-
-  afterAll(async () => {
-    await context?.dispose();
-    await model?.dispose();
-  });
-
-  /**
-   * `favor`: characters whose tokens win whenever the grammar allows one; `avoid`: characters whose
-   * tokens (every token holding one) lose whenever the grammar allows another.
-   */
-  async function generate(
-    gbnf: string,
-    seed: number,
-    { favor, avoid }: { favor?: string; avoid?: string } = {},
-  ): Promise<{ text: string; tokens: number }> {
-    const grammar = await llama.createGrammar({ grammar: gbnf });
-    const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
-    await sequence.clearHistory();
-    // One character at a time, so each gets its byte tokens rather than a merged one. The random
-    // model's logits are large: this bias makes favoured tokens win whenever the grammar allows one.
-    let tokenBias = favor
-      ? [...favor].reduce((bias, ch) => bias.set(ch, { logit: 1000 }), new TokenBias(model.tokenizer))
-      : undefined;
-    if (avoid) {
-      tokenBias ??= new TokenBias(model.tokenizer);
-      const vocabulary = (model.fileInfo.metadata.tokenizer?.ggml?.tokens as unknown[]).length;
-      for (let token = 0; token < vocabulary; token++)
-        if ([...avoid].some((ch) => model.detokenize([token as Token]).includes(ch)))
-          tokenBias.set(token as Token, { logit: -1e6 });
-    }
-    const tokens = [];
-    // topK/topP off: sample from every token the grammar allows, the most adversarial case.
-    for await (const token of sequence.evaluate(model.tokenize(PROMPT, true), {
-      temperature: 1,
-      topK: 0,
-      topP: 1,
-      seed,
-      grammarEvaluationState,
-      tokenBias,
-    })) {
-      tokens.push(token);
-      if (tokens.length > 2000) throw new Error('grammar did not end');
-    }
-    return { text: model.detokenize(tokens), tokens: tokens.length };
-  }
 
   it('llama.cpp accepts grammars with repetitions past its 2000-rule limit per repeat', async () => {
     for (const schema of [
@@ -296,7 +226,7 @@ describe('generated grammars in llama.cpp with a random model', () => {
       { type: 'object', additionalProperties: { type: 'string' } },
     ]) {
       const grammar = jsonSchemaGrammar(schema, 1e9)!;
-      await expect(llama.createGrammar({ grammar: grammar.gbnf })).resolves.toBeDefined();
+      await expect(createGrammar(grammar.gbnf)).resolves.toBeDefined();
     }
   });
 
