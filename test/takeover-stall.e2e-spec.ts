@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ChatCompletionChunk } from '@conveyor/openai';
-import { deploymentQueueName, replayReply, replyInboxKey } from '@conveyor/queue';
-import { SseReader, holderOf, replyEvents, waitFor } from './support/jobs.js';
+import { deploymentQueueName, replayReply } from '@conveyor/queue';
+import { SseReader, holderOf, replyEvents, takeoverStartedAt, waitFor } from './support/jobs.js';
 import { REDIS_URL, TestPlatform, exited, type ManagedProcess } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -52,22 +52,7 @@ describe('takeover: what the client of a killed worker sees', () => {
     await platform?.stop();
   });
 
-  /** When attempt 2 of a reply started: its start event's inbox entry id (Redis's clock, ms). */
-  const takeoverAt = (requestId: string) =>
-    waitFor(
-      async () => {
-        for (const inbox of await redis.keys(replyInboxKey(platform.prefix, '*')))
-          for (const [id, fields] of await redis.xrange(inbox, '-', '+'))
-            for (let i = 0; i + 1 < fields.length; i += 2) {
-              if (fields[i] !== requestId) continue;
-              const [attempt, , ...events] = JSON.parse(fields[i + 1]!) as [number, number, ...unknown[][]];
-              if (attempt >= 2 && events.some((e) => e[0] === 0)) return Number(id.split('-')[0]);
-            }
-        return undefined;
-      },
-      60_000,
-      'attempt 2 to start',
-    );
+  const takeoverAt = (requestId: string) => takeoverStartedAt(redis, platform.prefix, requestId);
 
   it('a worker killed -9 well into a reply, beside other streams: new text soon after the takeover, the text whole and once', async () => {
     // Other replies stream on both workers throughout.

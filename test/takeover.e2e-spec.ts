@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ChatCompletionChunk } from '@conveyor/openai';
-import { deploymentQueueName, replayReply, replyInboxKey, workerBeatsKey } from '@conveyor/queue';
-import { SseReader, holderOf, replyEvents, waitFor } from './support/jobs.js';
+import { deploymentQueueName, replayReply, workerBeatsKey } from '@conveyor/queue';
+import { SseReader, holderOf, replyEvents, takeoverStartedAt, waitFor } from './support/jobs.js';
 import { REDIS_URL, TestPlatform, exited, type ManagedProcess } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
@@ -37,28 +37,10 @@ describe('takeover: a dead worker, and a slow one', () => {
       }),
     });
 
-  /**
-   * When attempt 2 of a reply started: the id (Redis's clock, in ms) of the inbox entry holding its start
-   * event. An entry holds a field per reply, `[attempt, firstSeq, ...events]`, a start being `[0, ...]`
-   * (libs/queue/src/reply-codec.ts). Polled while the reply runs: the API trims what it has relayed.
-   */
   const takeoverAt = async (requestId: string, since: number): Promise<number> => {
     const redis = new Redis(REDIS_URL);
     try {
-      return await waitFor(
-        async () => {
-          for (const inbox of await redis.keys(replyInboxKey(platform.prefix, '*')))
-            for (const [id, fields] of await redis.xrange(inbox, `${since - 1000}-0`, '+'))
-              for (let i = 0; i + 1 < fields.length; i += 2) {
-                if (fields[i] !== requestId) continue;
-                const [attempt, , ...events] = JSON.parse(fields[i + 1]!) as [number, number, ...unknown[][]];
-                if (attempt >= 2 && events.some((e) => e[0] === 0)) return Number(id.split('-')[0]);
-              }
-          return undefined;
-        },
-        60_000,
-        'attempt 2 to start',
-      );
+      return await takeoverStartedAt(redis, platform.prefix, requestId, since);
     } finally {
       redis.disconnect();
     }

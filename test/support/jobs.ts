@@ -60,6 +60,29 @@ export async function replyEvents(redisUrl: string, prefix: string, requestId: s
 }
 
 /** A streamed reply read chunk by chunk, so a test can act mid-stream. */
+/**
+ * When attempt 2 (or later) of a reply started: the id (Redis's clock, in ms) of the inbox entry holding
+ * its start event. An entry holds a field per reply, `[attempt, firstSeq, ...events]`, a start being
+ * `[0, ...]` (libs/queue/src/reply-codec.ts). Poll it while the reply runs: the API trims what it has
+ * relayed. `since`: the earliest time worth reading from.
+ */
+export function takeoverStartedAt(redis: Redis, prefix: string, requestId: string, since = 0): Promise<number> {
+  return waitFor(
+    async () => {
+      for (const inbox of await redis.keys(replyInboxKey(prefix, '*')))
+        for (const [id, fields] of await redis.xrange(inbox, since > 0 ? `${since - 1000}-0` : '-', '+'))
+          for (let i = 0; i + 1 < fields.length; i += 2) {
+            if (fields[i] !== requestId) continue;
+            const [attempt, , ...events] = JSON.parse(fields[i + 1]!) as [number, number, ...unknown[][]];
+            if (attempt >= 2 && events.some((e) => e[0] === 0)) return Number(id.split('-')[0]);
+          }
+      return undefined;
+    },
+    60_000,
+    'attempt 2 to start',
+  );
+}
+
 export class SseReader {
   private buffer = '';
   private readonly decoder = new TextDecoder();
