@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { resolve } from 'node:path';
 import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
@@ -118,6 +118,12 @@ describe('the prompt cache, exact (the generated tiny model)', () => {
 // engines nothing else used, each with one sequence, so the engine without the cache does not spread the
 // turns over two sequences' cells where the one with it keeps them in one.
 describe('the prompt cache, exact, with seeded sampling (fresh engines)', () => {
+  // Even so, in about one full run in four on a busy machine the two engines' sampled texts part a few
+  // tokens before the end of a turn (the first turn once, where nothing is reused): a last-bit
+  // difference in llama.cpp's sums that neither engine controls. A real reuse error parts them on every
+  // try, so a second and third try keep the check and drop the chance.
+  jest.retryTimes(2, { logErrorsBeforeRetry: true });
+
   let pair: [LlamaCppEngine, LlamaCppEngine];
 
   beforeAll(async () => {
