@@ -121,29 +121,25 @@ describe('the prompt cache, exact, with seeded sampling (fresh engines)', () => 
   // Even so, in about one full run in four on a busy machine the two engines' sampled texts part a few
   // tokens before the end of a turn (the first turn once, where nothing is reused): a last-bit
   // difference in llama.cpp's sums that neither engine controls. A real reuse error parts them on every
-  // try, so a second and third try keep the check and drop the chance.
+  // try, so a second and third try keep the check and drop the chance. Each try loads its own engines: a
+  // try on engines an earlier one used would start from cells that lie elsewhere.
   jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
-  let pair: [LlamaCppEngine, LlamaCppEngine];
-
-  beforeAll(async () => {
-    pair = await engines('exact', 1);
-  });
-
-  afterAll(async () => {
-    await Promise.all(pair?.map((e) => e.dispose()) ?? []);
-  });
-
   it('each sampled turn of a conversation is what it is without the cache, reusing whole chunks', async () => {
-    const history: ChatTurn[] = [{ role: 'system', content: SYSTEM }];
-    let previousPrompt = 0;
-    for (let turn = 1; turn <= 4; turn++) {
-      history.push({ role: 'user', content: `Roll the dice, round ${turn}. `.repeat(8) });
-      const { text, reused, prompt } = await same(pair, history, 40, { temperature: 1, seed: 42 });
-      expect(reused % PREFILL_CHUNK).toBe(0);
-      if (turn > 1) expect(reused).toBe(previousPrompt - (previousPrompt % PREFILL_CHUNK));
-      previousPrompt = prompt;
-      history.push({ role: 'assistant', content: text });
+    const pair = await engines('exact', 1);
+    try {
+      const history: ChatTurn[] = [{ role: 'system', content: SYSTEM }];
+      let previousPrompt = 0;
+      for (let turn = 1; turn <= 4; turn++) {
+        history.push({ role: 'user', content: `Roll the dice, round ${turn}. `.repeat(8) });
+        const { text, reused, prompt } = await same(pair, history, 40, { temperature: 1, seed: 42 });
+        expect(reused % PREFILL_CHUNK).toBe(0);
+        if (turn > 1) expect(reused).toBe(previousPrompt - (previousPrompt % PREFILL_CHUNK));
+        previousPrompt = prompt;
+        history.push({ role: 'assistant', content: text });
+      }
+    } finally {
+      await Promise.all(pair.map((e) => e.dispose()));
     }
   });
 });
