@@ -5,6 +5,7 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
+import { PeriodicPass } from '../platform/periodic-pass.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
@@ -41,8 +42,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private mismatchReported = false;
   /** Since when ticks have failed to read the batches (Redis or the file store away): said once, and when it ends. */
   private outageSince: number | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  // A tick reports its own failures (an outage once, a store mismatch once), so none reaches the pass.
+  private readonly ticks = new PeriodicPass(
+    () => this.tick(),
+    (err) => this.logger.error(`Batch tick failed: ${err.message}`),
+  );
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
@@ -61,14 +65,11 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.tick().finally(() => (this.running = null));
-    }, this.config.batch.tickMs);
+    this.ticks.start(this.config.batch.tickMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.ticks.stop();
     // A replica shutting down hands its batches over at once, rather than leaving them idle until their
     // leases lapse (BATCH_LEASE_MS); with Redis gone, they lapse as after a crash.
     for (const batch of this.leased.values()) {

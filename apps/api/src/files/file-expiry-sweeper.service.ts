@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
+import { PeriodicPass } from '../platform/periodic-pass.js';
 import { FileExpiries } from '../repositories/file-expiries.port.js';
 
 /** Files removed per pass at most; the rest wait for the next pass (they answer 404 meanwhile). */
@@ -14,8 +15,10 @@ const PER_PASS = 100;
 @Injectable()
 export class FileExpirySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(FileExpirySweeper.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly pass = new PeriodicPass(
+    () => this.sweep(),
+    (err) => this.logger.warn(`Could not remove expired files: ${err.message}`),
+  );
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
@@ -24,17 +27,11 @@ export class FileExpirySweeper implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .then(() => undefined)
-        .catch((err: Error) => this.logger.warn(`Could not remove expired files: ${err.message}`))
-        .finally(() => (this.running = null));
-    }, this.config.batch.expirySweepMs);
+    this.pass.start(this.config.batch.expirySweepMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  onApplicationShutdown(): Promise<void> {
+    return this.pass.stop();
   }
 
   /** One pass: every file expired by now (up to PER_PASS) removed, then forgotten. */

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { PeriodicPass } from '../platform/periodic-pass.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
 
 /**
@@ -14,23 +15,18 @@ const ROLL_UP_MS = 30_000;
 @Injectable()
 export class UsageRollUp implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(UsageRollUp.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly pass = new PeriodicPass(
+    () => this.ledger.rollUp(Date.now()),
+    (err) => this.logger.warn(`Could not add usage to its buckets: ${err.message}`),
+  );
 
   constructor(private readonly ledger: UsageLedger) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.ledger
-        .rollUp(Date.now())
-        .catch((err: Error) => this.logger.warn(`Could not add usage to its buckets: ${err.message}`))
-        .finally(() => (this.running = null));
-    }, ROLL_UP_MS);
-    this.timer.unref();
+    this.pass.start(ROLL_UP_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  onApplicationShutdown(): Promise<void> {
+    return this.pass.stop();
   }
 }
