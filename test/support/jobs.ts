@@ -59,7 +59,6 @@ export async function replyEvents(redisUrl: string, prefix: string, requestId: s
   }
 }
 
-/** A streamed reply read chunk by chunk, so a test can act mid-stream. */
 /**
  * When attempt 2 (or later) of a reply started: the id (Redis's clock, in ms) of the inbox entry holding
  * its start event. An entry holds a field per reply, `[attempt, firstSeq, ...events]`, a start being
@@ -83,6 +82,7 @@ export function takeoverStartedAt(redis: Redis, prefix: string, requestId: strin
   );
 }
 
+/** A streamed reply read chunk by chunk, so a test can act mid-stream. */
 export class SseReader {
   private buffer = '';
   private readonly decoder = new TextDecoder();
