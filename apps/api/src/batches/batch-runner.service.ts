@@ -42,7 +42,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
   private mismatchReported = false;
   /** Since when ticks have failed to read the batches (Redis or the file store away): said once, and when it ends. */
   private outageSince: number | null = null;
-  // A tick reports its own failures (an outage once, a store mismatch once), so none reaches the pass.
+  // A tick reports its own failures (an outage once, a store mismatch once); what reaches the pass is the
+  // unexpected, such as failing a batch whose input cannot be read.
   private readonly ticks = new PeriodicPass(
     () => this.tick(),
     (err) => this.logger.error(`Batch tick failed: ${err.message}`),
