@@ -160,6 +160,9 @@ export class MemoryLines extends BatchLines {
     record.failed += c.failed;
     record.output_parts += c.outputParts;
     record.error_parts += c.errorParts;
+    record.prompt_tokens = (record.prompt_tokens ?? 0) + c.tokens.prompt;
+    record.cached_tokens = (record.cached_tokens ?? 0) + c.tokens.cached;
+    record.folded_tokens = (record.folded_tokens ?? 0) + c.tokens.folded;
     return true;
   }
   async clear(): Promise<void> {
@@ -223,10 +226,10 @@ export class MemoryFiles extends FileStore {
   async list(): Promise<StoredFile[]> {
     return [];
   }
-  /** How many times a file was opened for reading. */
-  reads = 0;
+  /** How many times a file was opened for reading, by its id. */
+  readonly reads = new Map<string, number>();
   async read(id: string): Promise<Readable> {
-    this.reads++;
+    this.reads.set(id, (this.reads.get(id) ?? 0) + 1);
     if (this.failReads) throw new Error('the store is unreachable');
     return Readable.from([this.text(id)]);
   }
@@ -354,19 +357,33 @@ export const imageRef = (image: string): ImageRef => ({
   height: 1,
 });
 
+/** The fake endpoint's body: a `system` and `user` turn become the job's messages; `image` is its one image. */
+interface FakeBody {
+  model: string;
+  image?: string;
+  system?: string;
+  user?: string;
+  /** Absent: 1, so identical lines are fresh draws and each runs (0 or a seed makes them repeats). */
+  temperature?: number;
+}
+
 /** A batch endpoint that needs no model: the body's text comes back as the reply; a body's `image` is its one image. */
 export const endpoint: BatchEndpoint = {
   idPrefix: 'chatcmpl-',
   parse: (body) => {
-    const { model, image } = body as { model: string; image?: string };
+    const { model, image, system, user, temperature = 1 } = body as FakeBody;
+    const turns = [
+      ...(system === undefined ? [] : [{ role: 'system' as const, content: system }]),
+      ...(user === undefined ? [] : [{ role: 'user' as const, content: user }]),
+    ];
     return {
       model,
       check: () => undefined,
       toJob: (requestId, deployment) => ({
         requestId,
         deployment: deployment.id,
-        messages: image ? [{ role: 'user', content: '', parts: [{ type: 'image', image: imageRef(image) }] }] : [],
-        sampling: { temperature: 0 },
+        messages: image ? [{ role: 'user', content: '', parts: [{ type: 'image', image: imageRef(image) }] }] : turns,
+        sampling: { temperature },
         stop: [],
         enqueuedAt: 0,
       }),

@@ -19,6 +19,7 @@ import type { LiveWorkers } from '../../apps/api/src/repositories/live-workers.p
 import type { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import type { BatchShares } from '../../apps/api/src/repositories/batch-shares.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
+import { BatchPlans } from '../../apps/api/src/batches/batch-plans.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
@@ -86,7 +87,8 @@ export function composeBatchRunner(p: BatchRunnerParts) {
   );
   const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage(), p.quota);
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
-  const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued, p.quota);
+  const plans = new BatchPlans(p.store, input);
+  const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued, p.quota, plans, p.metrics);
   const runner = new BatchRunner(
     p.config,
     p.records,
@@ -101,6 +103,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     new BatchEvents(configuredKeys(p.config), p.outbox),
     new OutputExpiry(p.expiries ?? new MemoryExpiries()),
     shares,
+    plans,
   );
   return { runner, input, validator, feeder, writer, recovery };
 }

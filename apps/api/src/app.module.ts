@@ -10,6 +10,7 @@ import { RateLimiter } from './auth/rate-limiter.service.js';
 import { TokenQuota } from './auth/token-quota.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
+import { BatchPlans } from './batches/batch-plans.js';
 import { BatchValidator } from './batches/batch-validator.js';
 import { LineFeeder } from './batches/line-feeder.js';
 import { LineShares } from './batches/line-shares.js';
@@ -246,6 +247,7 @@ export class AppModule {
         BatchesService,
         MessageBatchesService,
         BatchInput,
+        BatchPlans,
         BatchValidator,
         LineFeeder,
         LineShares,

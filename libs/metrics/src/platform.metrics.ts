@@ -99,6 +99,24 @@ export const PENDING_WORK = gauge({
   labels: ['pool', 'deployment'],
 });
 
+export const BATCH_PLAN_GROUPS = counter({
+  name: 'conveyor_batch_plan_groups_total',
+  help: "Groups of lines sharing a beginning that batches' plans fed together, counted as each batch is validated",
+  labels: [],
+});
+
+export const BATCH_LINES_FOLDED = counter({
+  name: 'conveyor_batch_lines_folded_total',
+  help: "Batch lines answered by an identical line's result instead of running (repeats folded by the batch's plan)",
+  labels: ['deployment'],
+});
+
+export const BATCH_FOLDED_PROMPT_TOKENS = counter({
+  name: 'conveyor_batch_folded_prompt_tokens_total',
+  help: 'Prompt tokens of batch lines folded into an identical line: never evaluated',
+  labels: ['deployment'],
+});
+
 export const REDIS_COMMANDS = counter({
   name: 'conveyor_redis_commands_total',
   help:

@@ -61,6 +61,30 @@ export interface Batch {
   cancelled_at: number | null;
   request_counts: { total: number; completed: number; failed: number };
   metadata: Record<string, string> | null;
+  /** Conveyor's extension: what the batch's plan did; absent until the batch is validated. */
+  plan?: BatchPlanReport;
+}
+
+/**
+ * What a batch's plan did (a Conveyor extension, on OpenAI's batches and Anthropic's Message Batches):
+ * lines that begin alike were fed together, and lines asked again were answered by one run.
+ */
+export interface BatchPlanReport {
+  /** Groups of lines sharing a beginning (system prompt, tools, leading turns). */
+  groups: number;
+  /** Lines answered by an identical line's result instead of running (greedy or seeded lines only). */
+  repeats_folded: number;
+  /** Prompt tokens of the lines written so far. */
+  prompt_tokens: {
+    /** Of the lines that ran. */
+    total: number;
+    /** Of those, reused from a worker's prompt cache instead of evaluated. */
+    cached: number;
+    /** Of the folded repeats: never evaluated. */
+    folded: number;
+  };
+  /** Prompt tokens not evaluated thanks to reuse and folding: cached + folded. */
+  prompt_tokens_saved: number;
 }
 
 /** One line of a batch output or error file. */

@@ -1,3 +1,4 @@
+import type { BatchPlanReport } from './batch.types.js';
 import type { Message, MessagesErrorBody } from './messages.types.js';
 
 /** Anthropic's Message Batches API (`/v1/messages/batches`): its objects as they go over the wire. */
@@ -35,6 +36,8 @@ export interface MessageBatch {
   cancel_initiated_at: string | null;
   archived_at: string | null;
   results_url: string | null;
+  /** Conveyor's extension: what the batch's plan did; absent until the batch is validated. */
+  plan?: BatchPlanReport;
 }
 
 export interface DeletedMessageBatch {

@@ -3,10 +3,11 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { BATCH_ENDPOINTS, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../generation/batch-endpoint.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { parseBatchLine, type LineCheck } from './batch-line.parser.js';
+import type { BatchPlan } from './batch-plan.js';
 
 export interface InputLine {
   /** 1-based line number in the file. */
@@ -16,6 +17,9 @@ export interface InputLine {
 
 /** A line of a batch's input, checked against the batch's endpoint and the deployments. */
 export type InputRequest = LineCheck & { line: number };
+
+/** A line as the batch's plan feeds it: `position` is its place in the plan's order, from 1. */
+export type PlannedRequest = InputRequest & { position: number };
 
 /** Since when a batch's input cannot be read (for another reason than not existing); kept between reads. */
 export interface InputWatch {
@@ -69,12 +73,68 @@ export class BatchInput {
    * InputUnreadable once the input has stayed unreadable for a minute since `watch` last read it.
    */
   async open(batch: BatchRecord, watch: InputWatch, fromLine = 0): Promise<AsyncGenerator<InputRequest>> {
+    return this.requests(batch, readInputLines(await this.stream(batch, watch), fromLine));
+  }
+
+  /**
+   * The input's requests in the order `plan` feeds them, after position `from`: one pass over the file
+   * per step of the plan, each yielding that step's lines. Without a plan (a batch made before plans), in
+   * file order, where a line's position is its number.
+   */
+  async openPlanned(
+    batch: BatchRecord,
+    watch: InputWatch,
+    plan: BatchPlan | null,
+    from: number,
+  ): Promise<AsyncGenerator<PlannedRequest>> {
+    if (!plan) return withPositions(await this.open(batch, watch, from));
+    // The first pass is opened now, so a file that cannot be read fails here as it does unplanned.
+    const first = await this.stream(batch, watch);
+    return this.planned(batch, watch, plan, from, first);
+  }
+
+  private async *planned(
+    batch: BatchRecord,
+    watch: InputWatch,
+    plan: BatchPlan,
+    from: number,
+    first: Readable,
+  ): AsyncGenerator<PlannedRequest> {
+    const endpoint = this.endpoints[batch.endpoint];
+    let { step, skip } = plan.locate(from);
+    let stream: Readable | null = first;
+    try {
+      for (; step < plan.steps.length; step++, skip = 0) {
+        let seen = 0;
+        const start = plan.startOf(step);
+        // Lines of other steps are skipped unparsed: a pass costs a read of the file, not a parse of it.
+        for await (const { line, text } of readInputLines(stream ?? (await this.stream(batch, watch)))) {
+          if (plan.stepOf(line) !== step || ++seen <= skip) continue;
+          yield { ...this.parse(batch, endpoint, text, line), line, position: start + seen };
+        }
+        stream = null;
+      }
+    } finally {
+      stream?.destroy();
+    }
+  }
+
+  /** The input file's bytes, watched for a file that stays unreadable. */
+  private stream(batch: BatchRecord, watch: InputWatch): Promise<Readable> {
+    return this.read(batch.input_file_id, 'input', watch);
+  }
+
+  /**
+   * The bytes of a file the batch runs from (its input, its plan): a file missing from this store throws
+   * InputUnreadable at once, other failures as they are until the file has stayed unreadable for a minute.
+   */
+  async read(fileId: string, what: 'input' | 'plan', watch: InputWatch): Promise<Readable> {
     let stream: Readable;
     try {
-      stream = await this.store.read(batch.input_file_id);
+      stream = await this.store.read(fileId);
       watch.unreadableSince = null;
     } catch (err) {
-      const message = `The input file ${batch.input_file_id} cannot be read`;
+      const message = `The ${what} file ${fileId} cannot be read`;
       if (err instanceof FileNotFoundError) {
         throw new InputUnreadable(`${message}: it does not exist in this file store.`);
       }
@@ -84,18 +144,26 @@ export class BatchInput {
       }
       throw err;
     }
-    return this.requests(batch, readInputLines(stream, fromLine));
+    return stream;
   }
 
   private async *requests(batch: BatchRecord, lines: AsyncGenerator<InputLine>): AsyncGenerator<InputRequest> {
     const endpoint = this.endpoints[batch.endpoint];
-    for await (const { line, text } of lines) {
-      yield {
-        ...parseBatchLine(text, line, batch.endpoint, endpoint, this.findDeployment, this.config.api.images),
-        line,
-      };
-    }
+    for await (const { line, text } of lines) yield { ...this.parse(batch, endpoint, text, line), line };
+  }
+
+  private parse(batch: BatchRecord, endpoint: BatchEndpoint, text: string, line: number): LineCheck {
+    return parseBatchLine(text, line, batch.endpoint, endpoint, this.findDeployment, this.config.api.images);
   }
 
   private readonly findDeployment = (model: string): DeploymentConfig | undefined => this.registry.find(model);
+}
+
+/** Requests in file order, each at the position of its line. */
+async function* withPositions(requests: AsyncGenerator<InputRequest>): AsyncGenerator<PlannedRequest> {
+  try {
+    for await (const request of requests) yield { ...request, position: request.line };
+  } finally {
+    await requests.return(undefined);
+  }
 }

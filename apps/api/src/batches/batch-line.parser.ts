@@ -8,6 +8,8 @@ export interface ParsedLine {
   customId: string;
   body: ParsedBatchBody;
   deployment: DeploymentConfig;
+  /** The body as the line sent it: what tells a repeated request from another (see line-keys.ts). */
+  sent: unknown;
 }
 
 /** A line that passed every check, or why it did not (with its custom_id, when it has a valid one). */
@@ -47,7 +49,10 @@ export function parseBatchLine(
   if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
   const checked = checkBatchBody(raw.body, endpoint, findDeployment, images);
   if (!checked.ok) return fail(checked.message, checked.param ? `body.${checked.param}` : 'body', checked.code);
-  return { ok: true, value: { customId: raw.custom_id, body: checked.body, deployment: checked.deployment } };
+  return {
+    ok: true,
+    value: { customId: raw.custom_id, body: checked.body, deployment: checked.deployment, sent: raw.body },
+  };
 }
 
 /** A request body that passed every check of its route against the deployment it names, or why not. */

@@ -77,7 +77,7 @@ describe('BatchRunner', () => {
     }
     const record = await h.runToEnd(driver, id);
     expect(record).toMatchObject({ status: 'completed', completed: 6 });
-    expect(h.files.reads).toBe(2);
+    expect(h.files.reads.get(record.input_file_id)).toBe(2);
   });
 
   it('a replica that gets a batch back after another drove it reads on from where that one left off', async () => {

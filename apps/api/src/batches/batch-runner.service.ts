@@ -12,6 +12,7 @@ import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchEvents } from '../webhooks/batch-events.service.js';
 import { InputUnreadable } from './batch-input.reader.js';
+import { BatchPlans } from './batch-plans.js';
 import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
@@ -63,6 +64,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly events: BatchEvents,
     private readonly outputExpiry: OutputExpiry,
     private readonly shares: LineShares,
+    private readonly plans: BatchPlans,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -151,6 +153,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
 
   /** One tick of a running or cancelling batch. */
   private async drive(batch: BatchRecord, leased: LeasedBatch): Promise<void> {
+    // Read once per lease: the writer answers folded repeats from it, the feeder follows its order.
+    await this.plans.of(batch, leased);
     await this.writer.collect(batch, leased);
     const stop = batch.cancel_requested
       ? ErrorCode.batchCancelled
@@ -183,6 +187,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     if (ended) {
       await this.events.announce(ended);
       await this.outputExpiry.apply(ended);
+      await this.plans.discard(ended);
     }
     // What its lines that never ran (cancelled, expired, lost) still hold of its owner's day goes back.
     if (ended?.in_progress_at) {

@@ -4,11 +4,15 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { estimateTokens } from '../generation/token-estimate.js';
+import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput, type InputWatch } from './batch-input.reader.js';
+import { PlanBuilder, type BatchPlan } from './batch-plan.js';
+import { BatchPlans } from './batch-plans.js';
 import type { LeasedBatch } from './leased-batch.js';
+import { prefixKey, repeatKey } from './line-keys.js';
 
 const MAX_REPORTED_ERRORS = 100;
 
@@ -19,8 +23,10 @@ const MAX_REPORTED_ERRORS = 100;
 interface Checked {
   errors: BatchError[];
   total: number;
+  /** Lines to feed to each deployment (repeats folded into another line not counted). */
   byDeployment: Map<string, number>;
   tokens: number;
+  plan: BatchPlan;
 }
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -42,10 +48,12 @@ export class BatchValidator {
     private readonly store: FileStore,
     private readonly unqueued: UnqueuedLines,
     private readonly quota: TokenQuota,
+    private readonly plans: BatchPlans,
+    private readonly metrics: PlatformMetrics,
   ) {}
 
   async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish'>): Promise<void> {
-    const { errors, total, byDeployment, tokens } = await this.check(batch, state);
+    const { errors, total, byDeployment, tokens, plan } = await this.check(batch, state);
     const latest = await this.batches.get(batch.id);
     const startedAt = Date.now();
     // Its lines settle against the day it started in (`in_progress_at`), so the two are one instant.
@@ -62,6 +70,9 @@ export class BatchValidator {
       purpose: outputPurpose(batch),
       owner: batch.owner,
     });
+    // Saved before the batch runs: every replica that drives it feeds it in the same order.
+    const planFile = await this.plans.save(batch, plan);
+    this.metrics.batchPlan.groups.inc(plan.groups);
     // Counted before the batch runs, so the pool scales for the whole batch from its first tick; set
     // again (the same counts) if this replica stops before the status below is written.
     await this.unqueued.expect(batch.id, byDeployment);
@@ -71,11 +82,14 @@ export class BatchValidator {
       in_progress_at: Math.floor(startedAt / 1000),
       total,
       output_file_id: output.id,
+      plan_file_id: planFile,
+      plan: plan.summary(),
     });
   }
 
-  /** Streams the whole input once: the first errors in line order, then the whole file's. */
+  /** Streams the whole input once: the first errors in line order, then the whole file's, and the plan. */
   private async check(batch: BatchRecord, state: InputWatch): Promise<Checked> {
+    const planner = new PlanBuilder(batch.fold_repeats !== false);
     const errors: BatchError[] = [];
     const byDeployment = new Map<string, number>();
     let errorCount = 0;
@@ -95,10 +109,13 @@ export class BatchValidator {
           };
         }
         seen.add(parsed.value.customId);
-        const { deployment, body } = parsed.value;
+        const { deployment, body, customId, sent } = parsed.value;
         if (!error) {
-          byDeployment.set(deployment.id, (byDeployment.get(deployment.id) ?? 0) + 1);
-          tokens += estimateTokens(body.toJob(parsed.value.customId, deployment), deployment);
+          const job = body.toJob(customId, deployment);
+          tokens += estimateTokens(job, deployment);
+          if (planner.add(parsed.line, customId, prefixKey(job), repeatKey(job, batch.endpoint, sent))) {
+            byDeployment.set(deployment.id, (byDeployment.get(deployment.id) ?? 0) + 1);
+          }
         }
       }
       if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
@@ -123,6 +140,6 @@ export class BatchValidator {
         line: null,
       });
     }
-    return { errors, total, byDeployment, tokens };
+    return { errors, total, byDeployment, tokens, plan: planner.build() };
   }
 }

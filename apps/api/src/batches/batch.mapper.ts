@@ -1,5 +1,6 @@
 import type { Batch, BatchEndpointUrl } from '@conveyor/openai';
 import type { BatchRecord } from '../repositories/batch-record.js';
+import { planReport } from './plan-report.mapper.js';
 
 /** A batch record as the Batches API answers it. */
 export function toBatch(r: BatchRecord & { endpoint: BatchEndpointUrl }): Batch {
@@ -24,5 +25,6 @@ export function toBatch(r: BatchRecord & { endpoint: BatchEndpointUrl }): Batch 
     cancelled_at: r.cancelled_at,
     request_counts: { total: r.total, completed: r.completed, failed: r.failed },
     metadata: r.metadata,
+    ...planReport(r),
   };
 }

@@ -57,6 +57,7 @@ export class BatchesService {
       created_at: created,
       expires_at: created + windowSeconds(dto.completion_window),
       ...(outputTtl === null ? {} : { output_ttl_s: outputTtl }),
+      ...(dto.fold_repeats === false ? { fold_repeats: false } : {}),
     });
     await this.repo.create(record);
     return toBatch(record);

@@ -1,4 +1,4 @@
-import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { BATCH_ENDPOINT_URLS, type BatchEndpointUrl } from '@conveyor/openai';
 
 export class CreateBatchDto {
@@ -20,6 +20,14 @@ export class CreateBatchDto {
   @IsOptional()
   @IsObject()
   output_expires_after?: { anchor: 'created_at'; seconds: number };
+
+  /**
+   * Conveyor's extension: false runs every line, even one that repeats an earlier greedy or seeded line
+   * exactly (by default such a line is answered with the earlier one's result).
+   */
+  @IsOptional()
+  @IsBoolean()
+  fold_repeats?: boolean;
 }
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;

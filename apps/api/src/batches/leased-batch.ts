@@ -1,13 +1,14 @@
-import type { InputRequest, InputWatch } from './batch-input.reader.js';
+import type { InputWatch, PlannedRequest } from './batch-input.reader.js';
+import type { BatchPlan } from './batch-plan.js';
 
-/** The input read on from the last line fed. */
+/** The input read on, in the plan's order, from the last line fed. */
 export interface FeedCursor {
-  /** The last line fed as this replica saved it in the record: the cursor stands right after it. */
+  /** The position of the last line fed as this replica saved it in the record: the cursor stands right after it. */
   at: number;
   /** The lines after it; null once the input was read to the end. */
-  rest: AsyncGenerator<InputRequest> | null;
+  rest: AsyncGenerator<PlannedRequest> | null;
   /** A line read but not fed: its deployment had no room in its key's share. Fed first, next tick. */
-  pending?: InputRequest;
+  pending?: PlannedRequest;
 }
 
 /**
@@ -19,6 +20,8 @@ export interface FeedCursor {
 export class LeasedBatch implements InputWatch {
   /** Where feeding reads on in the input; none until the next feed opens it from the last line saved as fed. */
   cursor: FeedCursor | null = null;
+  /** The batch's plan, once read (BatchPlans); null for a batch made before plans. */
+  plan: BatchPlan | null | undefined = undefined;
   /** The deployments its lines were fed to, whose live sequences size its window. */
   readonly deployments = new Set<string>();
   /** When it last told the shares of its deployments its lines in flight (asking for lines or not). */

@@ -9,7 +9,7 @@ import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
-import { BatchInput, type InputRequest } from './batch-input.reader.js';
+import { BatchInput, type PlannedRequest } from './batch-input.reader.js';
 import type { ParsedLine } from './batch-line.parser.js';
 import type { LeasedBatch } from './leased-batch.js';
 import { LineShares } from './line-shares.js';
@@ -17,7 +17,7 @@ import { LineShares } from './line-shares.js';
 /** What queueing a line keeps of its batch: the deployments its lines went to, which size its window. */
 export type Fed = Pick<LeasedBatch, 'deployments'>;
 /** What feeding keeps of a batch between ticks: where it reads on in the input, and where lines went. */
-type Feeding = Fed & Pick<LeasedBatch, 'cursor' | 'dropCursor' | 'unreadableSince' | 'sharesAt'>;
+type Feeding = Fed & Pick<LeasedBatch, 'cursor' | 'dropCursor' | 'unreadableSince' | 'sharesAt' | 'plan'>;
 
 /** Where a batch's feeding stands after a top-up. */
 export interface TopUp {
@@ -59,13 +59,15 @@ export class LineFeeder {
   /**
    * Queues one line's job and records it in the window (before the job: a line in flight always has a
    * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
-   * Once queued, it leaves the batch's lines not yet queued (a line queued again is not counted again).
+   * Fed at `position` of the plan, it leaves the batch's lines not yet queued (a line queued again, or
+   * recovered without a position, is not counted again).
    */
   async enqueue(
     batch: BatchRecord,
     state: Fed,
     line: number,
     { customId, body, deployment }: ParsedLine,
+    position?: number,
   ): Promise<void> {
     const requestId = batchLineJobId(batch.id, line);
     const view = body.view?.();
@@ -87,7 +89,7 @@ export class LineFeeder {
       { 'conveyor.batch.id': batch.id, 'conveyor.batch.line': line },
       () => this.submission.submit(job, body.images?.()),
     );
-    await this.unqueued.queued(batch.id, deployment.id, line);
+    if (position !== undefined) await this.unqueued.queued(batch.id, deployment.id, position);
   }
 
   /**
@@ -108,8 +110,9 @@ export class LineFeeder {
   }
 
   /**
-   * Queues up to `room` more lines, reading on from the last line fed, each as its key's share of its
-   * deployment allows: a line with no room there waits, read, for a later tick (lines go in order).
+   * Queues up to `room` more lines, reading on in the plan's order from the last line fed, each as its
+   * key's share of its deployment allows: a line with no room there waits, read, for a later tick (lines
+   * go in order).
    */
   private async feed(
     batch: BatchRecord,
@@ -122,14 +125,17 @@ export class LineFeeder {
     // A cursor from before another replica fed on (this one stalled past its lease) stands behind the record.
     if (state.cursor?.at !== batch.fed_line) {
       await state.dropCursor();
-      state.cursor = { at: batch.fed_line, rest: await this.input.open(batch, state, batch.fed_line) };
+      state.cursor = {
+        at: batch.fed_line,
+        rest: await this.input.openPlanned(batch, state, state.plan ?? null, batch.fed_line),
+      };
     }
     const cursor = state.cursor;
     // Read to the end before: nothing is left to feed, and nothing to read again.
     if (!cursor.rest) return { count: 0, exhausted: true };
     const ticket = await this.shares.ticket(batch, state, inflight);
     let count = 0;
-    let lastLine = batch.fed_line;
+    let last = batch.fed_line;
     let exhausted = false;
     while (count < room) {
       const next = await this.nextLine(cursor);
@@ -143,21 +149,21 @@ export class LineFeeder {
         cursor.pending = next;
         break;
       }
-      lastLine = next.line;
+      last = next.position;
       if (!next.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueue(batch, state, lastLine, next.value);
+      await this.enqueue(batch, state, next.line, next.value, next.position);
       count++;
     }
     // Past the lines skipped too, unless all it did was reach the end (as it always has).
-    if (lastLine !== batch.fed_line && (count > 0 || !exhausted)) {
-      await this.batches.update(batch.id, { fed_line: lastLine });
-      cursor.at = lastLine;
+    if (last !== batch.fed_line && (count > 0 || !exhausted)) {
+      await this.batches.update(batch.id, { fed_line: last });
+      cursor.at = last;
     }
     return { count, exhausted };
   }
 
   /** The line read but not fed last tick, or the next one in the input; null at its end. */
-  private async nextLine(cursor: NonNullable<Feeding['cursor']>): Promise<InputRequest | null> {
+  private async nextLine(cursor: NonNullable<Feeding['cursor']>): Promise<PlannedRequest | null> {
     const pending = cursor.pending;
     if (pending) {
       delete cursor.pending;

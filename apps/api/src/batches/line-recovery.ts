@@ -129,8 +129,10 @@ export class LineRecovery {
     if (withdrawn.length && !(await this.writer.writeNotRun(batch, state, withdrawn, code))) return;
     if (await this.lines.inflightCount(batch.id)) return;
     await state.dropCursor();
+    // Every line of the file, in its order: lines not yet fed, and lines folded into one that was taken
+    // back, alike (the writer skips those already written).
     let chunk: NamedLine[] = [];
-    for await (const input of await this.input.open(batch, state, batch.fed_line)) {
+    for await (const input of await this.input.open(batch, state)) {
       const customId = input.ok ? input.value.customId : input.customId;
       if (customId === undefined) continue; // validated before: a line with no custom_id was not in the batch
       chunk.push({ line: input.line, customId });

@@ -8,6 +8,7 @@ import {
 import { errorResult } from '../dialects/anthropic-batch.dialect.js';
 import type { BatchResultLine } from '../generation/batch-endpoint.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
+import { planReport } from './plan-report.mapper.js';
 
 /** Where a batch's results are read; relative, so a client adds it to the address it already uses. */
 export const resultsPath = (id: string): string => `/v1/messages/batches/${id}/results`;
@@ -50,6 +51,7 @@ export function toMessageBatch(r: BatchRecord): MessageBatch {
     cancel_initiated_at: rfc3339OrNull(r.cancelling_at),
     archived_at: null,
     results_url: ended ? resultsPath(r.id) : null,
+    ...planReport(r),
   };
 }
 

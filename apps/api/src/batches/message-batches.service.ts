@@ -13,6 +13,7 @@ import {
 import { isMessageBatchId, newMessageBatchId } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { errorResult } from '../dialects/anthropic-batch.dialect.js';
+import { isObject } from '@conveyor/structured';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints, type BatchResultLine } from '../generation/batch-endpoint.js';
 import { MESSAGE_BATCH_FILES, MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
@@ -82,6 +83,8 @@ export class MessageBatchesService {
         metadata: null,
         created_at: created,
         expires_at: created + EXPIRES_AFTER_S,
+        // Conveyor's extension, as on OpenAI's batches: false runs every request, repeats too.
+        ...(isObject(body) && body.fold_repeats === false ? { fold_repeats: false } : {}),
       }),
       // Known now: the batch counts its requests as processing from the start.
       total: requests.length,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { FileStore } from '@conveyor/batch-store';
-import type { BatchLineResult } from '@conveyor/queue';
+import { batchLineJobId, type BatchLineResult, type TokenUsage } from '@conveyor/queue';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import {
   BATCH_ENDPOINTS,
@@ -14,6 +14,7 @@ import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { toJsonl, toResultLine } from './batch-output.mapper.js';
+import type { BatchPlan } from './batch-plan.js';
 import type { LeasedBatch } from './leased-batch.js';
 
 /** At most this many lines go into one part of a batch's output or error file. */
@@ -27,8 +28,39 @@ export interface NamedLine {
 
 /** The writer sees a batch only as the replica that holds its lease (the one allowed to write). */
 type Holder = Pick<LeasedBatch, 'holder'>;
+/** Collecting also answers the lines folded into a finished one, from the batch's plan. */
+type Collector = Holder & Partial<Pick<LeasedBatch, 'plan'>>;
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** The results written for the lines folded into `result`'s line, each under its own custom_id and line. */
+const REPEAT = Symbol('repeat');
+type Answer = BatchLineResult & { [REPEAT]?: true };
+const isRepeat = (r: Answer): boolean => r[REPEAT] === true;
+function repeatsAnswered(batchId: string, result: BatchLineResult, plan: BatchPlan | null | undefined): Answer[] {
+  return (plan?.repeatsOf(result.line) ?? []).map(({ line, customId }) => ({
+    ...result,
+    line,
+    customId,
+    requestId: batchLineJobId(batchId, line),
+    [REPEAT]: true as const,
+  }));
+}
+
+const NO_TOKENS: CollectedResults['tokens'] = { prompt: 0, cached: 0, folded: 0 };
+/** Prompt tokens of the lines that ran (and what of them was reused), and of the folded lines, never evaluated. */
+function promptTokens(
+  ran: readonly BatchLineResult[],
+  repeats: readonly BatchLineResult[],
+): CollectedResults['tokens'] {
+  const sum = (rs: readonly BatchLineResult[], of: (u: TokenUsage) => number) =>
+    rs.reduce((total, r) => total + (r.ok ? of(r.reply.usage) : 0), 0);
+  return {
+    prompt: sum(ran, (u) => u.promptTokens),
+    cached: sum(ran, (u) => u.cachedTokens ?? 0),
+    folded: sum(repeats, (u) => u.promptTokens),
+  };
+}
 
 /**
  * Writes a batch's lines to its output and error files, and commits them as done, so that each
@@ -72,6 +104,15 @@ export class ResultWriter {
     });
   }
 
+  /** Repeats answered by their line's result: counted as lines and prompt tokens never evaluated. */
+  private countFolded(repeats: readonly BatchLineResult[]): void {
+    for (const r of repeats) {
+      if (!r.ok) continue;
+      this.metrics.batchPlan.linesFolded.inc({ deployment: r.model });
+      this.metrics.batchPlan.foldedPromptTokens.inc({ deployment: r.model }, r.reply.usage.promptTokens);
+    }
+  }
+
   /** Settles ended lines against the owner's daily token quota: their share of the batch's reservation, for what they used. */
   private async settle(batch: BatchRecord, lines: number, ok: BatchLineResult[]): Promise<void> {
     if (batch.in_progress_at === null || !lines) return;
@@ -82,18 +123,24 @@ export class ResultWriter {
     await this.quota.settleBatch(batch.owner, batch.id, batch.in_progress_at * 1000, { lines, used, ended: false });
   }
 
-  /** Writes finished lines to the output and error files; a line retried after a worker died is written once. */
-  async collect(batch: BatchRecord, lease: Holder): Promise<void> {
+  /**
+   * Writes finished lines to the output and error files; a line retried after a worker died is written
+   * once. A line that others were folded into (the same request, asked again) answers them too: its
+   * result is written under each of their custom_ids, and only its own tokens are counted.
+   */
+  async collect(batch: BatchRecord, lease: Collector): Promise<void> {
     const endpoint = this.endpoints[batch.endpoint];
     for (;;) {
       const results = await this.lines.pendingResults(batch.id, LINES_PER_PART);
       if (!results.length) return;
-      const done = await this.lines.doneAmong(batch.id, [...new Set(results.map((r) => r.customId))]);
+      const answered = results.flatMap((r) => [r, ...repeatsAnswered(batch.id, r, lease.plan)]);
+      const done = await this.lines.doneAmong(batch.id, [...new Set(answered.map((r) => r.customId))]);
       const fresh = new Map<string, BatchLineResult>();
-      for (const result of results)
+      for (const result of answered)
         if (!done.has(result.customId) && !fresh.has(result.customId)) fresh.set(result.customId, result);
       const ok = [...fresh.values()].filter((r) => r.ok);
       const failed = [...fresh.values()].filter((r) => !r.ok);
+      const ran = ok.filter((r) => !isRepeat(r));
       const committed = await this.persist(
         batch,
         lease,
@@ -101,15 +148,17 @@ export class ResultWriter {
         failed.map((r) => toResultLine(batch.id, r, endpoint)),
         {
           customIds: [...fresh.keys()],
-          lines: results.map((r) => r.line),
+          lines: answered.map((r) => r.line),
           taken: results.length,
           completed: ok.length,
           failed: failed.length,
+          tokens: promptTokens(ran, ok.filter(isRepeat)),
         },
       );
       if (committed) {
-        for (const r of ok) if (r.ok) this.count(batch, r);
-        await this.settle(batch, fresh.size, ok);
+        for (const r of ran) if (r.ok) this.count(batch, r);
+        this.countFolded(ok.filter(isRepeat));
+        await this.settle(batch, fresh.size, ran);
       }
       if (!committed || results.length < LINES_PER_PART) return;
     }
@@ -128,7 +177,7 @@ export class ResultWriter {
       lease,
       [],
       fresh.map((c) => batchResults.notRun(batch.id, c, code)),
-      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0 },
+      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0, tokens: NO_TOKENS },
     );
   }
 
@@ -146,6 +195,7 @@ export class ResultWriter {
         taken: 0,
         completed: 0,
         failed: lines.length,
+        tokens: NO_TOKENS,
       },
     );
   }

@@ -3,7 +3,7 @@ import { FileNotFoundError, FileStore, type StoredFile } from '@conveyor/batch-s
 import { ErrorCode, type FileObject, type FilePurpose } from '@conveyor/openai';
 import type { Readable } from 'node:stream';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { MESSAGE_BATCH_FILES } from '../repositories/batch-record.js';
+import { BATCH_OWN_FILES } from '../repositories/batch-record.js';
 import { FileExpiries } from '../repositories/file-expiries.port.js';
 import { parseByteRange } from './byte-range.js';
 
@@ -41,10 +41,10 @@ export class FilesService {
     private readonly expiries: FileExpiries,
   ) {}
 
-  /** A Message Batch's files are the batch's own (deleted with it), so they are reported as missing here. */
+  /** A batch's own files (a Message Batch's, a plan) are deleted with it, so they are reported as missing here. */
   async get(owner: string, id: string): Promise<ShownFile> {
     const file = await this.store.getOwned(id, owner);
-    if (file.purpose === MESSAGE_BATCH_FILES) throw new FileNotFoundError(id);
+    if (BATCH_OWN_FILES.has(file.purpose)) throw new FileNotFoundError(id);
     const [expiresAt = null] = await this.expiries.expiresAt([id]);
     if (expiresAt !== null && expiresAt <= nowSeconds()) throw new FileNotFoundError(id);
     return { ...file, expiresAt };
@@ -52,7 +52,7 @@ export class FilesService {
 
   async list(owner: string, purpose?: string): Promise<FileObject[]> {
     const files = (await this.store.list(owner)).filter(
-      (f) => f.purpose !== MESSAGE_BATCH_FILES && (!purpose || f.purpose === purpose),
+      (f) => !BATCH_OWN_FILES.has(f.purpose) && (!purpose || f.purpose === purpose),
     );
     const expiries = await this.expiries.expiresAt(files.map((f) => f.id));
     const now = nowSeconds();

@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import {
+  BATCH_FOLDED_PROMPT_TOKENS,
   BATCH_LINES,
+  BATCH_LINES_FOLDED,
+  BATCH_PLAN_GROUPS,
   GENERATED_TOKENS,
   GEN_AI_REQUEST_DURATION,
   GEN_AI_TIME_PER_OUTPUT_TOKEN,
@@ -48,6 +51,12 @@ export class PlatformMetrics {
   readonly prefixRoutes = counterOf(PREFIX_ROUTES, this.registry);
   readonly tokens = counterOf(GENERATED_TOKENS, this.registry);
   readonly tokensPerSecond = histogramOf(TOKENS_PER_SECOND_OF_REPLY, this.registry);
+  /** What batches' plans did: groups fed together, and repeats answered without running. */
+  readonly batchPlan = {
+    groups: counterOf(BATCH_PLAN_GROUPS, this.registry),
+    linesFolded: counterOf(BATCH_LINES_FOLDED, this.registry),
+    foldedPromptTokens: counterOf(BATCH_FOLDED_PROMPT_TOKENS, this.registry),
+  };
 
   /** vLLM's names, by `model_name` (the deployment's id). */
   readonly vllm = {

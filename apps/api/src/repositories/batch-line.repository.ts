@@ -28,6 +28,9 @@ declare module 'ioredis' {
       failed: number,
       outputParts: number,
       errorParts: number,
+      promptTokens: number,
+      cachedTokens: number,
+      foldedTokens: number,
     ): Result<number, Context>;
   }
 }
@@ -78,6 +81,9 @@ export class BatchLineRepository extends BatchLines {
       c.failed,
       c.outputParts,
       c.errorParts,
+      c.tokens.prompt,
+      c.tokens.cached,
+      c.tokens.folded,
     );
     return applied === 1;
   }

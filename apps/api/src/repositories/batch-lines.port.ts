@@ -21,6 +21,8 @@ export interface CollectedResults {
   /** Parts written to the output and error files (0 or 1 each). */
   outputParts: number;
   errorParts: number;
+  /** Prompt tokens of the lines that ran, of those the reused, and of the folded lines (never evaluated). */
+  tokens: { prompt: number; cached: number; folded: number };
 }
 
 /**

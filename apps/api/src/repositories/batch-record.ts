@@ -2,6 +2,16 @@ import type { Batch, BatchEndpointUrl, BatchError, BatchEventType, WebhookEvent 
 import { newEventId } from '@conveyor/queue';
 import { currentTraceparent } from '@conveyor/telemetry';
 
+/** What a batch's plan did, as the batch object shows it. */
+export interface PlanSummary {
+  /** Groups of lines that share a beginning. */
+  groups: number;
+  /** Passes over the input: one per large group, plus one for the small groups packed together. */
+  steps: number;
+  /** Lines answered by an identical line's result instead of running. */
+  folded: number;
+}
+
 /** The Messages route: Anthropic's Message Batches run its lines; OpenAI's batches cannot name it. */
 export const MESSAGES_URL = '/v1/messages';
 
@@ -13,7 +23,7 @@ export type RunnerEndpointUrl = BatchEndpointUrl | typeof MESSAGES_URL;
  * hash whose fields are updated one at a time, so the runner's progress and a
  * client's cancel never overwrite each other.
  */
-export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'request_counts'> & {
+export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'request_counts' | 'plan'> & {
   /** `/v1/messages` for a Message Batch (id `msgbatch_…`), else the OpenAI batch's endpoint. */
   endpoint: RunnerEndpointUrl;
   /** API key name that created the batch; other keys cannot see it. */
@@ -22,8 +32,21 @@ export type BatchRecord = Omit<Batch, 'object' | 'endpoint' | 'errors' | 'reques
   total: number;
   completed: number;
   failed: number;
-  /** Lines handed to the queue so far (line numbers up to here are fed). */
+  /**
+   * Lines handed to the queue so far, as a position in the order the batch's plan feeds them (its lines
+   * at positions up to here are fed); in file order, a line's number, for a batch made before plans.
+   */
   fed_line: number;
+  /** The file holding the batch's plan (BatchPlans), once validation made it. Never on the wire. */
+  plan_file_id?: string;
+  /** What the plan did: groups, passes, repeats folded; absent until validated. */
+  plan?: PlanSummary;
+  /** False: every line runs, repeats too (`fold_repeats: false` when the batch was made). */
+  fold_repeats?: boolean;
+  /** Prompt tokens of the lines that ran, those reused from a prompt cache, and those of folded lines (never evaluated). */
+  prompt_tokens?: number;
+  cached_tokens?: number;
+  folded_tokens?: number;
   /** Parts of the output and error files written and committed so far: the next write is part number this. */
   output_parts: number;
   error_parts: number;
@@ -48,7 +71,7 @@ export type NewBatch = Pick<
   BatchRecord,
   'id' | 'owner' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'created_at' | 'expires_at'
 > &
-  Pick<Partial<BatchRecord>, 'output_ttl_s'>;
+  Pick<Partial<BatchRecord>, 'output_ttl_s' | 'fold_repeats'>;
 
 /** A batch as it is first stored: validating, nothing fed, counted or written yet. */
 export function newBatchRecord<E extends RunnerEndpointUrl>(
@@ -85,6 +108,12 @@ export function newBatchRecord<E extends RunnerEndpointUrl>(
  * batch, which deletes them with itself, so the Files API does not show them.
  */
 export const MESSAGE_BATCH_FILES = 'message_batch';
+
+/** The file-store purpose of a batch's plan: the batch's own, never shown by the Files API, deleted with it. */
+export const BATCH_PLAN_FILES = 'batch_plan';
+
+/** Purposes of the files a batch keeps for itself, which the Files API reports as missing. */
+export const BATCH_OWN_FILES: ReadonlySet<string> = new Set([MESSAGE_BATCH_FILES, BATCH_PLAN_FILES]);
 
 /** The purpose of the files a batch's results are written to. */
 export const outputPurpose = (r: Pick<BatchRecord, 'endpoint'>): string =>

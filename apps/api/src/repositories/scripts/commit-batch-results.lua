@@ -3,7 +3,8 @@
 -- the next part numbers move on. All or nothing, so a replica that dies after writing a part and before
 -- this leaves the results to be written again, to the same part, by whoever takes the batch over.
 -- KEYS: lease, done custom_ids, lines in flight, results list, batch record (one batch: one slot)
--- ARGV: holder, custom_ids (JSON), lines (JSON), results taken, completed, failed, output parts, error parts
+-- ARGV: holder, custom_ids (JSON), lines (JSON), results taken, completed, failed, output parts, error parts,
+--       prompt tokens of the lines that ran, of those the cached, prompt tokens of folded repeats
 -- Returns 1 when committed, 0 when another replica holds the lease (nothing changed).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local ids = cjson.decode(ARGV[2])
@@ -15,4 +16,8 @@ redis.call('HINCRBY', KEYS[5], 'completed', tonumber(ARGV[5]))
 redis.call('HINCRBY', KEYS[5], 'failed', tonumber(ARGV[6]))
 redis.call('HINCRBY', KEYS[5], 'output_parts', tonumber(ARGV[7]))
 redis.call('HINCRBY', KEYS[5], 'error_parts', tonumber(ARGV[8]))
+-- What the batch's plan saved, counted once per line with the rest (the batch object shows it).
+if tonumber(ARGV[9]) > 0 then redis.call('HINCRBY', KEYS[5], 'prompt_tokens', tonumber(ARGV[9])) end
+if tonumber(ARGV[10]) > 0 then redis.call('HINCRBY', KEYS[5], 'cached_tokens', tonumber(ARGV[10])) end
+if tonumber(ARGV[11]) > 0 then redis.call('HINCRBY', KEYS[5], 'folded_tokens', tonumber(ARGV[11])) end
 return 1
