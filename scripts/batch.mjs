@@ -21,6 +21,26 @@ const USAGE =
   'usage: npm run batch -- <requests.jsonl> [--endpoint URL] [--out DIR] [--base-url URL] [--api-key KEY] [--window 24h]';
 const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
+/**
+ * What the batch's plan did (Conveyor's `plan` field on the batch), in one line; null without one.
+ * @param {object} batch
+ * @returns {string | null}
+ */
+function planLine(batch) {
+  const plan =
+    /** @type {{ plan?: { groups: number, repeats_folded: number, prompt_tokens: { total: number, cached: number, folded: number }, prompt_tokens_saved: number } }} */ (
+      batch
+    ).plan;
+  if (!plan) return null;
+  const { total, cached, folded } = plan.prompt_tokens;
+  const asked = total + folded;
+  const saved = asked ? ` (${Math.round((100 * plan.prompt_tokens_saved) / asked)}% of ${asked})` : '';
+  return (
+    `Plan: ${plan.groups} group(s) of lines sharing a beginning, ${plan.repeats_folded} repeat(s) run once; ` +
+    `prompt tokens evaluated ${total - cached}, reused ${cached}, folded ${folded}: ${plan.prompt_tokens_saved} saved${saved}`
+  );
+}
+
 /** A failure the user can act on: printed as its one-line message, never with a stack trace. */
 /**
  * @param {unknown} url
@@ -289,6 +309,8 @@ async function main() {
     await download(batch.error_file_id, `${batch.id}_errors.jsonl`),
   ].filter((path) => path !== null);
   console.error(`Batch ${batch.status}: ${JSON.stringify(batch.request_counts)}`);
+  const plan = planLine(batch);
+  if (plan) console.error(plan);
   for (const e of batch.errors?.data ?? []) console.error(`  line ${e.line ?? '-'}: ${e.message}`);
   console.error(
     written.length

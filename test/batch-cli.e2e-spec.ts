@@ -127,6 +127,10 @@ describe('the batch command-line client (scripts/batch.mjs)', () => {
       /^Submitted requests\.jsonl to \/v1\/chat\/completions as batch_\w+ \(file file-\w+\)$/m,
     );
     expect(run.stderr).toMatch(/\[#+\] 5\/5 \(5 ok, 0 failed\) [\d.]+\/s ETA/);
+    // What the batch's plan did: five lines with one (empty) shared beginning, none asked twice.
+    expect(run.stderr).toMatch(
+      /^Plan: 1 group\(s\) of lines sharing a beginning, 0 repeat\(s\) run once; prompt tokens evaluated \d+/m,
+    );
     const outputPath = run.stdout.trim().split('\n')[0];
     expect(dirname(outputPath)).toBe(dir);
     expect(run.stderr).toContain(`Wrote ${outputPath.slice(dir.length + 1)} to ${dir}`);
