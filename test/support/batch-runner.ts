@@ -68,6 +68,7 @@ export interface BatchRunnerParts {
   outbox: MemoryOutbox;
   expiries?: MemoryExpiries;
   shares: BatchShares;
+  usage?: InMemoryUsage;
 }
 
 /** The batch runner wired to its collaborators as the app module wires them, with the collaborators at hand. */
@@ -85,7 +86,15 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.unqueued,
     shares,
   );
-  const writer = new ResultWriter(p.endpoints, p.records, p.lines, p.store, p.metrics, new InMemoryUsage(), p.quota);
+  const writer = new ResultWriter(
+    p.endpoints,
+    p.records,
+    p.lines,
+    p.store,
+    p.metrics,
+    p.usage ?? new InMemoryUsage(),
+    p.quota,
+  );
   const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
   const plans = new BatchPlans(p.store, input);
   const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued, p.quota, plans, p.metrics);
@@ -126,6 +135,8 @@ export class BatchRunnerHarness {
   readonly outbox = new MemoryOutbox();
   readonly expiries = new MemoryExpiries();
   readonly shares = new MemoryShares();
+  /** The usage ledger every runner of the harness counts into. */
+  readonly usage = new InMemoryUsage();
   readonly metrics: PlatformMetrics;
   /** The owner of the batches `createBatch` makes. */
   owner = 'anonymous';
@@ -155,6 +166,7 @@ export class BatchRunnerHarness {
       outbox: this.outbox,
       expiries: this.expiries,
       shares: this.shares,
+      usage: this.usage,
     });
   }
 

@@ -98,6 +98,15 @@ describe('BatchRunner: the batch plan', () => {
     expect(record).toMatchObject({ prompt_tokens: 10, cached_tokens: 6, folded_tokens: 15 });
     // Its owner's day is charged for what ran: two lines of 5 prompt tokens and 1 generated.
     expect(h.quotas.used.day).toBe(2 * 6);
+    // The usage ledger counts what ran, one entry per part of results written, not one per line.
+    expect(h.usage.entries).toEqual([
+      expect.objectContaining({
+        requestId: `${id}:output-0:${MODEL}`,
+        batch: true,
+        requests: 2,
+        usage: { promptTokens: 10, completionTokens: 2, cachedTokens: 6 },
+      }),
+    ]);
   });
 
   it('runs every line that samples without a seed, however alike', async () => {

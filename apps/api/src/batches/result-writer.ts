@@ -85,23 +85,43 @@ export class ResultWriter {
   ) {}
 
   /**
-   * A line's tokens, once it is committed (written once, by the replica that drives its batch), under its
-   * batch's owner and endpoint; the ledger counts each line's job once even if this replica stops here.
+   * The tokens of a part's lines that ran, once it is committed (written once, by the replica that drives
+   * its batch), under its batch's owner and endpoint: one ledger entry per deployment per part, named by
+   * the part, rather than one per line, so what the ledger keeps to count each once grows with the parts
+   * written (a 256th of the lines), not with the lines.
    */
-  private count(batch: BatchRecord, r: Extract<BatchLineResult, { ok: true }>): void {
-    this.metrics.countPrompt(r.model, r.reply.usage);
-    const entry = {
-      requestId: r.requestId,
-      at: r.finishedAt ?? Date.now(),
-      key: batch.owner,
-      deployment: r.model,
-      route: batch.endpoint,
-      batch: true,
-      usage: r.reply.usage,
-    };
-    void this.usage.count(entry).catch((err: Error) => {
-      new Logger(ResultWriter.name).warn(`Could not count the usage of ${batch.id} line ${r.line}: ${err.message}`);
-    });
+  private count(batch: BatchRecord, part: number, ran: readonly BatchLineResult[]): void {
+    const byModel = new Map<string, { usage: Required<TokenUsage>; lines: number; at: number }>();
+    for (const r of ran) {
+      if (!r.ok) continue;
+      this.metrics.countPrompt(r.model, r.reply.usage);
+      let sum = byModel.get(r.model);
+      if (!sum)
+        byModel.set(
+          r.model,
+          (sum = { usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, lines: 0, at: 0 }),
+        );
+      sum.usage.promptTokens += r.reply.usage.promptTokens;
+      sum.usage.completionTokens += r.reply.usage.completionTokens;
+      sum.usage.cachedTokens += r.reply.usage.cachedTokens ?? 0;
+      sum.lines++;
+      sum.at = Math.max(sum.at, r.finishedAt ?? Date.now());
+    }
+    for (const [model, { usage, lines, at }] of byModel) {
+      const entry = {
+        requestId: `${batch.id}:output-${part}:${model}`,
+        at,
+        key: batch.owner,
+        deployment: model,
+        route: batch.endpoint,
+        batch: true,
+        usage,
+        requests: lines,
+      };
+      void this.usage.count(entry).catch((err: Error) => {
+        new Logger(ResultWriter.name).warn(`Could not count the usage of ${batch.id} part ${part}: ${err.message}`);
+      });
+    }
   }
 
   /** Repeats answered by their line's result: counted as lines and prompt tokens never evaluated. */
@@ -141,6 +161,7 @@ export class ResultWriter {
       const ok = [...fresh.values()].filter((r) => r.ok);
       const failed = [...fresh.values()].filter((r) => !r.ok);
       const ran = ok.filter((r) => !isRepeat(r));
+      const part = batch.output_parts;
       const committed = await this.persist(
         batch,
         lease,
@@ -156,7 +177,7 @@ export class ResultWriter {
         },
       );
       if (committed) {
-        for (const r of ran) if (r.ok) this.count(batch, r);
+        this.count(batch, part, ran);
         this.countFolded(ok.filter(isRepeat));
         await this.settle(batch, fresh.size, ran);
       }

@@ -2,7 +2,7 @@ import type { TokenUsage, UsageBucketWidth } from '@conveyor/queue';
 
 /** What one finished reply or batch line used, and whose it was. */
 export interface UsageEntry {
-  /** The job's request id: a reply is counted once, however often it is read. */
+  /** The job's request id (a batch's part of results): a reply is counted once, however often it is read. */
   requestId: string;
   /** When the request was accepted (ms since the epoch): the bucket it counts in. */
   at: number;
@@ -13,6 +13,8 @@ export interface UsageEntry {
   route: string;
   batch: boolean;
   usage: TokenUsage;
+  /** Requests the entry stands for (default 1): a batch counts a part's lines as one entry. */
+  requests?: number;
 }
 
 /** What one group (key, deployment, route, batch or not) used within a bucket. */

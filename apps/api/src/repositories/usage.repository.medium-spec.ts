@@ -102,4 +102,14 @@ describe('UsageRepository (real Redis)', () => {
     const ttl = await connection.redis.pttl(usageBucketKey(config.redis.prefix, '1d', day));
     expect(ttl).toBeGreaterThan(399 * 86_400_000);
   });
+
+  it("counts a batch's part of results as the lines it stands for, once", async () => {
+    const later = Date.UTC(2030, 0, 5, 8, 0, 0);
+    const seconds = Math.floor(later / 1000);
+    const part = { ...entry('team-d', 'batch_x:output-0:qwen', true), at: later, requests: 256 };
+    expect(await usage.count(part)).toBe(true);
+    expect(await usage.count(part)).toBe(false);
+    const [groups] = await usage.read('1m', [seconds - (seconds % 60)]);
+    expect(groups).toEqual([expect.objectContaining({ key: 'team-d', batch: true, requests: 256, inputTokens: 10 })]);
+  });
 });

@@ -90,7 +90,7 @@ export class UsageRepository extends UsageLedger {
       promptTokens,
       completionTokens,
       cachedTokens,
-      1,
+      entry.requests ?? 1,
       start('1m'),
     );
     return counted === 1;
