@@ -7,6 +7,23 @@ import { REDIS_URL, TestPlatform, exited, type ManagedProcess } from './support/
 
 const DATA_DIR = `/tmp/conveyor-test-batch-failover-${process.pid}`;
 const LINES = 48;
+/**
+ * The lines' instructions: the batch's plan feeds each one's lines together, so a replica that takes the
+ * batch over must feed on in the plan's order. Lines 40 to 47 ask lines 0 to 7's questions again: the
+ * plan runs each once and writes its result under both custom_ids, before a kill or after it.
+ */
+const INSTRUCTIONS = ['Grade the answer.', 'Translate the text.', 'Extract the names.'];
+const REPEATED_FROM = 40;
+const line = (id: string, i: number) => {
+  const asked = i % REPEATED_FROM;
+  return chatLine(id, {
+    max_tokens: 24,
+    messages: [
+      { role: 'system', content: INSTRUCTIONS[asked % INSTRUCTIONS.length] },
+      { role: 'user', content: `Request ${asked}` },
+    ],
+  });
+};
 /** Where in the batch the replica driving it is killed, one round each; jitter moves each kill a little. */
 const KILL_AT = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.97];
 
@@ -68,7 +85,7 @@ describe('batches survive the API replica that drives them being killed, at any 
       }
       const client = (api: Api) => new OpenAI({ baseURL: `${api.url}/v1`, apiKey: 'unused', maxRetries: 0 });
       const ids = Array.from({ length: LINES }, (_, i) => `row-${i}`);
-      const batch = await submitBatch(client(alive()[0]!), jsonl(ids.map((id) => chatLine(id, { max_tokens: 24 }))));
+      const batch = await submitBatch(client(alive()[0]!), jsonl(ids.map(line)));
 
       // Kill the replica driving the batch once the batch is `at` of the way, a few ms either side.
       const target = Math.floor(at * LINES);
@@ -104,6 +121,14 @@ describe('batches survive the API replica that drives them being killed, at any 
       expect(written.length).toBe(LINES);
       expect(new Set(written)).toEqual(new Set(ids));
       expect(errors).toEqual([]);
+      expect((final as { plan?: { groups: number; repeats_folded: number } }).plan).toMatchObject({
+        groups: INSTRUCTIONS.length,
+        repeats_folded: LINES - REPEATED_FROM,
+      });
+      // A repeat's reply is its first asking's: both were answered by one run, whoever wrote them.
+      const text = (id: string) =>
+        JSON.stringify((output.find((l) => l.custom_id === id)?.response?.body as { choices?: unknown })?.choices);
+      for (let i = REPEATED_FROM; i < LINES; i++) expect(text(`row-${i}`)).toBe(text(`row-${i - REPEATED_FROM}`));
       return killed !== undefined;
     }
   }

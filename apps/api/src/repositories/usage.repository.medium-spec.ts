@@ -27,7 +27,7 @@ describe('UsageRepository (real Redis)', () => {
   });
 
   const at = Date.UTC(2030, 0, 2, 10, 30, 15);
-  const entry = (key: string, requestId = randomUUID(), batch = false) => ({
+  const entry = (key: string, requestId: string = randomUUID(), batch = false) => ({
     requestId,
     at,
     key,
