@@ -101,7 +101,7 @@ export class MemoryLines extends BatchLines {
   lease: { holder: string; until: number } | null = null;
   readonly inflightLines = new Map<number, InflightLine>();
   results: BatchLineResult[] = [];
-  readonly done = new Set<string>();
+  readonly done = new Set<number>();
   /** Set to make the next commit never happen: the replica died after writing its parts. */
   dieBeforeCommit = false;
 
@@ -143,8 +143,8 @@ export class MemoryLines extends BatchLines {
   async pendingResultCount(): Promise<number> {
     return this.results.length;
   }
-  async doneAmong(_b: string, customIds: readonly string[]): Promise<Set<string>> {
-    return new Set(customIds.filter((c) => this.done.has(c)));
+  async doneAmong(_b: string, lines: readonly number[]): Promise<Set<number>> {
+    return new Set(lines.filter((l) => this.done.has(l)));
   }
   async commit(batchId: string, holder: string, c: CollectedResults): Promise<boolean> {
     if (this.dieBeforeCommit) {
@@ -152,7 +152,7 @@ export class MemoryLines extends BatchLines {
       throw new Error('the replica died');
     }
     if (!(await this.holdsLease(batchId, holder))) return false;
-    for (const id of c.customIds) this.done.add(id);
+    for (const line of c.written) this.done.add(line);
     for (const line of c.lines) this.inflightLines.delete(line);
     this.results = this.results.slice(c.taken);
     const record = this.records.records.get(batchId)!;

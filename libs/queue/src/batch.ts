@@ -62,8 +62,16 @@ export const batchIndexKey = (prefix: string): string => `${prefix}:${slotTag('b
 export const activeBatchesKey = (prefix: string): string => `${prefix}:${slotTag('batches')}:active`;
 /** Results pushed by workers, consumed by the batch runner. */
 export const batchResultsKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:results`;
-/** custom_ids already written, so a retried line is written once. */
+/**
+ * custom_ids already written, so a retried line is written once: a set kept by batches made before
+ * `batchDoneLinesKey`, deleted with them.
+ */
 export const batchDoneKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:done`;
+/**
+ * Lines already written, one bit each by line number (a line's custom_id is unique in its batch), so a
+ * retried line is written once: an eighth of a byte a line where a set of custom_ids kept tens.
+ */
+export const batchDoneLinesKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:done-lines`;
 /** Lines fed to the queue and not yet collected: line number → custom_id. */
 export const batchInflightKey = (prefix: string, batchId: string): string => `${batchKey(prefix, batchId)}:inflight`;
 /** Which API replica drives a batch. */

@@ -65,7 +65,7 @@ export class LineRecovery {
     const wanted = new Set(lost);
     for await (const input of await this.input.open(batch, state)) {
       if (!wanted.has(input.line)) continue;
-      if (!input.ok || (await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
+      if (!input.ok || (await this.lines.doneAmong(batch.id, [input.line])).size) {
         await this.lines.removeInflight(batch.id, input.line);
       } else await this.feeder.enqueue(batch, state, input.line, input.value);
       sweep.missing.delete(input.line);
@@ -84,7 +84,7 @@ export class LineRecovery {
     const passes = ++state.reconcilePasses;
     const missing: { line: number; parsed: ParsedLine }[] = [];
     for await (const input of await this.input.open(batch, state)) {
-      if (input.ok && !(await this.lines.doneAmong(batch.id, [input.value.customId])).size) {
+      if (input.ok && !(await this.lines.doneAmong(batch.id, [input.line])).size) {
         missing.push({ line: input.line, parsed: input.value });
       }
     }

@@ -154,10 +154,10 @@ export class ResultWriter {
       const results = await this.lines.pendingResults(batch.id, LINES_PER_PART);
       if (!results.length) return;
       const answered = results.flatMap((r) => [r, ...repeatsAnswered(batch.id, r, lease.plan)]);
-      const done = await this.lines.doneAmong(batch.id, [...new Set(answered.map((r) => r.customId))]);
-      const fresh = new Map<string, BatchLineResult>();
+      const done = await this.lines.doneAmong(batch.id, [...new Set(answered.map((r) => r.line))]);
+      const fresh = new Map<number, BatchLineResult>();
       for (const result of answered)
-        if (!done.has(result.customId) && !fresh.has(result.customId)) fresh.set(result.customId, result);
+        if (!done.has(result.line) && !fresh.has(result.line)) fresh.set(result.line, result);
       const ok = [...fresh.values()].filter((r) => r.ok);
       const failed = [...fresh.values()].filter((r) => !r.ok);
       const ran = ok.filter((r) => !isRepeat(r));
@@ -168,7 +168,7 @@ export class ResultWriter {
         ok.map((r) => toResultLine(batch.id, r, endpoint)),
         failed.map((r) => toResultLine(batch.id, r, endpoint)),
         {
-          customIds: [...fresh.keys()],
+          written: [...fresh.keys()],
           lines: answered.map((r) => r.line),
           taken: results.length,
           completed: ok.length,
@@ -190,15 +190,22 @@ export class ResultWriter {
     const { batchResults } = this.endpoints[batch.endpoint];
     const done = await this.lines.doneAmong(
       batch.id,
-      lines.map((l) => l.customId),
+      lines.map((l) => l.line),
     );
-    const fresh = [...new Set(lines.map((l) => l.customId).filter((c) => !done.has(c)))];
+    const fresh = new Map(lines.filter((l) => !done.has(l.line)).map((l) => [l.line, l.customId]));
     return this.persist(
       batch,
       lease,
       [],
-      fresh.map((c) => batchResults.notRun(batch.id, c, code)),
-      { customIds: fresh, lines: lines.map((l) => l.line), taken: 0, completed: 0, failed: 0, tokens: NO_TOKENS },
+      [...fresh.values()].map((c) => batchResults.notRun(batch.id, c, code)),
+      {
+        written: [...fresh.keys()],
+        lines: lines.map((l) => l.line),
+        taken: 0,
+        completed: 0,
+        failed: 0,
+        tokens: NO_TOKENS,
+      },
     );
   }
 
@@ -211,7 +218,7 @@ export class ResultWriter {
       [],
       lines.map(({ customId }) => batchResults.lost(batch.id, customId)),
       {
-        customIds: lines.map(({ customId }) => customId),
+        written: lines.map(({ line }) => line),
         lines: lines.map(({ line }) => line),
         taken: 0,
         completed: 0,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   batchDoneKey,
+  batchDoneLinesKey,
   batchInflightKey,
   batchKey,
   batchLeaseKey,
@@ -21,7 +22,7 @@ declare module 'ioredis' {
       results: string,
       record: string,
       holder: string,
-      customIds: string,
+      written: string,
       lines: string,
       taken: number,
       completed: number,
@@ -58,10 +59,11 @@ export class BatchLineRepository extends BatchLines {
   }
 
   /** Which of `customIds` are already written. */
-  async doneAmong(batchId: string, customIds: readonly string[]): Promise<Set<string>> {
-    if (!customIds.length) return new Set();
-    const member = await this.redis.smismember(batchDoneKey(this.prefix, batchId), ...customIds);
-    return new Set(customIds.filter((_, i) => member[i] === 1));
+  async doneAmong(batchId: string, lines: readonly number[]): Promise<Set<number>> {
+    if (!lines.length) return new Set();
+    const gets = lines.flatMap((line) => ['GET', 'u1', String(line)]);
+    const bits = (await this.redis.call('BITFIELD', batchDoneLinesKey(this.prefix, batchId), ...gets)) as number[];
+    return new Set(lines.filter((_, i) => bits[i] === 1));
   }
 
   /** Commits a collection (see scripts/commit-batch-results.lua); false when another replica drives the batch now, and nothing changed. */
@@ -69,12 +71,12 @@ export class BatchLineRepository extends BatchLines {
     const p = this.prefix;
     const applied = await this.redis.commitBatchResults(
       batchLeaseKey(p, batchId),
-      batchDoneKey(p, batchId),
+      batchDoneLinesKey(p, batchId),
       batchInflightKey(p, batchId),
       batchResultsKey(p, batchId),
       batchKey(p, batchId),
       holder,
-      JSON.stringify(c.customIds),
+      JSON.stringify(c.written),
       JSON.stringify(c.lines.map(String)),
       c.taken,
       c.completed,
@@ -133,6 +135,7 @@ export class BatchLineRepository extends BatchLines {
   /** Removes every per-line key of a batch that has ended: only its record and files remain. */
   async clear(batchId: string): Promise<void> {
     await this.redis.del(
+      batchDoneLinesKey(this.prefix, batchId),
       batchDoneKey(this.prefix, batchId),
       batchInflightKey(this.prefix, batchId),
       batchResultsKey(this.prefix, batchId),

@@ -10,8 +10,8 @@ export interface InflightLine {
 
 /** What one collection wrote, to commit in one step. */
 export interface CollectedResults {
-  /** custom_ids newly written (each once). */
-  customIds: string[];
+  /** Lines newly written (each once). */
+  written: number[];
   /** Lines of every result taken, written or already done before. */
   lines: number[];
   /** How many results were taken from the head of the list. */
@@ -46,11 +46,11 @@ export abstract class BatchLines {
   /** The oldest `count` results not yet written. */
   abstract pendingResults(batchId: string, count: number): Promise<BatchLineResult[]>;
   abstract pendingResultCount(batchId: string): Promise<number>;
-  /** Which of `customIds` are already written. */
-  abstract doneAmong(batchId: string, customIds: readonly string[]): Promise<Set<string>>;
+  /** Which of `lines` are already written. */
+  abstract doneAmong(batchId: string, lines: readonly number[]): Promise<Set<number>>;
   /**
    * Commits results already written to the batch's files, if `holder` still drives the batch: their
-   * custom_ids become done, their lines leave the window, the results leave the list, the counters and
+   * lines become done, and leave the window, the results leave the list, the counters and
    * the next part numbers move on. All or nothing; false (nothing changed) when another replica drives it.
    */
   abstract commit(batchId: string, holder: string, collected: CollectedResults): Promise<boolean>;

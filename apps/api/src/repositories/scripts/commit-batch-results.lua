@@ -1,15 +1,15 @@
 -- Commits results already written to the batch's files, if ARGV[1] still holds the batch's lease: their
--- custom_ids become done, their lines leave the window, the results leave the list, the counters and
+-- lines become done (a bit each), and leave the window, the results leave the list, the counters and
 -- the next part numbers move on. All or nothing, so a replica that dies after writing a part and before
 -- this leaves the results to be written again, to the same part, by whoever takes the batch over.
--- KEYS: lease, done custom_ids, lines in flight, results list, batch record (one batch: one slot)
--- ARGV: holder, custom_ids (JSON), lines (JSON), results taken, completed, failed, output parts, error parts,
+-- KEYS: lease, done lines (a bitmap), lines in flight, results list, batch record (one batch: one slot)
+-- ARGV: holder, lines newly written (JSON), lines taken (JSON), results taken, completed, failed, output parts, error parts,
 --       prompt tokens of the lines that ran, of those the cached, prompt tokens of folded repeats
 -- Returns 1 when committed, 0 when another replica holds the lease (nothing changed).
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local ids = cjson.decode(ARGV[2])
+local written = cjson.decode(ARGV[2])
 local lines = cjson.decode(ARGV[3])
-if #ids > 0 then redis.call('SADD', KEYS[2], unpack(ids)) end
+for _, line in ipairs(written) do redis.call('SETBIT', KEYS[2], line, 1) end
 if #lines > 0 then redis.call('HDEL', KEYS[3], unpack(lines)) end
 redis.call('LTRIM', KEYS[4], tonumber(ARGV[4]), -1)
 redis.call('HINCRBY', KEYS[5], 'completed', tonumber(ARGV[5]))
