@@ -17,19 +17,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HttpClient } from './lib/http.mjs';
 import { resolveBenchModel } from './lib/model.mjs';
-import { assertBuilt, runHeader } from './lib/report.mjs';
+import { assertBuilt, loadAverage, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, stopChildrenOnSignal } from './lib/processes.mjs';
+import { startConveyor as launchConveyor } from './lib/conveyor.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { median, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
-import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 import { seededWords } from './lib/words.mjs';
 
-/** @import { StreamResult } from './lib/http.mjs' */
+/** @import { HttpClient, StreamResult } from './lib/http.mjs' */
 /** @typedef {{ role: 'system' | 'user' | 'assistant', content: string }} Message */
 /** @typedef {{ name: 'llama-server' | 'Conveyor', client: HttpClient, base: string, model: string }} Side */
 /**
@@ -189,28 +188,19 @@ async function session(side, system) {
  * @returns {Promise<Side>}
  */
 async function startConveyor(children, model, prefix, dataDir) {
-  const port = await freePort();
-  const env = {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    REDIS_URL,
-    REDIS_PREFIX: prefix,
-    MODEL: model.model,
-    MODELS_DIR,
-    DATA_DIR: dataDir,
-    PARALLEL: String(SEQUENCES),
-    THREADS: String(THREADS),
-    CONTEXT_SIZE: String(CONTEXT_SIZE),
-    FLASH_ATTENTION: 'auto',
-    UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
-  };
-  const worker = resolve(DIST, 'apps/worker/src/main.js');
-  await Promise.all([
-    children.launch('api', process.execPath, [resolve(DIST, 'apps/api/src/main.js')], env, /listening on/),
-    children.launch('worker', process.execPath, [worker], env, /Worker ready/),
-  ]);
+  const { client, base } = await launchConveyor(children, {
+    dist: DIST,
+    model,
+    modelsDir: MODELS_DIR,
+    redisUrl: REDIS_URL,
+    prefix,
+    dataDir,
+    threads: THREADS,
+    parallel: SEQUENCES,
+    contextSize: CONTEXT_SIZE,
+  });
   console.log(`  Conveyor API + 1 worker (THREADS=${THREADS}, PARALLEL=${SEQUENCES}, CONTEXT_SIZE=${CONTEXT_SIZE})`);
-  return { name: 'Conveyor', client: new HttpClient(), base: `http://127.0.0.1:${port}`, model: model.deploymentId };
+  return { name: 'Conveyor', client, base, model: model.deploymentId };
 }
 
 // ---- The run -----------------------------------------------------------------------------------
@@ -308,12 +298,7 @@ async function main() {
         await sleep(SETTLE_MS);
       }
     }
-    header.push(
-      `load average at the end (1 / 5 / 15 min): ${os
-        .loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' / ')}`,
-    );
+    header.push(`load average at the end (1 / 5 / 15 min): ${loadAverage()}`);
     report(header, runs);
   } finally {
     for (const side of sides) side.client.destroy();

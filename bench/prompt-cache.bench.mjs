@@ -26,11 +26,13 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { barChartSvg } from './lib/chart.mjs';
-import { HttpClient } from './lib/http.mjs';
 import { resolveBenchModel } from './lib/model.mjs';
-import { assertBuilt, runHeader } from './lib/report.mjs';
+import { assertBuilt, loadAverage, runHeader } from './lib/report.mjs';
 import { startLlamaServer } from './lib/llama-server.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, stopChildrenOnSignal } from './lib/processes.mjs';
+import { pool } from './lib/pool.mjs';
+import { runBatchFile } from './lib/batch-run.mjs';
+import { startConveyor as launchConveyor } from './lib/conveyor.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { median, now, sleep, table } from './lib/stats.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
@@ -38,7 +40,7 @@ import { ensureLlamaServer } from '../scripts/llama-server-build.mjs';
 import { WORKER_THREADPOOL_SIZE } from './lib/threadpool.mjs';
 import { seededWords } from './lib/words.mjs';
 
-/** @import { StreamResult, StreamOptions } from './lib/http.mjs' */
+/** @import { HttpClient, StreamResult, StreamOptions } from './lib/http.mjs' */
 /** @import { ReadyChild } from './lib/processes.mjs' */
 /** @typedef {{ role: 'system' | 'user' | 'assistant', content: string }} Message */
 /**
@@ -66,12 +68,6 @@ import { seededWords } from './lib/words.mjs';
  */
 /** @typedef {{ workers: number, chat: SharedRun[], batch: SharedRun[] }} ScaleRuns */
 /** @import { Model } from './lib/model.mjs' */
-/**
- * The fields of a Batches API batch the bench reads.
- * @typedef {{ id: string, status: string, output_file_id?: string | null,
- *             request_counts?: { total: number, completed: number, failed: number } }} Batch
- */
-/** @typedef {{ prompt_tokens: number, prompt_tokens_details?: { cached_tokens?: number } }} Usage */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODELS_DIR = resolve(ROOT, 'models');
@@ -83,9 +79,6 @@ const SEQUENCES = 4;
 const STORY = 'Write a long story about a lighthouse keeper and a storm.';
 /** A pause between two runs, so one side's threads have gone idle before the other starts. */
 const SETTLE_MS = 300;
-/** How often the Batches API run asks for its batch's status. */
-const POLL_MS = 50;
-const FINAL_BATCH = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 const USAGE =
   'Usage: node bench/prompt-cache.bench.mjs [--model bench|tiny|/path.gguf] [--workers N] [--rounds N] ' +
@@ -237,29 +230,6 @@ function chat(side, messages, maxTokens, options) {
  */
 const reusedOf = (r) => r.timings?.cache_n ?? r.cachedTokens ?? 0;
 
-/**
- * Runs `run(0…count-1)` with at most `concurrency` at a time, in order; resolves with the results by index.
- * @template T
- * @param {number} count
- * @param {number} concurrency
- * @param {(i: number) => Promise<T>} run
- * @returns {Promise<T[]>}
- */
-async function pool(count, concurrency, run) {
-  /** @type {T[]} */
-  const results = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await run(i);
-      }
-    }),
-  );
-  return results;
-}
-
 /** The prompt texts, calibrated once with llama-server's tokenizer (the model's own). */
 const texts = { shared: '', turnSystem: '', turnUsers: /** @type {string[]} */ ([]), long: '' };
 
@@ -308,21 +278,6 @@ async function sharedPrefixChat(side, count, concurrency) {
 }
 
 /**
- * A JSON reply from Conveyor's API over fetch, typed by the caller; throws on any status but 200.
- * @template T
- * @param {string} url
- * @param {RequestInit} [init]
- * @returns {Promise<T>}
- */
-async function fetchJson(url, init) {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  if (res.status !== 200)
-    throw new Error(`${init?.method ?? 'GET'} ${url} -> HTTP ${res.status}: ${text.slice(0, 500)}`);
-  return JSON.parse(text);
-}
-
-/**
  * Workload 1 through Conveyor's Batches API: the same requests as one JSONL file, uploaded, run as a
  * batch and polled until it completes. The wall time runs from the upload to `completed`.
  * @param {Side} side
@@ -346,30 +301,14 @@ async function sharedPrefixBatch(side, count) {
         },
       }),
     ).join('\n') + '\n';
-  const t0 = now();
-  const form = new FormData();
-  form.append('purpose', 'batch');
-  form.append('file', new Blob([jsonl], { type: 'application/jsonl' }), 'prompt-cache.jsonl');
-  /** @type {{ id: string }} */
-  const file = await fetchJson(`${side.base}/v1/files`, { method: 'POST', body: form });
-  /** @type {Batch} */
-  let batch = await fetchJson(`${side.base}/v1/batches`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
-  });
-  while (!FINAL_BATCH.has(batch.status)) {
-    await sleep(POLL_MS);
-    batch = await fetchJson(`${side.base}/v1/batches/${batch.id}`);
-  }
-  const wall = now() - t0;
-  if (batch.status !== 'completed' || batch.request_counts?.failed)
+  const { batch, wall, output } = await runBatchFile(side.base, jsonl, { fileName: 'prompt-cache.jsonl' });
+  if (batch.request_counts?.failed)
     throw new Error(`batch ${batch.id} ended ${batch.status}: ${JSON.stringify(batch.request_counts)}`);
-  const res = await fetch(`${side.base}/v1/files/${batch.output_file_id}/content`);
-  const lines = (await res.text()).split('\n').filter((l) => l.trim());
-  const usages = lines.map(
-    (l) => /** @type {{ response: { body: { usage: Usage } } }} */ (JSON.parse(l)).response.body.usage,
-  );
+  const usages = output.map((l) => {
+    const usage = l.response?.body.usage;
+    if (!usage) throw new Error(`batch ${batch.id}: line ${l.custom_id} has no usage`);
+    return usage;
+  });
   const prompts = usages.map((u) => u.prompt_tokens);
   const cached = usages.reduce((sum, u) => sum + (u.prompt_tokens_details?.cached_tokens ?? 0), 0);
   return {
@@ -492,46 +431,28 @@ async function warmUp(/** @type {Side} */ side) {
  * @param {string} dataDir
  */
 async function startConveyor(children, model, prefix, dataDir) {
-  const client = new HttpClient();
-  const port = await freePort();
-  /** @type {Record<string, string>} */
-  const env = {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    REDIS_URL,
-    REDIS_PREFIX: prefix,
-    MODEL: model.model,
-    MODELS_DIR,
-    DATA_DIR: dataDir,
-    PARALLEL: String(SEQUENCES),
-    THREADS: String(THREADS),
-    CONTEXT_SIZE: String(CONTEXT_SIZE),
-    FLASH_ATTENTION: 'auto',
-    // As `npm run start:worker` and the worker images set it.
-    UV_THREADPOOL_SIZE: WORKER_THREADPOOL_SIZE,
-    ...(BATCH_INFLIGHT === null ? {} : { BATCH_INFLIGHT: String(BATCH_INFLIGHT) }),
-    ...(PROMPT_CACHE === null ? {} : { PROMPT_CACHE }),
-  };
-  let workers = 0;
-  /** @returns {Promise<ReadyChild>} */
-  const addWorker = () =>
-    children.launch(
-      `worker${++workers}`,
-      process.execPath,
-      [resolve(DIST, 'apps/worker/src/main.js')],
-      env,
-      /Worker ready/,
-    );
-  const started = await Promise.all([
-    children.launch('api', process.execPath, [resolve(DIST, 'apps/api/src/main.js')], env, /listening on/),
-    ...Array.from({ length: WORKERS }, addWorker),
-  ]);
+  const { client, base, addWorker, started } = await launchConveyor(children, {
+    dist: DIST,
+    model,
+    modelsDir: MODELS_DIR,
+    redisUrl: REDIS_URL,
+    prefix,
+    dataDir,
+    threads: THREADS,
+    parallel: SEQUENCES,
+    contextSize: CONTEXT_SIZE,
+    workers: WORKERS,
+    env: {
+      ...(BATCH_INFLIGHT === null ? {} : { BATCH_INFLIGHT: String(BATCH_INFLIGHT) }),
+      ...(PROMPT_CACHE === null ? {} : { PROMPT_CACHE }),
+    },
+  });
   console.log(
     `  Conveyor API + ${WORKERS} worker(s) × (THREADS=${THREADS}, PARALLEL=${SEQUENCES}, CONTEXT_SIZE=${CONTEXT_SIZE}), ` +
       `REDIS_PREFIX=${prefix}: ready in ${started.map((c) => `${c.name} ${(c.readyMs / 1000).toFixed(1)} s`).join(', ')}`,
   );
   /** @type {Side} */
-  const side = { name: 'Conveyor', client, base: `http://127.0.0.1:${port}`, model: model.deploymentId };
+  const side = { name: 'Conveyor', client, base, model: model.deploymentId };
   return { side, addWorker };
 }
 
@@ -1006,13 +927,6 @@ function report(header, { runs, orders }, scale) {
     `wrote ${['md', 'json', 'svg'].map((e) => relative(process.cwd(), resolve(RESULTS_DIR, `${opts.out}.${e}`))).join(', ')}`,
   );
 }
-
-/** The load average, as `1 / 5 / 15 min`. */
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 
 async function main() {
   assertBuilt(DIST);

@@ -23,3 +23,10 @@ export function runHeader(script) {
     `machine: ${cpus.length} CPU(s) (${cpus[0]?.model?.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.arch()}, node ${process.version}`,
   ];
 }
+
+/** The load average, as `1 / 5 / 15 min` figures. */
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
