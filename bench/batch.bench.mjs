@@ -68,6 +68,13 @@ import { seededRandom, seededWords } from './lib/words.mjs';
  * @property {unknown} plan Conveyor: the batch object's `plan` field, if it has one
  */
 /**
+ * The batch object's `plan` field (Conveyor's extension), the part the bench reads.
+ * @param {object} batch
+ * @returns {{ repeats_folded: number } | undefined}
+ */
+const planOf = (batch) => /** @type {{ plan?: { repeats_folded: number } }} */ (batch).plan;
+
+/**
  * What llama-server answers a chat completion, the fields the bench reads.
  * @typedef {{ usage: Usage, timings?: { prompt_n?: number, cache_n?: number },
  *             choices: { message: { content: string | null } }[] }} Completion
@@ -406,7 +413,8 @@ async function batchRun(conveyor, tags, lines) {
     sameAsFirst: sameAsFirst(lines, replyTexts),
     timingsEvaluated: null,
     timingsReused: null,
-    folded: lines.length - responses.size,
+    // Folded lines are told by the plan; a line without one is folded when it shares another's response.
+    folded: planOf(batch)?.repeats_folded ?? lines.length - responses.size,
     plan: 'plan' in batch ? batch.plan : undefined,
   };
 }
@@ -639,7 +647,7 @@ function report(header, rounds, lines) {
     `every custom_id in the output exactly once, every line succeeded: yes (each round)`,
     `repeat lines with the same reply text as their first line: llama-server ${all((r) => r.llama.sameAsFirst).join(' / ')}, ` +
       `Conveyor ${all((r) => r.conveyor.sameAsFirst).join(' / ')} of ${REPEATS}`,
-    `Conveyor lines folded into another line's response (same request_id): ${all((r) => r.conveyor.folded ?? 0).join(' / ')}`,
+    `Conveyor lines folded into another line's response (the batch's plan.repeats_folded): ${all((r) => r.conveyor.folded ?? 0).join(' / ')}`,
     plans.length
       ? `the batch object's plan field: ${JSON.stringify(plans[plans.length - 1])}`
       : 'the batch object has no plan field',

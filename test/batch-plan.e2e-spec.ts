@@ -80,8 +80,12 @@ describe('batch plan: lines fed by shared instructions, repeats run once (real l
     for (const line of out) {
       const asked = question(spec.find((s) => s.custom_id === line.custom_id)!);
       const text = line.response!.body.choices[0]!.message.content;
-      if (replyOf.has(asked)) expect(text).toBe(replyOf.get(asked));
-      else replyOf.set(asked, text);
+      const usage = line.response!.body.usage;
+      if (replyOf.has(asked)) {
+        expect(text).toBe(replyOf.get(asked));
+        // A repeat evaluated none of its prompt: all of it counts as cached.
+        expect(usage.prompt_tokens_details?.cached_tokens).toBe(usage.prompt_tokens);
+      } else replyOf.set(asked, text);
     }
     expect(replyOf.size).toBe(18);
 

@@ -33,19 +33,23 @@ type Collector = Holder & Partial<Pick<LeasedBatch, 'plan'>>;
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** The results written for the lines folded into `result`'s line, each under its own custom_id and line. */
+/**
+ * The results written for the lines folded into `result`'s line, each under its own custom_id and line:
+ * the same reply, whose usage says that none of its prompt was evaluated (all of it cached), as is so.
+ */
 const REPEAT = Symbol('repeat');
 type Answer = BatchLineResult & { [REPEAT]?: true };
 const isRepeat = (r: Answer): boolean => r[REPEAT] === true;
 function repeatsAnswered(batchId: string, result: BatchLineResult, plan: BatchPlan | null | undefined): Answer[] {
   return (plan?.repeatsOf(result.line) ?? []).map(({ line, customId }) => ({
-    ...result,
+    ...(result.ok ? { ...result, reply: { ...result.reply, usage: asCached(result.reply.usage) } } : result),
     line,
     customId,
     requestId: batchLineJobId(batchId, line),
     [REPEAT]: true as const,
   }));
 }
+const asCached = (usage: TokenUsage): TokenUsage => ({ ...usage, cachedTokens: usage.promptTokens });
 
 const NO_TOKENS: CollectedResults['tokens'] = { prompt: 0, cached: 0, folded: 0 };
 /** Prompt tokens of the lines that ran (and what of them was reused), and of the folded lines, never evaluated. */
