@@ -7,8 +7,8 @@ import type {
   GenerateRequest,
   GenerateResult,
 } from '../core/generation-engine.js';
-import { reportKvCacheUsage } from '../core/engine-metrics.js';
-import { HostPromptCache } from './host-prompt-cache.js';
+import { promptCacheRamEvents, reportKvCacheUsage, reportPromptCacheRam } from '../core/engine-metrics.js';
+import { HostPromptCache, type HostCacheEvent } from './host-prompt-cache.js';
 import { flashAttention, usableRuntime } from './llama-runtime.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LlamaTokenizer } from './llama-tokenizer.js';
@@ -126,8 +126,24 @@ export class LlamaCppEngine implements GenerationEngine {
         : null;
     const slots = new SequenceSlots(sequences, context, native, mode, host);
     const engine = new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots, host);
-    if (options.deployment) engine.stopReporting = reportKvCacheUsage(options.deployment, () => engine.kvCacheUsage());
+    host?.onEvent((event) => engine.hostCacheEvent(event, options.deployment));
+    const deployment = options.deployment;
+    if (deployment) {
+      const stopKv = reportKvCacheUsage(deployment, () => engine.kvCacheUsage());
+      const stopRam = host ? reportPromptCacheRam(deployment, () => host.bytes) : () => undefined;
+      engine.stopReporting = () => {
+        stopKv();
+        stopRam();
+      };
+    }
     return engine;
+  }
+
+  /** What the host cache did, counted under the deployment. */
+  private hostCacheEvent(event: HostCacheEvent, deployment: string | undefined): void {
+    // An entry dropped because it could not be read back was counted as the failure already.
+    const counted = event.kind !== 'dropped' ? event.kind : event.reason === 'failed' ? null : event.reason;
+    if (deployment && counted) promptCacheRamEvents.inc({ deployment, event: counted });
   }
 
   /** The prompt cache in host memory: its budget, and the bytes and entries it holds now (0 without one). */
