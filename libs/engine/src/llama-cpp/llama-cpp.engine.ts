@@ -6,6 +6,7 @@ import type {
   GenerateCallbacks,
   GenerateRequest,
   GenerateResult,
+  HeldPromptChange,
 } from '../core/generation-engine.js';
 import { promptCacheRamEvents, reportKvCacheUsage, reportPromptCacheRam } from '../core/engine-metrics.js';
 import { HostPromptCache, type HostCacheEvent } from './host-prompt-cache.js';
@@ -59,6 +60,7 @@ export class LlamaCppEngine implements GenerationEngine {
   private readonly planning: PlanningContext;
   private readonly running: RunContext;
   private readonly rounds: Array<() => void> = [];
+  private readonly heldPrompts: Array<(change: HeldPromptChange) => void> = [];
   private stopReporting: () => void = () => undefined;
 
   private constructor(
@@ -139,11 +141,22 @@ export class LlamaCppEngine implements GenerationEngine {
     return engine;
   }
 
-  /** What the host cache did, counted under the deployment. */
+  /** What the host cache did, counted under the deployment and told to whoever announces held prompts. */
   private hostCacheEvent(event: HostCacheEvent, deployment: string | undefined): void {
     // An entry dropped because it could not be read back was counted as the failure already.
     const counted = event.kind !== 'dropped' ? event.kind : event.reason === 'failed' ? null : event.reason;
     if (deployment && counted) promptCacheRamEvents.inc({ deployment, event: counted });
+    const change: HeldPromptChange | null =
+      event.kind === 'saved'
+        ? { kind: 'kept', sequence: event.sequence, entry: event.entry }
+        : event.kind === 'dropped'
+          ? { kind: 'dropped', entry: event.entry }
+          : null;
+    if (change) this.heldPrompts.forEach((listener) => listener(change));
+  }
+
+  onHeldPrompts(listener: (change: HeldPromptChange) => void): void {
+    this.heldPrompts.push(listener);
   }
 
   /** The prompt cache in host memory: its budget, and the bytes and entries it holds now (0 without one). */
