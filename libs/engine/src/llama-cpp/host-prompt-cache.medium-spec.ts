@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Token } from 'node-llama-cpp';
 import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
+import { STATE_FOLDER_PREFIX, stateFolderRoot } from './host-prompt-cache.js';
 import { commonPrefix } from './sequence-slots.js';
 import { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp.engine.js';
 
@@ -110,5 +112,24 @@ describe('the prompt cache in host memory (the generated tiny model, one sequenc
     const again = await reply(engine, A('Why is it salty?'));
     expect(again.cached).toBeLessThan(256);
     expect(engine.hostCache).toEqual({ budget: 0, bytes: 0, entries: 0 });
+  });
+
+  it('keeps its states in a folder of its own on tmpfs, gone at dispose, and removes those of processes that are gone', async () => {
+    const root = stateFolderRoot();
+    const ours = () => readdirSync(root).filter((name) => name.startsWith(`${STATE_FOLDER_PREFIX}${process.pid}-`));
+    // A worker killed outright leaves its folder: no process has this pid (the kernel's highest is 4194304).
+    const orphan = join(root, `${STATE_FOLDER_PREFIX}4194303-left`);
+    mkdirSync(orphan, { recursive: true });
+    writeFileSync(join(orphan, '1.state'), 'a state');
+    const before = ours();
+    const engine = await load({ promptCache: 'full', promptCacheRam: 64 * MIB });
+    expect(existsSync(orphan)).toBe(false);
+    const own = ours().filter((name) => !before.includes(name));
+    expect(own).toHaveLength(1);
+    await reply(engine, A('What lives in it?'));
+    await reply(engine, B('How high are they?'));
+    expect(readdirSync(join(root, own[0]!))).toHaveLength(1);
+    await engine.dispose();
+    expect(existsSync(join(root, own[0]!))).toBe(false);
   });
 });

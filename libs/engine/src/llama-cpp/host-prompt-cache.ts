@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +22,45 @@ export type HostCacheEvent =
  * only into a file (its in-memory checkpoints hold only the sliding-window part of an iSWA model's cache),
  * so a file on tmpfs is the memory variant. Elsewhere, the system's temporary folder.
  */
-function stateFolderRoot(): string {
+export function stateFolderRoot(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/** Each engine's folder: `conveyor-prompt-cache-<pid>-<random>`, so a later process can tell whose it was. */
+export const STATE_FOLDER_PREFIX = 'conveyor-prompt-cache-';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the folders of processes that are gone: a worker killed outright (SIGKILL, the OOM killer) never
+ * removes its own, and on tmpfs they would hold memory until the machine restarts. A process of another
+ * PID namespace sharing this tmpfs would look gone too; its states would then fail to read back, which it
+ * counts and survives by computing the prompt.
+ */
+function removeOrphans(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(new RegExp(`^${STATE_FOLDER_PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    try {
+      rmSync(join(root, name), { recursive: true, force: true });
+    } catch {
+      // Another user's, or removed meanwhile by another engine's start: not this one's to insist on.
+    }
+  }
 }
 
 /** Folders of engines still loaded, removed when the process exits however it exits short of a kill. */
@@ -55,7 +92,9 @@ export class HostPromptCache {
     private readonly log?: EngineLogger,
   ) {
     this.index = new HostCacheIndex(budget);
-    this.folder = mkdtempSync(join(stateFolderRoot(), 'conveyor-prompt-cache-'));
+    const root = stateFolderRoot();
+    removeOrphans(root);
+    this.folder = mkdtempSync(join(root, `${STATE_FOLDER_PREFIX}${process.pid}-`));
     removeAtExit(this.folder);
   }
 
