@@ -95,7 +95,8 @@ export function reusable(
  * whose prompt begins as another's that is being computed right now waits for that beginning and copies
  * its cells (llama.cpp copies a sequence's whole KV buffer), so requests sharing their instructions that
  * arrive together compute them once. Every sequence of the context is allocated at load, so the cache
- * costs no memory beyond the context.
+ * costs no memory beyond the context; with a host cache (HostPromptCache), cells about to be cut are also
+ * saved to host memory, and a prompt that begins with a saved prefix has it read back.
  */
 export class SequenceSlots {
   private readonly slots: Slot[];
