@@ -151,6 +151,34 @@ describe('cache-aware routing under load and faults', () => {
     expect((await long).usage.completion_tokens).toBe(1200);
   });
 
+  it("a conversation pushed out of its worker's only sequence is routed back there and read back from host memory", async () => {
+    const history: Turn[] = [
+      { role: 'system', content: instructions('tides') },
+      { role: 'user', content: 'When is the next one?' },
+    ];
+    const first = await chat(platform, { messages: history });
+    const holder = ranOn(platform, first.id)!;
+    // Two other conversations at once, one per worker: the holder's only sequence is taken, and the tides
+    // go to its host memory (PROMPT_CACHE_RAM, on by default).
+    const others = await Promise.all(
+      ['reefs', 'dunes'].map((topic) =>
+        chat(platform, {
+          messages: [
+            { role: 'system', content: instructions(topic) },
+            { role: 'user', content: 'Tell me one thing.' },
+          ],
+        }),
+      ),
+    );
+    expect(others.map((o) => ranOn(platform, o.id))).toContain(holder);
+    history.push({ role: 'assistant', content: first.choices[0]!.message.content ?? '' });
+    history.push({ role: 'user', content: 'And the one after?' });
+    const next = await chat(platform, { messages: history });
+    // Neither worker's sequence holds the tides now: only the holder's host memory does.
+    expect(ranOn(platform, next.id)).toBe(holder);
+    expect(next.usage.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(first.usage.prompt_tokens);
+  });
+
   // Five rounds, each starting a worker (about 2 s) and failing over: well past jest's default timeout.
   it('requests routed to a worker that is killed, at different moments, all complete elsewhere', async () => {
     for (const [round, delayMs] of [0, 20, 80, 200, 500].entries()) {

@@ -10,6 +10,7 @@ import {
   type GenerateCallbacks,
   type GenerateRequest,
   type GenerateResult,
+  type HeldPromptChange,
 } from '@conveyor/engine';
 import type {
   BatchLineRef,
@@ -78,9 +79,14 @@ export class RecordingReleaser extends ImageReleaser {
 export class RecordingRoutes extends PrefixRoutes {
   readonly worker = 'host_1';
   readonly records: { deployment: string; sequences: readonly number[]; chains: readonly (readonly string[])[] }[] = [];
+  readonly apart: { deployment: string; change: HeldPromptChange }[] = [];
 
   held(deployment: string, sequences: readonly number[], chains: readonly (readonly string[])[]): void {
     this.records.push({ deployment, sequences, chains });
+  }
+
+  heldApart(deployment: string, change: HeldPromptChange): void {
+    this.apart.push({ deployment, change });
   }
 
   free(): void {}

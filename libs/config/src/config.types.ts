@@ -46,6 +46,11 @@ export interface DeploymentConfig {
   auth: AuthMode;
   /** How a worker reuses what its sequences already computed; see PromptCacheMode. */
   promptCache: PromptCacheMode;
+  /**
+   * MiB of host memory for prefixes pushed out of a worker's sequences (llama-server's `--cache-ram`); 0:
+   * none; null: the default, 8192 but no more than a quarter of the memory free where the worker starts.
+   */
+  promptCacheRam: number | null;
   /** What the deployment serves: chat and text completions, or embeddings (`/v1/embeddings`) only. */
   task: DeploymentTask;
   /**

@@ -22,6 +22,7 @@ const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { eng
   defaults: {},
   auth: 'private',
   promptCache: 'full',
+  promptCacheRam: 512,
   task: 'generate',
   reasoningParser: 'think',
   deadlineMs: null,
@@ -105,7 +106,9 @@ describe("each engine's config reader", () => {
       allowCpuFallback: true,
       reasoningParser: 'think',
       promptCache: 'full',
+      promptCacheRam: 512 * 2 ** 20,
       deployment: 'tiny-chat',
+      log: host.log,
     });
     expect(llamaEmbeddingOptions(deployment({ kind: 'llama-cpp' }), { allowCpuFallback: false }, '/m.gguf')).toEqual({
       modelPath: '/m.gguf',

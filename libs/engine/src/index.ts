@@ -5,6 +5,7 @@ export type {
   GenerateRequest,
   GenerateResult,
   GenerationInput,
+  HeldPromptChange,
   OutputPiece,
 } from './core/generation-engine.js';
 export { EngineInputError, EngineOutputError } from './core/generation-engine.js';

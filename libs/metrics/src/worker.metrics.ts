@@ -8,6 +8,21 @@ export const LLAMA_SERVER_UNCACHED_RETRIES = counter({
   labels: ['deployment', 'reason'],
 });
 
+export const PROMPT_CACHE_RAM_BYTES = gauge({
+  name: 'conveyor_prompt_cache_ram_bytes',
+  help: "Bytes of host memory holding prefixes pushed out of a worker's sequences, kept for later prompts (PROMPT_CACHE_RAM), by deployment: node-llama-cpp in process",
+  labels: ['deployment'],
+});
+
+export const PROMPT_CACHE_RAM_EVENTS = counter({
+  name: 'conveyor_prompt_cache_ram_events_total',
+  help:
+    'What the prompt cache in host memory did, by deployment: saved (a prefix cut off a sequence was kept), ' +
+    'restored (read back into a sequence for a prompt beginning with it), evicted (least recently used, past the budget), ' +
+    'superseded (a longer entry begins with it), failed (a state could not be written or read back)',
+  labels: ['deployment', 'event'],
+});
+
 // vLLM's name and meaning: each vLLM server reports its own, as each worker does here.
 export const VLLM_KV_CACHE_USAGE = gauge({
   name: 'vllm:kv_cache_usage_perc',

@@ -7,6 +7,7 @@ import {
   startEngine,
   type EngineHost,
   type GenerationEngine,
+  type HeldPromptChange,
   type ImageSource,
 } from '@conveyor/engine';
 
@@ -47,6 +48,11 @@ export class EngineRegistry {
   /** `listener` runs after each round of any engine that decodes in rounds. */
   onRound(listener: () => void): void {
     for (const engine of this.engines.values()) engine.onRound?.(listener);
+  }
+
+  /** `listener` hears, by deployment, of the prompts an engine keeps beyond its sequences (see HeldPromptChange). */
+  onHeldPrompts(listener: (deployment: string, change: HeldPromptChange) => void): void {
+    for (const [deployment, engine] of this.engines) engine.onHeldPrompts?.((change) => listener(deployment, change));
   }
 
   /** The embedding engine of a deployment with `task: embeddings`. */

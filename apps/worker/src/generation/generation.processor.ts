@@ -37,6 +37,8 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
   ) {
     // The outbox writes by engine round where an engine says when its rounds end.
     engines.onRound(() => sinks.roundEnded());
+    // Prompts an engine moves out of its sequences into host memory stay announced for routing.
+    engines.onHeldPrompts((deployment, change) => routes.heldApart(deployment, change));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { routeBlocksKey, routeLoadKey, routeQueuesKey } from '@conveyor/queue';
+import type { HeldPromptChange } from '@conveyor/engine';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { WORKER_IDENTITY, type WorkerIdentity } from '../presence/worker-identity.js';
@@ -9,6 +10,8 @@ import { PrefixRoutes } from './prefix-routes.port.js';
 /** One deployment's announcement: what each sequence holds, and which of its parts Redis lacks the latest of. */
 interface Announcement {
   readonly sequences: Map<number, readonly string[]>;
+  /** What the engine keeps beyond its sequences (in host memory), by entry: the chain its sequence had. */
+  readonly apart: Map<number, readonly string[]>;
   free: number;
   /** The blocks last written (sorted, joined): a set unchanged by a reply is not written again. */
   written: string | null;
@@ -43,6 +46,7 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     for (const d of deployments)
       this.announcements.set(d.id, {
         sequences: new Map(),
+        apart: new Map(),
         free: 0,
         written: null,
         blocksDirty: false,
@@ -64,6 +68,21 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     const announcement = this.announcements.get(deployment);
     if (!announcement) return;
     sequences.forEach((sequence, i) => announcement.sequences.set(sequence, chains[i] ?? []));
+    announcement.blocksDirty = true;
+    this.schedule();
+  }
+
+  heldApart(deployment: string, change: HeldPromptChange): void {
+    const announcement = this.announcements.get(deployment);
+    if (!announcement) return;
+    if (change.kind === 'kept') {
+      // Called as the engine saves the cells, before the request that cuts them ends: the sequence's
+      // announced chain is what the cells held. (A reply that ended a moment before, and has not announced
+      // its own chain yet, leaves the entry the one before: a stale hint, which routing can afford.)
+      const chain = announcement.sequences.get(change.sequence);
+      if (!chain?.length) return;
+      announcement.apart.set(change.entry, chain);
+    } else if (!announcement.apart.delete(change.entry)) return;
     announcement.blocksDirty = true;
     this.schedule();
   }
@@ -106,7 +125,7 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
       let blocks: Set<string> | null = null;
       if (a.blocksDirty) {
         a.blocksDirty = false;
-        const held = new Set([...a.sequences.values()].flat());
+        const held = new Set([...a.sequences.values(), ...a.apart.values()].flat());
         const written = [...held].sort().join(' ');
         if (written !== a.written) {
           a.written = written;

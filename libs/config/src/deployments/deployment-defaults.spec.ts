@@ -13,4 +13,11 @@ describe('loadConfig', () => {
       'PROMPT_CACHE must be one of full, exact, off',
     );
   });
+
+  it('reads the host memory for the prompt cache in MiB: unset is left to the worker, 0 is none', () => {
+    const ram = (value?: string) =>
+      loadConfig(value === undefined ? {} : { PROMPT_CACHE_RAM: value }).deployments[0]!.promptCacheRam;
+    expect([ram(), ram('0'), ram('2048')]).toEqual([null, 0, 2048]);
+    expect(configError({ PROMPT_CACHE_RAM: '-1' }).message).toContain('PROMPT_CACHE_RAM must be an integer from 0');
+  });
 });

@@ -9,6 +9,7 @@ export interface DeploymentDefaults {
   threads: number;
   flashAttention: FlashAttention;
   promptCache: PromptCacheMode;
+  promptCacheRam: number | null;
 }
 
 /** A prompt cache setting: its mode, or a boolean (on is the default mode, `full`). */
@@ -25,5 +26,7 @@ export function readDeploymentDefaults(r: EnvReader): DeploymentDefaults {
     threads: r.int('THREADS'),
     flashAttention: r.oneOf('FLASH_ATTENTION'),
     promptCache: promptCacheMode(r.oneOf('PROMPT_CACHE')),
+    // Unset is its own value: the worker caps the default by the memory free where it runs.
+    promptCacheRam: r.optionalString('PROMPT_CACHE_RAM') === undefined ? null : r.int('PROMPT_CACHE_RAM', 0),
   };
 }

@@ -57,6 +57,7 @@ function fromFile(
     threads: d.threads ?? defaults.threads,
     flashAttention: d.flashAttention ?? defaults.flashAttention,
     promptCache: d.promptCache === undefined ? defaults.promptCache : promptCacheMode(d.promptCache),
+    promptCacheRam: d.promptCacheRam ?? defaults.promptCacheRam,
     defaults: d.defaults?.toPreset() ?? {},
     alias: d.alias ? { org: d.alias.org, app: d.alias.app } : undefined,
     auth: d.auth ?? 'private',

@@ -145,4 +145,13 @@ export const DEPLOYMENTS_VARS = {
     meaning:
       "What a sequence keeps of finished replies for later prompts (`promptCache`): `full` reuses everything a sequence shares with the prompt, the last reply included, as llama-server, vLLM and SGLang do (a reply may differ from an uncached one where two tokens were all but tied); `exact` reuses only whole 256-token chunks computed as a prompt and cuts prompts at fixed positions, so replies are token for token what they are without it, at the cost of recomputing each conversation's last reply and holding streams up for a whole chunk while a prompt goes in; `off` computes every prompt from its first token, cut at the same positions as `exact`, so the two give the same replies.",
   },
+  PROMPT_CACHE_RAM: {
+    kind: 'int',
+    min: 0,
+    max: 1 << 24,
+    defaultText: "8192, but at most a quarter of the worker's free memory when it starts",
+    allowedText: 'MiB; 0 turns it off',
+    meaning:
+      "MiB of a worker's host memory per deployment (`promptCacheRam`) for prompt beginnings a new request pushes out of its sequences, as llama-server's `--cache-ram`: a prefix of at least 256 tokens about to be cut off a sequence is saved first, and a later prompt that begins with it has it read back instead of computed. The least recently used go past the budget. In-process engine only; nothing is kept under `PROMPT_CACHE=off`.",
+  },
 } as const satisfies Record<string, EnvVarSpec>;

@@ -76,6 +76,7 @@ export class DeploymentDto {
   @IsOptional() @IsInt() @Min(1) @Max(1024) threads?: number;
   @IsOptional() @IsIn(['auto', 'on', 'off']) flashAttention?: 'auto' | 'on' | 'off';
   @IsOptional() @IsIn([true, false, 'exact', 'full', 'off']) promptCache?: boolean | 'exact' | 'full' | 'off';
+  @IsOptional() @IsInt() @Min(0) @Max(1 << 24) promptCacheRam?: number;
 
   @IsOptional() @ValidateNested() @Type(() => SamplingPresetDto) defaults?: SamplingPresetDto;
   @IsOptional() @ValidateNested() @Type(() => AppAliasDto) alias?: AppAliasDto;

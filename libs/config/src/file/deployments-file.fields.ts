@@ -65,6 +65,11 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     default: '`PROMPT_CACHE`',
     meaning: 'What a sequence keeps of finished replies for later prompts; `true` is `full`, `false` is `off`.',
   },
+  promptCacheRam: {
+    default: '`PROMPT_CACHE_RAM`',
+    meaning:
+      'MiB of host memory for prompt beginnings pushed out of the sequences, read back when a prompt begins with one; 0: none.',
+  },
   defaults: { meaning: 'Sampling fields a request gets when it leaves them unset.' },
   alias: { meaning: 'Also serve it at `/<org>/<app>/v1/...`.' },
   auth: { default: '`private`', meaning: '`private`: the alias routes need an API key; `public`: they need none.' },

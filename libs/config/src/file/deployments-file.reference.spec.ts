@@ -27,7 +27,7 @@ describe('the deployments file reference', () => {
       'apiKeys[].webhook',
       'modelAliases[]',
     ]);
-    expect(rows('deployments[]')).toHaveLength(21);
+    expect(rows('deployments[]')).toHaveLength(22);
   });
 
   it("lists a key's service tiers, token limits and webhook with what each takes", () => {

@@ -1,5 +1,12 @@
 import { Registry } from 'prom-client';
-import { LLAMA_SERVER_UNCACHED_RETRIES, VLLM_KV_CACHE_USAGE, counterOf, gaugeOf } from '@conveyor/metrics';
+import {
+  LLAMA_SERVER_UNCACHED_RETRIES,
+  PROMPT_CACHE_RAM_BYTES,
+  PROMPT_CACHE_RAM_EVENTS,
+  VLLM_KV_CACHE_USAGE,
+  counterOf,
+  gaugeOf,
+} from '@conveyor/metrics';
 
 /**
  * What engines count, in a registry of their own: the worker serves it on its metrics port
@@ -26,5 +33,23 @@ export function reportKvCacheUsage(deployment: string, usage: () => Promise<numb
   kvCacheUsage.set(deployment, usage);
   return () => {
     if (kvCacheUsage.get(deployment) === usage) kvCacheUsage.delete(deployment);
+  };
+}
+
+/** What the prompt cache in host memory did, by deployment and event (saved, restored, evicted, …). */
+export const promptCacheRamEvents = counterOf(PROMPT_CACHE_RAM_EVENTS, engineMetrics);
+
+/** The engines with a prompt cache in host memory, by deployment: their bytes held, read when scraped. */
+const promptCacheRam = new Map<string, () => number>();
+
+gaugeOf(PROMPT_CACHE_RAM_BYTES, engineMetrics, (gauge) => {
+  for (const [deployment, bytes] of promptCacheRam) gauge.set({ deployment }, bytes());
+});
+
+/** Reports an engine's host-memory prompt cache size under its deployment until the returned function is called. */
+export function reportPromptCacheRam(deployment: string, bytes: () => number): () => void {
+  promptCacheRam.set(deployment, bytes);
+  return () => {
+    if (promptCacheRam.get(deployment) === bytes) promptCacheRam.delete(deployment);
   };
 }

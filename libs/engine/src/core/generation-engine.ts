@@ -63,6 +63,13 @@ export interface GenerateResult {
   sequences?: number[];
 }
 
+/**
+ * A change to the prompts an engine keeps beyond its sequences' cells (node-llama-cpp's prompt cache in
+ * host memory). `kept`: a request was about to cut a sequence's cells, and they were saved as `entry`
+ * first, so what the sequence held is still held, under the entry. `dropped`: the entry is gone.
+ */
+export type HeldPromptChange = { kind: 'kept'; sequence: number; entry: number } | { kind: 'dropped'; entry: number };
+
 /** Token counting with the very tokenizer and chat template an engine generates with. */
 export interface EngineTokenizer {
   /** Tokens of context one request gets, prompt and reply together. */
@@ -88,6 +95,11 @@ export interface GenerationEngine {
    * output by round (the reply outbox). Absent where the engine has no rounds of its own to tell.
    */
   onRound?(listener: () => void): void;
+  /**
+   * `listener` hears of prompts kept beyond the sequences, in the order they change, as they change: for
+   * the router, which announces them with the sequences'. Absent where the engine keeps none.
+   */
+  onHeldPrompts?(listener: (change: HeldPromptChange) => void): void;
   dispose(): Promise<void>;
 }
 

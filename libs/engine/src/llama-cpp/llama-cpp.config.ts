@@ -1,12 +1,14 @@
+import { freemem } from 'node:os';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { EngineHost } from '../core/engine-factory.js';
+import { hostCacheBudget } from './host-cache-index.js';
 import type { LlamaCppEngineOptions } from './llama-cpp.engine.js';
 import type { LlamaEmbeddingEngineOptions } from './llama-embedding.engine.js';
 
 /** The in-process engine's options, from a deployment's config and the host's; `modelPath`: its model, resolved. */
 export function llamaCppOptions(
   deployment: DeploymentConfig,
-  host: Pick<EngineHost, 'allowCpuFallback'>,
+  host: Pick<EngineHost, 'allowCpuFallback' | 'log'>,
   modelPath: string,
 ): LlamaCppEngineOptions {
   return {
@@ -19,7 +21,9 @@ export function llamaCppOptions(
     allowCpuFallback: host.allowCpuFallback,
     reasoningParser: deployment.reasoningParser,
     promptCache: deployment.promptCache,
+    promptCacheRam: hostCacheBudget(deployment.promptCacheRam, freemem()),
     deployment: deployment.id,
+    log: host.log,
   };
 }
 

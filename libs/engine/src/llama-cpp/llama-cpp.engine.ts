@@ -1,12 +1,15 @@
 import { resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import type { EngineLogger } from '../core/engine-factory.js';
 import type {
   EngineTokenizer,
   GenerationEngine,
   GenerateCallbacks,
   GenerateRequest,
   GenerateResult,
+  HeldPromptChange,
 } from '../core/generation-engine.js';
-import { reportKvCacheUsage } from '../core/engine-metrics.js';
+import { promptCacheRamEvents, reportKvCacheUsage, reportPromptCacheRam } from '../core/engine-metrics.js';
+import { HostPromptCache, type HostCacheEvent } from './host-prompt-cache.js';
 import { flashAttention, usableRuntime } from './llama-runtime.js';
 import { assertNativeLayer, nativeContext } from './native-context.js';
 import { LlamaTokenizer } from './llama-tokenizer.js';
@@ -34,8 +37,15 @@ export interface LlamaCppEngineOptions {
   reasoningParser?: 'think' | null;
   /** How a finished reply's cells are reused (default `full`); see PromptCacheMode. */
   promptCache?: PromptCacheMode;
+  /**
+   * Bytes of host memory for prefixes cut off the sequences, restored when a later prompt begins with one
+   * (llama-server's `--cache-ram`); 0 or absent: none, a prefix pushed out of every sequence is lost.
+   */
+  promptCacheRam?: number;
   /** The deployment its KV cache usage is reported under (`vllm:kv_cache_usage_perc`); none: not reported. */
   deployment?: string;
+  /** Where the engine warns of what it works around (a prefix it could not keep in host memory). */
+  log?: EngineLogger;
 }
 
 /**
@@ -50,6 +60,7 @@ export class LlamaCppEngine implements GenerationEngine {
   private readonly planning: PlanningContext;
   private readonly running: RunContext;
   private readonly rounds: Array<() => void> = [];
+  private readonly heldPrompts: Array<(change: HeldPromptChange) => void> = [];
   private stopReporting: () => void = () => undefined;
 
   private constructor(
@@ -59,6 +70,7 @@ export class LlamaCppEngine implements GenerationEngine {
     chatWrapper: ChatWrapper,
     reasoningParser: 'think' | null,
     slots: SequenceSlots,
+    private readonly host: HostPromptCache | null,
   ) {
     const shapes = new ReplyShapes(model.llama, model, chatWrapper);
     const opening = templateThoughtOpening(model, chatWrapper);
@@ -107,10 +119,49 @@ export class LlamaCppEngine implements GenerationEngine {
     assertNativeLayer(model, context);
     // Every sequence is taken now and kept: each holds the cells of its last reply for the next request to reuse.
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
-    const slots = new SequenceSlots(sequences, context, nativeContext(context), options.promptCache ?? 'full');
-    const engine = new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots);
-    if (options.deployment) engine.stopReporting = reportKvCacheUsage(options.deployment, () => engine.kvCacheUsage());
+    const mode = options.promptCache ?? 'full';
+    const native = nativeContext(context);
+    // Under `off` nothing is reused, so nothing is worth keeping either.
+    const host =
+      mode !== 'off' && (options.promptCacheRam ?? 0) > 0
+        ? new HostPromptCache(native, options.promptCacheRam!, context.contextSize, options.log)
+        : null;
+    const slots = new SequenceSlots(sequences, context, native, mode, host);
+    const engine = new LlamaCppEngine(model, context, chatWrapper, options.reasoningParser ?? null, slots, host);
+    host?.onEvent((event) => engine.hostCacheEvent(event, options.deployment));
+    const deployment = options.deployment;
+    if (deployment) {
+      const stopKv = reportKvCacheUsage(deployment, () => engine.kvCacheUsage());
+      const stopRam = host ? reportPromptCacheRam(deployment, () => host.bytes) : () => undefined;
+      engine.stopReporting = () => {
+        stopKv();
+        stopRam();
+      };
+    }
     return engine;
+  }
+
+  /** What the host cache did, counted under the deployment and told to whoever announces held prompts. */
+  private hostCacheEvent(event: HostCacheEvent, deployment: string | undefined): void {
+    // An entry dropped because it could not be read back was counted as the failure already.
+    const counted = event.kind !== 'dropped' ? event.kind : event.reason === 'failed' ? null : event.reason;
+    if (deployment && counted) promptCacheRamEvents.inc({ deployment, event: counted });
+    const change: HeldPromptChange | null =
+      event.kind === 'saved'
+        ? { kind: 'kept', sequence: event.sequence, entry: event.entry }
+        : event.kind === 'dropped'
+          ? { kind: 'dropped', entry: event.entry }
+          : null;
+    if (change) this.heldPrompts.forEach((listener) => listener(change));
+  }
+
+  onHeldPrompts(listener: (change: HeldPromptChange) => void): void {
+    this.heldPrompts.push(listener);
+  }
+
+  /** The prompt cache in host memory: its budget, and the bytes and entries it holds now (0 without one). */
+  get hostCache(): { budget: number; bytes: number; entries: number } {
+    return { budget: this.host?.budget ?? 0, bytes: this.host?.bytes ?? 0, entries: this.host?.entries ?? 0 };
   }
 
   /** The fraction of the context's KV cells its sequences hold (each sequence has `contextSize` of its own). */
@@ -145,6 +196,7 @@ export class LlamaCppEngine implements GenerationEngine {
   async dispose(): Promise<void> {
     this.stopReporting();
     await this.context.dispose();
+    await this.host?.dispose();
     await this.planning.model.dispose();
   }
 }

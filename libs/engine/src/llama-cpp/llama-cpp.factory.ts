@@ -6,9 +6,14 @@ import { LlamaCppEngine } from './llama-cpp.engine.js';
 /** node-llama-cpp in the worker's own process: the model is found (or generated, or downloaded), then loaded. */
 export const startLlamaCppEngine: EngineFactory<'llama-cpp'> = async (deployment, host) => {
   const modelPath = await resolveModelSource(deployment.model, host.modelsDir, host.log);
-  const engine = await LlamaCppEngine.load(llamaCppOptions(deployment, host, modelPath));
+  const options = llamaCppOptions(deployment, host, modelPath);
+  const engine = await LlamaCppEngine.load(options);
+  // The budget is resolved here from the memory free now: the log says what it came to.
+  const ram = engine.hostCache.budget
+    ? `, ${Math.round(engine.hostCache.budget / 2 ** 20)} MiB of it in host memory`
+    : '';
   return {
     engine,
-    describe: `${modelPath} (${describeContext(deployment)}, prompt cache ${deployment.promptCache})`,
+    describe: `${modelPath} (${describeContext(deployment)}, prompt cache ${deployment.promptCache}${ram})`,
   };
 };

@@ -28,6 +28,14 @@ export interface NativeContext {
   getSequenceKvCacheMaxPosition(sequenceId: number): number;
   /** Makes `target`'s cells a copy of `source`'s, all of them (llama.cpp copies the whole KV buffer). */
   copySequenceStateFromOtherSequence(target: number, source: number): Promise<number>;
+  /**
+   * Writes a sequence's cells, with the tokens they hold, to a file (llama.cpp's `llama_state_seq_save_file`);
+   * resolves to the file's size in bytes. The only way node-llama-cpp offers to take a sequence's whole
+   * state out of the context: its in-memory checkpoints save only the sliding-window part of an iSWA cache.
+   */
+  saveSequenceStateToFile(filePath: string, sequenceId: number, tokens: Uint32Array): Promise<number>;
+  /** Replaces a sequence's cells with a saved state; resolves to the tokens it holds. */
+  loadSequenceStateFromFile(filePath: string, sequenceId: number, maxContextSize: number): Promise<Uint32Array>;
   sampleToken(
     logitIndex: number,
     sampler: NativeSampler,
@@ -55,6 +63,8 @@ export function nativeContext(context: LlamaContext): NativeContext {
     !native ||
     typeof native.removeTokenCellsFromSequence !== 'function' ||
     typeof native.copySequenceStateFromOtherSequence !== 'function' ||
+    typeof native.saveSequenceStateToFile !== 'function' ||
+    typeof native.loadSequenceStateFromFile !== 'function' ||
     typeof native.decodeBatch !== 'function' ||
     typeof native.sampleToken !== 'function' ||
     typeof native.addToBatch !== 'function' ||

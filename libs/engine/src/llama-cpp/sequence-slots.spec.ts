@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import { withLock } from 'lifecycle-utils';
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
 import { PREFILL_CHUNK } from './round-loop.js';
+import { HostCacheIndex, type HostEntry, type HostMatch } from './host-cache-index.js';
+import type { HostPromptCache } from './host-prompt-cache.js';
 import type { NativeContext } from './native-context.js';
 import { SequenceSlots, reusable, type PromptCacheMode } from './sequence-slots.js';
 
@@ -19,12 +22,42 @@ class RecordingNative {
 
 const tokens = (n: number, offset = 0): Token[] => Array.from({ length: n }, (_, i) => (i + offset) as Token);
 
-function slots(count: number, mode: PromptCacheMode) {
-  const native = new RecordingNative();
+function slots(count: number, mode: PromptCacheMode, host?: RecordingHost) {
+  const native = host?.native ?? new RecordingNative();
   // Sequences as node-llama-cpp numbers them internally; the slots read only the id.
   const sequences = Array.from({ length: count }, (_, i) => ({ _sequenceId: i }) as unknown as LlamaContextSequence);
   const context = {} as LlamaContext;
-  return { native, slots: new SequenceSlots(sequences, context, native as unknown as NativeContext, mode) };
+  const cache = host as unknown as HostPromptCache | undefined;
+  return {
+    native,
+    context,
+    slots: new SequenceSlots(sequences, context, native as unknown as NativeContext, mode, cache),
+  };
+}
+
+/** A host cache with the real bookkeeping, recording the states it would write and read beside the native calls. */
+class RecordingHost {
+  readonly native = new RecordingNative();
+  readonly index = new HostCacheIndex(1_000_000);
+  private nextId = 1;
+
+  worthSaving(cells: readonly Token[], kept: number): boolean {
+    return this.index.worthSaving(cells, kept);
+  }
+  best(prompt: readonly Token[], mode: PromptCacheMode, atLeast: number): HostMatch | null {
+    return this.index.best(prompt, mode, atLeast);
+  }
+  has(entry: HostEntry): boolean {
+    return this.index.has(entry);
+  }
+  async save(sequence: number, cells: readonly Token[], prefilled: number, spare: ReadonlySet<number>): Promise<void> {
+    this.native.calls.push(`save ${sequence} ${cells.length}`);
+    this.index.add({ id: this.nextId++, tokens: [...cells], prefilled, bytes: cells.length }, spare);
+  }
+  async restore(match: HostMatch, sequence: number): Promise<boolean> {
+    this.native.calls.push(`restore ${match.entry.id}->${sequence} ..${match.upTo}`);
+    return true;
+  }
 }
 
 describe('reusable', () => {
@@ -138,5 +171,61 @@ describe('SequenceSlots keeping a conversation', () => {
     const [next] = await s.acquire([[...history, ...tokens(30, 90_000)]]);
     expect(next!.sequenceId).toBe(conversation);
     expect(await next!.ready()).toBe(1500);
+  });
+});
+
+describe('SequenceSlots with a prompt cache in host memory', () => {
+  /** A finished reply's cells: the prompt and `reply` tokens more. */
+  async function served(s: SequenceSlots, prompt: Token[], reply = 8) {
+    const [lease] = await s.acquire([prompt]);
+    const reused = await lease!.ready();
+    lease!.release({ tokens: [...prompt, ...tokens(reply, 60_000)], prompt: prompt.length });
+    return reused;
+  }
+
+  it('cells a new prompt would cut are saved first, and read back for a prompt that begins with them', async () => {
+    const host = new RecordingHost();
+    const { native, slots: s } = slots(1, 'full', host);
+    const a = tokens(600);
+    await served(s, [...a, 1 as Token]);
+    await served(s, tokens(600, 10_000));
+    expect(native.calls.slice(-2)).toEqual(['save 0 609', 'remove 0 0..-1']);
+    // A's instructions with another question: B's cells are saved, A's read back, only the rest computed.
+    expect(await served(s, [...a, 2 as Token])).toBe(600);
+    expect(native.calls.slice(-2)).toEqual(['save 0 608', 'restore 1->0 ..600']);
+    expect(s.cachedTokens()).toEqual([609]);
+  });
+
+  it('a small cut is not saved, and an entry worth less than a chunk more than the cells is not read back', async () => {
+    const host = new RecordingHost();
+    const { native, slots: s } = slots(1, 'full', host);
+    const a = tokens(600);
+    await served(s, [...a, 1 as Token]);
+    // Cuts 609 - 400 = 209 tokens: fewer than is worth a state.
+    expect(await served(s, [...a.slice(0, 400), 2 as Token])).toBe(400);
+    expect(native.calls.some((c) => c.startsWith('save'))).toBe(false);
+    await served(s, tokens(600, 10_000));
+    // The entry (the cells above, 409 tokens) gives 400, the cells nothing: 400 is a chunk more.
+    expect(await served(s, [...a.slice(0, 400), 3 as Token])).toBe(400);
+    await served(s, [...a.slice(0, 200), ...tokens(400, 20_000)]);
+    expect(native.calls.filter((c) => c.startsWith('restore'))).toHaveLength(1);
+  });
+
+  it('an entry evicted between the choice and the lock is not read back: the cells give what they give', async () => {
+    const host = new RecordingHost();
+    const { native, context, slots: s } = slots(1, 'full', host);
+    const a = tokens(600);
+    await served(s, [...a, 1 as Token]);
+    await served(s, [...a.slice(0, 100), ...tokens(500, 10_000)]);
+    let unlock!: () => void;
+    const locked = withLock([context, 'context'], () => new Promise<void>((resolve) => (unlock = resolve)));
+    const acquiring = s.acquire([[...a, 2 as Token]]);
+    host.index.remove(host.index.best([...a, 2 as Token], 'full', 0)!.entry);
+    unlock();
+    await locked;
+    const [lease] = await acquiring;
+    expect(await lease!.ready()).toBe(100);
+    expect(native.calls.some((c) => c.startsWith('restore'))).toBe(false);
+    expect(native.calls.at(-1)).toBe('remove 0 100..-1');
   });
 });

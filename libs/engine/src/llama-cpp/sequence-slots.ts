@@ -1,6 +1,8 @@
 import { withLock } from 'lifecycle-utils';
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
 import { PREFILL_CHUNK } from './round-loop.js';
+import type { HostMatch } from './host-cache-index.js';
+import type { HostPromptCache } from './host-prompt-cache.js';
 import type { NativeContext } from './native-context.js';
 import { sequenceId } from './native-context.js';
 
@@ -93,7 +95,8 @@ export function reusable(
  * whose prompt begins as another's that is being computed right now waits for that beginning and copies
  * its cells (llama.cpp copies a sequence's whole KV buffer), so requests sharing their instructions that
  * arrive together compute them once. Every sequence of the context is allocated at load, so the cache
- * costs no memory beyond the context.
+ * costs no memory beyond the context; with a host cache (HostPromptCache), cells about to be cut are also
+ * saved to host memory, and a prompt that begins with a saved prefix has it read back.
  */
 export class SequenceSlots {
   private readonly slots: Slot[];
@@ -107,6 +110,8 @@ export class SequenceSlots {
     private readonly context: LlamaContext,
     private readonly native: NativeContext,
     readonly mode: PromptCacheMode,
+    /** Where cells cut off a sequence are kept, and put back from; null: they are lost (budget 0, or `off`). */
+    private readonly host: HostPromptCache | null = null,
   ) {
     this.slots = sequences.map((sequence) => ({
       id: sequenceId(sequence),
@@ -144,19 +149,51 @@ export class SequenceSlots {
       slot.busy = true;
       slot.lastUsed = ++this.clock;
       slot.taken++;
-      const reused = reusable(slot.cached, slot.prefilled, prompt, this.mode);
-      const share = this.sharer(prompt, reused, slot);
+      let reused = reusable(slot.cached, slot.prefilled, prompt, this.mode);
+      let share = this.sharer(prompt, reused, slot);
+      // A prefix in host memory is read back when it gives a chunk more than the cells, or another sequence.
+      const restore = this.restorable(prompt, Math.max(reused, share?.upTo ?? 0));
+      // What the cells give without the restore, should its entry be gone by the time the lock is held.
+      const own = reused;
+      if (restore) {
+        reused = restore.upTo;
+        share = null;
+      }
       // Set now, so the next choice of the same request can share this one's prompt.
       slot.prompt = prompt;
       slot.progress = reused;
-      return { slot, reused, share, prompt };
+      return { slot, reused, own, share, prompt, restore };
     });
     // Cells past the reused prefix go, under the context's lock: never while a decode runs on the context.
+    // Those worth keeping are saved to host memory first; a prefix from there replaces them.
     await withLock([this.context, 'context'], async () => {
-      for (const { slot, reused } of chosen) {
-        if (reused < slot.cached.length) this.native.removeTokenCellsFromSequence(slot.id, reused, -1);
-        slot.cached = slot.cached.slice(0, reused);
-        slot.prefilled = Math.min(slot.prefilled, reused);
+      const spare = new Set(chosen.flatMap((c) => (c.restore ? [c.restore.entry.id] : [])));
+      for (const choice of chosen) {
+        const { slot } = choice;
+        let { restore } = choice;
+        // Another request's save, under the lock before this one, may have evicted the entry chosen.
+        if (restore && !this.host?.has(restore.entry)) {
+          restore = null;
+          choice.reused = slot.progress = choice.own;
+        }
+        const kept = restore ? commonPrefix(slot.cached, restore.entry.tokens.slice(0, restore.upTo)) : choice.reused;
+        if (this.host?.worthSaving(slot.cached, kept))
+          await this.host.save(slot.id, slot.cached, slot.prefilled, spare);
+        if (restore && this.host) {
+          if (await this.host.restore(restore, slot.id)) {
+            slot.cached = restore.entry.tokens.slice(0, restore.upTo);
+            slot.prefilled = Math.min(restore.entry.prefilled, restore.upTo);
+          } else {
+            // The state could not be read back (the sequence was emptied): the whole prompt is computed.
+            slot.cached = [];
+            slot.prefilled = 0;
+            choice.reused = slot.progress = 0;
+          }
+          continue;
+        }
+        if (choice.reused < slot.cached.length) this.native.removeTokenCellsFromSequence(slot.id, choice.reused, -1);
+        slot.cached = slot.cached.slice(0, choice.reused);
+        slot.prefilled = Math.min(slot.prefilled, choice.reused);
       }
     });
     return chosen.map(({ slot, reused, share, prompt }) => {
@@ -178,6 +215,14 @@ export class SequenceSlots {
         release: (cells) => this.release(slot, taken, cells),
       };
     });
+  }
+
+  /**
+   * The host memory entry a prompt restores, if it reuses at least a chunk more than `reused` (what a
+   * sequence gives it): less is not worth reading a whole state back.
+   */
+  private restorable(prompt: readonly Token[], reused: number): HostMatch | null {
+    return this.host?.best(prompt, this.mode, reused + PREFILL_CHUNK) ?? null;
   }
 
   /**
