@@ -100,6 +100,33 @@ export class RedisNodes {
   }
 
   /**
+   * Every key's shape, with the run's prefix and each part that names one thing (a part with a digit in
+   * it: an id, a number) written `*`, and how many keys have it, the most common first; over every node.
+   * @param {string} [prefix] written `{prefix}` where a key begins with it
+   * @returns {Promise<Array<[string, number]>>}
+   */
+  async keyShapes(prefix) {
+    /** @type {Map<string, number>} */
+    const shapes = new Map();
+    for (const client of this.clients) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) {
+          const bare = prefix && key.startsWith(`${prefix}:`) ? `{prefix}${key.slice(prefix.length)}` : key;
+          const shape = bare
+            .split(':')
+            .map((part) => (/\d/.test(part) ? '*' : part))
+            .join(':');
+          shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
+        }
+      } while (cursor !== '0');
+    }
+    return [...shapes].sort((a, b) => b[1] - a[1]);
+  }
+
+  /**
    * Bytes Redis holds for the keys matching `pattern` that `keep` accepts (`MEMORY USAGE`, every
    * element counted), over every node: each node is asked about the keys it holds.
    * @param {string} pattern a SCAN MATCH pattern
