@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { runBatch } from './lib/batch-run.mjs';
 import { ChatLoad } from './lib/chat-load.mjs';
 import { parseCli, positiveInt } from './lib/cli.mjs';
-import { Children, freePort, stopChildrenOnSignal } from './lib/processes.mjs';
+import { Children, freePort, stopChildrenOnSignal, waitForLiveWorkers } from './lib/processes.mjs';
 import { deleteKeys } from './lib/redis.mjs';
 import { clusterPrimaries, machineBusyMs, nodeList, processCpuMs, RedisNodes, redisDelta } from './lib/redis-info.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
@@ -120,31 +120,9 @@ async function startApi() {
  */
 async function setWorkers(n) {
   while (workers.length > n) await children.stop(/** @type {import('./lib/processes.mjs').Child} */ (workers.pop()));
-  // A few at a time: forty Nest processes booting at once on two cores starve each other's heartbeats.
-  while (workers.length < n) {
-    const batch = Math.min(4, n - workers.length);
-    const started = await Promise.all(
-      Array.from({ length: batch }, (_, i) =>
-        children.launch(
-          `worker${workers.length + i + 1}`,
-          process.execPath,
-          [join(dist, 'apps/worker/src/main.js')],
-          env,
-          /Worker ready/,
-          300_000,
-        ),
-      ),
-    );
-    workers.push(...started);
-  }
-  for (let i = 0; ; i++) {
-    const models = /** @type {{ data: Array<{ id: string, live_workers: number }> }} */ (
-      await (await fetch(`${bases[0]}/v1/models`)).json()
-    );
-    if (models.data.find((m) => m.id === 'sim')?.live_workers === n) return;
-    if (i > 600) throw new Error(`the API does not see ${n} live workers`);
-    await sleep(100);
-  }
+  if (workers.length < n)
+    workers.push(...(await children.launchWorkers(n - workers.length, { dist, env, first: workers.length + 1 })));
+  await waitForLiveWorkers(bases[0], 'sim', n);
 }
 
 const apiCpuMs = () => apis.reduce((sum, a) => sum + processCpuMs(a.proc.pid), 0);

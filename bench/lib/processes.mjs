@@ -1,7 +1,8 @@
 // Child processes a bench starts and must always stop, also on failure or Ctrl-C.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { now } from './stats.mjs';
+import { join } from 'node:path';
+import { now, sleep } from './stats.mjs';
 
 /** @import { ChildProcessByStdio } from 'node:child_process' */
 /** @import { AddressInfo } from 'node:net' */
@@ -97,6 +98,37 @@ export class Children {
     await this.launch('api', process.execPath, ['dist/apps/api/src/main.js'], settings, /listening on/i);
     await this.launch('worker', process.execPath, ['dist/apps/worker/src/main.js'], settings, /Worker ready/);
     return `http://127.0.0.1:${port}`;
+  }
+
+  /**
+   * Starts `count` workers from the build in `dist`, a few at a time (many Nest processes booting at once
+   * on two cores starve each other's heartbeats), named worker<first>, worker<first + 1>, ...
+   * @param {number} count
+   * @param {{ dist: string, env: Record<string, string>, first?: number, atOnce?: number }} options
+   * @returns {Promise<ReadyChild[]>}
+   */
+  async launchWorkers(count, { dist, env, first = 1, atOnce = 4 }) {
+    /** @type {ReadyChild[]} */
+    const started = [];
+    while (started.length < count) {
+      const n = Math.min(atOnce, count - started.length);
+      const from = first + started.length;
+      started.push(
+        ...(await Promise.all(
+          Array.from({ length: n }, (_, i) =>
+            this.launch(
+              `worker${from + i}`,
+              process.execPath,
+              [join(dist, 'apps/worker/src/main.js')],
+              env,
+              /Worker ready/,
+              300_000,
+            ),
+          ),
+        )),
+      );
+    }
+    return started;
   }
 
   /**
@@ -197,6 +229,26 @@ export class Children {
         .filter((l) => /\b(WARN|ERROR)\b/.test(l))
         .map((l) => `${c.name}: ${l}`),
     );
+  }
+}
+
+/**
+ * Waits until the API at `base` counts `n` live workers of `deployment` (`GET /v1/models`), checking every
+ * 100 ms; throws after `timeoutMs`.
+ * @param {string} base
+ * @param {string} deployment
+ * @param {number} n
+ * @param {number} [timeoutMs]
+ */
+export async function waitForLiveWorkers(base, deployment, n, timeoutMs = 60_000) {
+  const until = now() + timeoutMs;
+  for (;;) {
+    const models = /** @type {{ data: Array<{ id: string, live_workers: number }> }} */ (
+      await (await fetch(`${base}/v1/models`)).json()
+    );
+    if (models.data.find((m) => m.id === deployment)?.live_workers === n) return;
+    if (now() > until) throw new Error(`the API does not see ${n} live workers of ${deployment}`);
+    await sleep(100);
   }
 }
 

@@ -1,5 +1,6 @@
-// What a bench reads from Redis's own accounting: CPU, commands, bytes received, memory, summed over every
-// node it names (on a Redis Cluster, its primaries: see clusterPrimaries).
+// What a bench reads from Redis's own accounting: CPU, commands, bytes received, memory, keys, summed over
+// every node it names (on a Redis Cluster, its primaries: see clusterPrimaries); and from /proc, the CPU and
+// memory of a process and the machine's busy time.
 import { readFileSync } from 'node:fs';
 import { nodeLines, servingPrimaries } from '../../test/support/loopback-cluster.mjs';
 
@@ -89,6 +90,40 @@ export class RedisNodes {
     for (const client of this.clients)
       total += Number(infoFields(/** @type {string} */ (await client.info('memory'))).get('used_memory'));
     return total;
+  }
+
+  /** @returns {Promise<number>} keys held (`DBSIZE`), summed over the nodes */
+  async keyCount() {
+    let total = 0;
+    for (const client of this.clients) total += await client.dbsize();
+    return total;
+  }
+
+  /**
+   * Every key's shape, with the run's prefix and each part that names one thing (a part with a digit in
+   * it: an id, a number) written `*`, and how many keys have it, the most common first; over every node.
+   * @param {string} [prefix] written `{prefix}` where a key begins with it
+   * @returns {Promise<Array<[string, number]>>}
+   */
+  async keyShapes(prefix) {
+    /** @type {Map<string, number>} */
+    const shapes = new Map();
+    for (const client of this.clients) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) {
+          const bare = prefix && key.startsWith(`${prefix}:`) ? `{prefix}${key.slice(prefix.length)}` : key;
+          const shape = bare
+            .split(':')
+            .map((part) => (/\d/.test(part) ? '*' : part))
+            .join(':');
+          shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
+        }
+      } while (cursor !== '0');
+    }
+    return [...shapes].sort((a, b) => b[1] - a[1]);
   }
 
   /**
@@ -199,6 +234,24 @@ export function processCpuMs(pid) {
     return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * A process's resident memory now (`VmRSS`) and the most it has held since it started (`VmHWM`), in
+ * bytes, from /proc/<pid>/status; null where there is none (the process has ended, or no /proc).
+ * @param {number | undefined} pid
+ * @returns {{ rss: number, peak: number } | null}
+ */
+export function processMemory(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (/** @type {string} */ field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1]);
+    const rss = kib('VmRSS');
+    const peak = kib('VmHWM');
+    return Number.isFinite(rss) && Number.isFinite(peak) ? { rss: rss * 1024, peak: peak * 1024 } : null;
+  } catch {
+    return null;
   }
 }
 
