@@ -1,6 +1,6 @@
 import type { Token } from 'node-llama-cpp';
 import { PREFILL_CHUNK } from './round-loop.js';
-import { commonPrefix, reusable, type PromptCacheMode } from './sequence-slots.js';
+import { commonPrefix, reusable, type PromptCacheMode } from './prompt-reuse.js';
 
 /**
  * The fewest tokens worth saving when a request cuts them off a sequence's cells: llama-server saves a

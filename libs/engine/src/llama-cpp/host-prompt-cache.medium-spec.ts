@@ -5,7 +5,7 @@ import type { Token } from 'node-llama-cpp';
 import { ensurePresetModel } from '@conveyor/gguf';
 import type { ChatTurn } from '@conveyor/queue';
 import { STATE_FOLDER_PREFIX, stateFolderRoot } from './host-prompt-cache.js';
-import { commonPrefix } from './sequence-slots.js';
+import { commonPrefix } from './prompt-reuse.js';
 import { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp.engine.js';
 
 // Instructions long enough to be worth keeping (several hundred tokens), each its own.

@@ -6,7 +6,7 @@ import type { Token } from 'node-llama-cpp';
 import type { EngineLogger } from '../core/engine-factory.js';
 import { HostCacheIndex, type HostEntry, type HostMatch } from './host-cache-index.js';
 import type { NativeContext } from './native-context.js';
-import type { PromptCacheMode } from './sequence-slots.js';
+import type { PromptCacheMode } from './prompt-reuse.js';
 
 /** What the host cache did, for metrics and for the router (which announces what the entries hold). */
 export type HostCacheEvent =

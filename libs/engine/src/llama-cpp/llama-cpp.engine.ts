@@ -19,7 +19,8 @@ import { ReplyShapes } from './reply-shapes.js';
 import { planRequest, type PlanningContext } from './request-plan.js';
 import { runRequest, type RunContext } from './request-run.js';
 import { PREFILL_CHUNK, RoundLoop } from './round-loop.js';
-import { SequenceSlots, type PromptCacheMode } from './sequence-slots.js';
+import type { PromptCacheMode } from './prompt-reuse.js';
+import { SequenceSlots } from './sequence-slots.js';
 import { templateThoughtOpening } from './thought-opening.js';
 import { endOfGenerationTokens } from './token-biases.js';
 

@@ -5,7 +5,7 @@ import type { ChatTurn } from '@conveyor/queue';
 import type { GenerateResult } from '../core/generation-engine.js';
 import { LlamaCppEngine } from './llama-cpp.engine.js';
 import { PREFILL_CHUNK } from './round-loop.js';
-import type { PromptCacheMode } from './sequence-slots.js';
+import type { PromptCacheMode } from './prompt-reuse.js';
 
 // Long enough to span several prefill chunks.
 const SYSTEM = 'You are a careful assistant who answers briefly. '.repeat(40);

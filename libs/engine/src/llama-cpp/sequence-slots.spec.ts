@@ -5,7 +5,8 @@ import { PREFILL_CHUNK } from './round-loop.js';
 import { HostCacheIndex, type HostEntry, type HostMatch } from './host-cache-index.js';
 import type { HostPromptCache } from './host-prompt-cache.js';
 import type { NativeContext } from './native-context.js';
-import { SequenceSlots, reusable, type PromptCacheMode } from './sequence-slots.js';
+import { reusable, type PromptCacheMode } from './prompt-reuse.js';
+import { SequenceSlots } from './sequence-slots.js';
 
 /** The native calls the slots make, recorded; cells are not modelled, only what was asked. */
 class RecordingNative {

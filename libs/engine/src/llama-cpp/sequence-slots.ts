@@ -4,6 +4,8 @@ import { PREFILL_CHUNK } from './round-loop.js';
 import type { HostMatch } from './host-cache-index.js';
 import type { HostPromptCache } from './host-prompt-cache.js';
 import type { NativeContext } from './native-context.js';
+import { commonPrefix, reusable, type PromptCacheMode } from './prompt-reuse.js';
+import type { SlotLease } from './slot-lease.js';
 import { sequenceId } from './native-context.js';
 
 /** One sequence of the context, kept for the engine's life, and the tokens its KV cells hold. */
@@ -28,64 +30,6 @@ interface Share {
   from: Slot;
   taken: number;
   upTo: number;
-}
-
-/** A slot a generation runs on: its sequence id, and how much of its prompt is already in the cells. */
-export interface SlotLease {
-  readonly sequenceId: number;
-  /**
-   * Tokens at the start of the prompt whose KV cells are reused: the generation evaluates the rest. When
-   * another sequence is computing a longer beginning of the same prompt right now (requests sharing
-   * instructions that arrive together, the choices of `n`), this waits for it and copies its cells.
-   */
-  ready(): Promise<number>;
-  /** The generation has this many tokens of its prompt in the cells (for requests waiting to share them). */
-  progressed(position: number): void;
-  /** Empties the cells past the first `keep` tokens, so that a reply can run again from there. */
-  rewind(keep: number): Promise<void>;
-  /**
-   * Gives the slot back with the tokens now in its cells (what the generation evaluated) and how many of
-   * them were its prompt; `null` after a failure, when nobody knows what the cells hold.
-   */
-  release(cells: { tokens: readonly Token[]; prompt: number } | null): void;
-}
-
-/** Length of the common prefix of two token lists. */
-export function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
-  const most = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < most && a[i] === b[i]) i++;
-  return i;
-}
-
-/**
- * How a sequence's cells are reused. `exact`: only whole prefill chunks that were computed as a prompt.
- * `full`: the longest common prefix of the cells and the prompt, the last reply's tokens and a prompt's
- * last partial chunk included, as llama.cpp's server reuses its slots. Those were computed one at a time,
- * or in a batch of another size than the chunk that computes them without the cache, and on the CPU a
- * batch's size changes a result's last bits: a reply can then differ from the one without the cache
- * where two tokens were all but tied (on the random-weight tiny model, 10 of 24 seeded conversation
- * turns did, and a greedy one did too; none of 24 did on the bench model). `exact` recomputes up to a
- * chunk and the last reply per request, and keeps every reply what it would be without the cache.
- * `off`: nothing is reused.
- */
-export type PromptCacheMode = 'exact' | 'full' | 'off';
-
-/**
- * What of a slot's cells a prompt may reuse under `mode`. At least the prompt's last token is always
- * evaluated again: its logits are what the first sample reads.
- */
-export function reusable(
-  cells: readonly Token[],
-  prefilled: number,
-  prompt: readonly Token[],
-  mode: PromptCacheMode,
-): number {
-  if (mode === 'off') return 0;
-  const common = Math.min(commonPrefix(cells, prompt), prompt.length - 1);
-  if (mode === 'full') return common;
-  const prefix = Math.min(common, prefilled);
-  return prefix - (prefix % PREFILL_CHUNK);
 }
 
 /**
