@@ -13,6 +13,11 @@ describe('clientDeadlineMs', () => {
     expect(clientDeadlineMs({ 'x-stainless-timeout': '0.5' })).toBe(450);
   });
 
+  it("sets a day at most from an SDK's timeout, however long: a longer timer would fire at once", () => {
+    expect(clientDeadlineMs({ 'x-stainless-timeout': '2386093' })).toBe(86_400_000);
+    expect(clientDeadlineMs({ 'x-stainless-timeout': '1e12' })).toBe(86_400_000);
+  });
+
   it('keeps the shorter of the two', () => {
     expect(clientDeadlineMs({ 'x-conveyor-deadline-ms': '1000', 'x-stainless-timeout': '600' })).toBe(1000);
     expect(clientDeadlineMs({ 'x-conveyor-deadline-ms': '9000', 'x-stainless-timeout': '2' })).toBe(1800);

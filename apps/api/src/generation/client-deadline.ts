@@ -10,6 +10,10 @@ export const SDK_TIMEOUT_HEADER = 'x-stainless-timeout';
  * and its own timeout must not fire before our error arrives.
  */
 const SDK_TIMEOUT_SHARE = 0.9;
+/**
+ * The longest deadline a header sets: a day. An SDK's timeout past it sets a day, never more, since a
+ * timer past 2^31-1 ms (24.8 days) fires at once in Node, and such a deadline answered 504 at once.
+ */
 const MAX_DEADLINE_MS = 86_400_000;
 
 /**
@@ -32,7 +36,7 @@ export function clientDeadlineMs(headers: IncomingHttpHeaders): number | null {
     deadline = ms;
   }
   if (Number.isFinite(sdk) && sdk > 0) {
-    const ms = Math.max(1, Math.floor(sdk * 1000 * SDK_TIMEOUT_SHARE));
+    const ms = Math.min(MAX_DEADLINE_MS, Math.max(1, Math.floor(sdk * 1000 * SDK_TIMEOUT_SHARE)));
     deadline = deadline === null ? ms : Math.min(deadline, ms);
   }
   return deadline;
