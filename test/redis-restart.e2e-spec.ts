@@ -66,8 +66,9 @@ describe('Redis restarted under load (AOF)', () => {
     // Refused rather than held until Redis returns (the outage outlasts this bound): a slow machine's room.
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect((await fetch(`${platform.baseUrl}/ready`)).status).toBe(503);
-    // The model list reads the workers' heartbeats: it is unavailable as the rest is, not a server error.
-    for (const path of ['/v1/models', `/v1/models/${MODEL}`]) {
+    // Every route that reads Redis is unavailable as the rest is, not a server error: the model list (the
+    // workers' heartbeats), the batch lists and the metrics' gauges.
+    for (const path of ['/v1/models', `/v1/models/${MODEL}`, '/v1/batches', '/metrics']) {
       const models = await fetch(`${platform.baseUrl}${path}`);
       expect({ path, status: models.status, retryAfter: models.headers.get('retry-after') }).toEqual({
         path,
@@ -80,6 +81,14 @@ describe('Redis restarted under load (AOF)', () => {
         param: null,
       });
     }
+    // Anthropic's Message Batches: Anthropic's answer for a server that cannot take the request now (529
+    // overloaded_error, which its clients retry), with the same Retry-After.
+    const messageBatches = await fetch(`${platform.baseUrl}/v1/messages/batches`);
+    expect({ status: messageBatches.status, retryAfter: messageBatches.headers.get('retry-after') }).toEqual({
+      status: 529,
+      retryAfter: '1',
+    });
+    expect(await messageBatches.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
 
     await new Promise((r) => setTimeout(r, 500));
     await redis.up();

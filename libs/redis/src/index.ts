@@ -15,3 +15,4 @@ export {
 export { CommandConnection, type CommandConnectionOptions } from './command-connection.js';
 export { Leases, LEASE_SCRIPTS } from './lease.js';
 export { defineScripts, loadScript, type LoadedScript, type LuaScript } from './lua-scripts.js';
+export { isRedisOutage } from './redis-outage.js';

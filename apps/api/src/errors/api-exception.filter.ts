@@ -17,6 +17,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     // A hijacked (streaming) reply has already sent its status; the stream writer reports its own errors.
     if (reply.sent || reply.raw.headersSent) return;
     const { status, body, headers } = dialectOf(host.switchToHttp().getRequest<FastifyRequest>()).error(error);
-    void reply.status(status).headers(headers).send(body);
+    // Always JSON, whatever the route had set for its own answer (the metrics' text, a file's bytes).
+    void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
   }
 }

@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { FileNotFoundError, FileTooLargeError, InvalidFileIdError } from '@conveyor/batch-store';
 import { ErrorCode, errorTypeFor } from '@conveyor/openai';
 import { RequestProblem } from '@conveyor/protocol';
+import { isRedisOutage } from '@conveyor/redis';
 import { OpenAiHttpError } from './openai-http.error.js';
 
 /** Fastify's own errors (bad JSON, body too large, bad content type) carry a 4xx statusCode and an FST_ code. */
@@ -73,5 +74,8 @@ export function toOpenAiError(error: unknown): OpenAiHttpError {
       known?.code ?? null,
     );
   }
+  // Redis out of reach, on any route: the one answer the docs promise for it, however the route got there.
+  if (isRedisOutage(error))
+    return OpenAiHttpError.unavailable('The platform cannot reach Redis right now; try again shortly.');
   return new OpenAiHttpError(500, 'server_error', 'The server had an error while processing your request.', null, null);
 }
