@@ -218,6 +218,12 @@ export const apiKeyIndexKey = (prefix: string): string => `${prefix}:apikeys:${s
 export const apiKeysInUseKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}:in-use`;
 
 /**
+ * The names of revoked run-time keys, never given again: files and batches belong to a key's name, and a
+ * new key of a revoked key's name would own them.
+ */
+export const apiKeyRetiredNamesKey = (prefix: string): string => `${prefix}:apikeys:${slotTag('apikeys')}:retired`;
+
+/**
  * One run-time API key, found by the hex SHA-256 of the key presented (the key itself is never stored):
  * a hash of its name, display hint, creation time and settings.
  */

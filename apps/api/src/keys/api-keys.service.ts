@@ -84,7 +84,7 @@ export class ApiKeysService {
       new OpenAiHttpError(
         409,
         'invalid_request_error',
-        `An API key named '${dto.name}' exists.`,
+        `An API key named '${dto.name}' exists, or existed: a revoked key's name is never given again, since its files and batches belong to it.`,
         'name',
         ErrorCode.apiKeyExists,
       );

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Result } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { apiKeyIndexKey, apiKeyRecordKey, apiKeysInUseKey } from '@conveyor/queue';
+import { apiKeyIndexKey, apiKeyRecordKey, apiKeyRetiredNamesKey, apiKeysInUseKey } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import {
   API_KEY_SETTINGS,
@@ -13,7 +13,13 @@ import {
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    createApiKey(index: string, record: string, inUse: string, ...args: (string | number)[]): Result<number, Context>;
+    createApiKey(
+      index: string,
+      record: string,
+      inUse: string,
+      retired: string,
+      ...args: (string | number)[]
+    ): Result<number, Context>;
     updateApiKey(index: string, record: string, ...args: (string | number)[]): Result<number, Context>;
     rotateApiKey(
       index: string,
@@ -24,7 +30,7 @@ declare module 'ioredis' {
       newSha256: string,
       hint: string,
     ): Result<number, Context>;
-    revokeApiKey(index: string, record: string, name: string, sha256: string): Result<number, Context>;
+    revokeApiKey(index: string, record: string, retired: string, name: string, sha256: string): Result<number, Context>;
   }
 }
 
@@ -53,6 +59,10 @@ export class ApiKeyRepository extends ApiKeys {
 
   private record(sha256: string): string {
     return apiKeyRecordKey(this.config.redis.prefix, sha256);
+  }
+
+  private get retired(): string {
+    return apiKeyRetiredNamesKey(this.config.redis.prefix);
   }
 
   async find(sha256: string): Promise<StoredApiKey | null> {
@@ -92,6 +102,7 @@ export class ApiKeyRepository extends ApiKeys {
         this.index,
         this.record(key.sha256),
         apiKeysInUseKey(this.config.redis.prefix),
+        apiKeyRetiredNamesKey(this.config.redis.prefix),
         key.name,
         key.sha256,
         ...fields,
@@ -139,7 +150,8 @@ export class ApiKeyRepository extends ApiKeys {
       const sha256 = await this.redis.hget(this.index, name);
       if (!sha256) return null;
       const key = await this.find(sha256);
-      if (key && (await this.redis.revokeApiKey(this.index, this.record(sha256), name, sha256)) === 1) return key;
+      if (key && (await this.redis.revokeApiKey(this.index, this.record(sha256), this.retired, name, sha256)) === 1)
+        return key;
     }
     return null;
   }
