@@ -86,12 +86,26 @@ describe('the HTTP edge: body types, host names, deadlines, and requests refused
         'GET /v1/models HTTP/1.1\r\nHost: evil.example',
         'GET /no/such/route HTTP/1.1\r\nHost: localhost.evil.example',
         `GET /metrics HTTP/1.1\r\nHost: 127.0.0.1.nip.io:${platform.port}`,
+        // An absolute-form target names the host in place of the Host header: its authority is checked.
+        `GET http://evil.example/metrics HTTP/1.1\r\nHost: 127.0.0.1:${platform.port}`,
+        `GET http://evil.example/openapi.json HTTP/1.1\r\nHost: 127.0.0.1:${platform.port}`,
+        `GET http://evil.example/docs HTTP/1.1\r\nHost: 127.0.0.1:${platform.port}`,
       ]) {
         const answer = await rawExchange(platform.port, [rawRequest(head, head.startsWith('POST') ? chat : '')]);
         expectOpenAiError(answer, 403, 'host_not_allowed');
         expect((JSON.parse(answer.body) as OpenAiErrorBody).error.type).toBe('permission_error');
       }
       expect(await queued()).toBe(before);
+    });
+
+    it('refuses two Host headers with 400, whichever comes first: a proxy may have read the other', async () => {
+      for (const head of [
+        `GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:${platform.port}\r\nHost: evil.example`,
+        `GET /metrics HTTP/1.1\r\nHost: evil.example\r\nHost: 127.0.0.1:${platform.port}`,
+      ]) {
+        const answer = await rawExchange(platform.port, [rawRequest(head)]);
+        expectOpenAiError(answer, 400, 'malformed_request');
+      }
     });
 
     it('closes the connection of a refused host at once, kept alive or with its body still to come', async () => {

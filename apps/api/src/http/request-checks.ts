@@ -24,6 +24,22 @@ export function hostAllowed(header: string | undefined, allowed: AllowedHosts): 
   return name !== null && allowed.includes(name);
 }
 
+/** How many Host headers a request carries (Node's `headers.host` shows only the first). */
+export function hostHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+/**
+ * The authority of an absolute-form request target (`GET http://name/path`), which names the host in
+ * place of the Host header (RFC 9112, 3.2.2); undefined for the usual origin form (`GET /path`).
+ */
+export function targetHost(target: string | undefined): string | undefined {
+  const absolute = target === undefined ? null : /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(target);
+  return absolute ? absolute[1]!.replace(/^.*@/, '') : undefined;
+}
+
 /** A refusal in the shape of the dialect the request's route speaks (the route is known before any hook runs). */
 const refuse = (reply: FastifyReply, status: number, message: string, code: ErrorCode): void => {
   const shaped = dialectOf(reply.request).error(OpenAiHttpError.refusal(status, message, code));
@@ -56,7 +72,11 @@ const ECHO_CHARS = 100;
  */
 export function installRequestChecks(fastify: FastifyInstance, api: PlatformConfig['api']): void {
   fastify.addHook('onRequest', (request, reply, done) => {
-    const host = request.headers.host;
+    // Node keeps the first of several Host headers: a proxy may have read another. RFC 9112 refuses them.
+    if (hostHeaderCount(request.raw.rawHeaders) > 1) {
+      return refuseAndClose(reply, 400, 'A request must carry one Host header.', ErrorCode.malformedRequest);
+    }
+    const host = targetHost(request.raw.url) ?? request.headers.host;
     // Node's own check for this answered outside any API's shape; it is off, and done here instead.
     if (host === undefined && request.raw.httpVersion === '1.1') {
       return refuseAndClose(reply, 400, 'An HTTP/1.1 request must carry a Host header.', ErrorCode.malformedRequest);
