@@ -56,3 +56,4 @@ export { checkGenerationRequest } from './generation-request.check.js';
 export { toGenerationJob } from './generation-request.job.js';
 export { CheckedGeneration, checkGeneration } from './checked-generation.js';
 export { MAX_EXPIRY_SECONDS, parseExpiresAfter, type ParsedExpiry } from './expires-after.parser.js';
+export { MetadataConstraint, METADATA_LIMITS } from './metadata.validator.js';

@@ -18,6 +18,13 @@ const parsed = (body: Record<string, unknown>): ResponseRequestDto => {
 };
 
 describe('ResponseRequestDto validation', () => {
+  it("takes OpenAI's metadata and refuses more (it is stored with the response and served with it)", () => {
+    expect(parse({ input: 'Hi', metadata: { team: 'a' } }).ok).toBe(true);
+    const many = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, 'v']));
+    for (const metadata of [many, { k: 'v'.repeat(1_000_000) }, { ['k'.repeat(65)]: 'v' }])
+      expect(parse({ input: 'Hi', metadata })).toMatchObject({ ok: false, problem: { param: 'metadata' } });
+  });
+
   it('takes a string or items, and names the item at fault', () => {
     expect(parse({ input: 'Hi' }).ok).toBe(true);
     expect(parse({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] }).ok).toBe(true);

@@ -1,3 +1,4 @@
+import { MetadataConstraint } from './metadata.validator.js';
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -144,8 +145,14 @@ export class ResponseRequestDto extends SamplingFieldsDto implements GenerationB
   reasoning?: ResponseReasoningDto | null;
 
   @IsOptional()
-  @IsObject()
-  @ApiProperty({ required: false, nullable: true, type: Object, additionalProperties: { type: 'string' } })
+  @Validate(MetadataConstraint)
+  @ApiProperty({
+    required: false,
+    nullable: true,
+    type: Object,
+    additionalProperties: { type: 'string', maxLength: 512 },
+    maxProperties: 16,
+  })
   metadata?: Record<string, string> | null;
 
   @IsOptional()

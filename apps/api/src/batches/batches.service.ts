@@ -35,17 +35,8 @@ export class BatchesService {
     if (inputExpires != null && inputExpires <= Math.floor(Date.now() / 1000)) throw new FileNotFoundError(file.id);
     if (file.purpose !== 'batch')
       throw OpenAiHttpError.invalidRequest(`File ${file.id} was not uploaded with purpose "batch".`, 'input_file_id');
+    // Its size was checked with the body (MetadataConstraint), as a response's is.
     const metadata = dto.metadata ?? null;
-    if (
-      metadata &&
-      (Object.keys(metadata).length > 16 ||
-        Object.values(metadata).some((v) => typeof v !== 'string' || v.length > 512))
-    ) {
-      throw OpenAiHttpError.invalidRequest(
-        'metadata holds at most 16 string values of up to 512 characters.',
-        'metadata',
-      );
-    }
     const created = Math.floor(Date.now() / 1000);
     const record = newBatchRecord({
       id: newBatchId(),

@@ -1,4 +1,5 @@
-import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, Validate } from 'class-validator';
+import { MetadataConstraint } from '@conveyor/protocol';
 import { BATCH_ENDPOINT_URLS, type BatchEndpointUrl } from '@conveyor/openai';
 
 export class CreateBatchDto {
@@ -13,7 +14,7 @@ export class CreateBatchDto {
   completion_window: string;
 
   @IsOptional()
-  @IsObject()
+  @Validate(MetadataConstraint)
   metadata?: Record<string, string> | null;
 
   /** `{ anchor: "created_at", seconds: N }`: the output and error files expire N seconds after the batch ends. */
