@@ -88,4 +88,23 @@ describe('requests refused before their route runs answer in the dialect of the 
       expectShape(await rawExchange(platform.port, [request(path)]), dialect, status, code);
     });
   });
+
+  it("answers a Messages path that reaches no route (an empty org or app, a batch route misspelt) in Anthropic's shape", async () => {
+    for (const path of [
+      '//chat/v1/messages',
+      '/acme//v1/messages',
+      '//chat/v1/messages/count_tokens',
+      '/v1/messages/batchez',
+    ]) {
+      const answer = await rawExchange(platform.port, [post(path, [HOST, JSON_TYPE], chat)]);
+      expect({ path, status: answer.status }).toEqual({ path, status: 404 });
+      expect(JSON.parse(answer.body)).toEqual({
+        type: 'error',
+        error: { type: 'not_found_error', message: expect.any(String) },
+      });
+    }
+    // Any other unknown path keeps OpenAI's shape.
+    const other = await rawExchange(platform.port, [post('//chat/v1/chat/completions', [HOST, JSON_TYPE], chat)]);
+    expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'unknown_url' } });
+  });
 });

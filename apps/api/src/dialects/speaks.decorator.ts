@@ -1,6 +1,7 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import type { Dialect } from './dialect.js';
+import { ANTHROPIC } from './anthropic.dialect.js';
 import { OPENAI } from './openai.dialect.js';
 
 declare module 'fastify' {
@@ -26,5 +27,13 @@ export function Speaks(dialect: Dialect): ClassDecorator {
   };
 }
 
-/** The dialect of the route a request reached; OpenAI's where it reached none (an unknown path). */
-export const dialectOf = (request: FastifyRequest): Dialect => request.routeOptions.config?.dialect ?? OPENAI;
+/**
+ * A path of Anthropic's Messages family (`/v1/messages`, its batches and token count, under any prefix
+ * such as a hosted form's `/{org}/{app}`): a request for one that reached no route (an empty org or app,
+ * a mistyped id) is answered in Anthropic's shape, which its clients read.
+ */
+const MESSAGES_PATH = /\/v1\/messages(?:[/?]|$)/;
+
+/** The dialect of the route a request reached; where it reached none, Anthropic's for a Messages path, else OpenAI's. */
+export const dialectOf = (request: FastifyRequest): Dialect =>
+  request.routeOptions.config?.dialect ?? (MESSAGES_PATH.test(request.url) ? ANTHROPIC : OPENAI);
