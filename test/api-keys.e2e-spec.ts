@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiKeyList, ApiKeyObject, ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
 import { Redis } from 'ioredis';
-import { REDIS_URL, TestPlatform } from './support/platform.js';
+import { REDIS_URL, TestPlatform, deleteKeys } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
 const ADMIN_KEY = 'admin-key-for-run-time-keys';
@@ -272,5 +272,13 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
     }
     expect((await admin<OpenAiErrorBody>(c, 'POST', '', { name })).status).toBe(409);
     expect(await models(c, 'configured-key')).toBe(200);
+  });
+
+  it('stays closed when Redis loses its data: a replica started afterwards still asks for a key', async () => {
+    await created(a, { name: 'before-the-loss' });
+    // Every key of the platform's prefix gone, as after a Redis restart without persistence.
+    await deleteKeys(platform.prefix);
+    const { baseUrl: d } = await platform.startExtraApi();
+    expect(await models(d)).toBe(401);
   });
 });

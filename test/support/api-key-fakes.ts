@@ -1,3 +1,4 @@
+import { MemoryFiles } from './batch-fakes.js';
 import type { PlatformConfig } from '@conveyor/config';
 import { ApiKeyStore } from '../../apps/api/src/auth/api-key.store.js';
 import { ApiKeys, type StoredApiKey } from '../../apps/api/src/repositories/api-keys.port.js';
@@ -31,4 +32,5 @@ export class NoRunTimeKeys extends ApiKeys {
 }
 
 /** The key store of a configuration's keys alone, as unit tests of what reads a caller's settings need. */
-export const configuredKeys = (config: PlatformConfig): ApiKeyStore => new ApiKeyStore(config, new NoRunTimeKeys());
+export const configuredKeys = (config: PlatformConfig): ApiKeyStore =>
+  new ApiKeyStore(config, new NoRunTimeKeys(), new MemoryFiles());

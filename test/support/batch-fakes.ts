@@ -239,6 +239,13 @@ export class MemoryFiles extends FileStore {
   async identity(): Promise<string> {
     return 'memory';
   }
+  readonly marks = new Set<string>();
+  async mark(name: string): Promise<void> {
+    this.marks.add(name);
+  }
+  async marked(name: string): Promise<boolean> {
+    return this.marks.has(name);
+  }
 }
 
 /** A queue in memory; `lose` drops a job as a Redis failover could. */

@@ -19,6 +19,16 @@ describe.each(fileStoreSubjects())('FileStore contract: %s', (_name, make) => {
     expect(first).not.toBe(identity);
   });
 
+  it('keeps a mark for every instance on the same files, and none on other files', async () => {
+    expect(await subject.store.marked('keys-in-use')).toBe(false);
+    await subject.store.mark('keys-in-use');
+    await subject.store.mark('keys-in-use');
+    expect(await subject.store.marked('keys-in-use')).toBe(true);
+    expect(await subject.sameStore().marked('keys-in-use')).toBe(true);
+    expect(await subject.otherStore().marked('keys-in-use')).toBe(false);
+    await expect(subject.store.mark('../x')).rejects.toThrow(/Not a mark name/);
+  });
+
   it('refuses ids it could not have issued, and bad part numbers, before any I/O', async () => {
     // A file the store would find if it built a path or key from '../<id>'.
     const decoy = await subject.store.save({ filename: 'd', purpose: 'batch', owner: 'alice' }, once('decoy'), 100);

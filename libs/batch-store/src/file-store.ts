@@ -62,4 +62,16 @@ export abstract class FileStore {
    * Redis already records another identity for its prefix: two stacks sharing Redis must share files.
    */
   abstract identity(): Promise<string>;
+  /**
+   * Records a fact about the platform, durably, in the store every replica shares (`name`: letters,
+   * digits, `-`): kept when Redis loses its data, which a fact such as "API keys are in use" must outlive.
+   */
+  abstract mark(name: string): Promise<void>;
+  /** Whether `mark(name)` was ever called on this store. */
+  abstract marked(name: string): Promise<boolean>;
 }
+
+/** The names `mark` takes: they become a file or object name. */
+export const assertMarkName = (name: string): void => {
+  if (!/^[a-z0-9-]{1,64}$/.test(name)) throw new Error(`Not a mark name: ${JSON.stringify(name)}`);
+};

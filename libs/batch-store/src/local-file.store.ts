@@ -17,7 +17,7 @@ import {
   type PartEntry,
 } from './file-parts.js';
 import { FileNotFoundError } from './file-store.errors.js';
-import { FileStore, type ByteRange, type NewFile, type StoredFile } from './file-store.js';
+import { FileStore, assertMarkName, type ByteRange, type NewFile, type StoredFile } from './file-store.js';
 import { SizeLimit } from './size-limit.js';
 
 interface LocalPart extends PartEntry {
@@ -220,5 +220,22 @@ export class LocalFileStore extends FileStore {
       await unlink(temp);
     }
     return (await readFile(path, 'utf8')).trim();
+  }
+
+  async mark(name: string): Promise<void> {
+    assertMarkName(name);
+    await mkdir(join(this.dir, 'marks'), { recursive: true });
+    await writeSynced(join(this.dir, 'marks', name), '1');
+  }
+
+  async marked(name: string): Promise<boolean> {
+    assertMarkName(name);
+    try {
+      await stat(join(this.dir, 'marks', name));
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return false;
+      throw err;
+    }
   }
 }

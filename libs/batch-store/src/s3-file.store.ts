@@ -22,7 +22,7 @@ import {
   type PartEntry,
 } from './file-parts.js';
 import { FileNotFoundError, FileTooLargeError } from './file-store.errors.js';
-import { FileStore, type ByteRange, type NewFile, type StoredFile } from './file-store.js';
+import { FileStore, assertMarkName, type ByteRange, type NewFile, type StoredFile } from './file-store.js';
 import { SizeLimit } from './size-limit.js';
 
 interface S3Part extends PartEntry {
@@ -265,5 +265,21 @@ export class S3FileStore extends FileStore {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`s3://${this.location.bucket}/${key} is still missing after it was written`);
+  }
+
+  async mark(name: string): Promise<void> {
+    assertMarkName(name);
+    await this.putText(`${this.root}marks/${name}`, '1');
+  }
+
+  async marked(name: string): Promise<boolean> {
+    assertMarkName(name);
+    try {
+      await this.getText(`${this.root}marks/${name}`);
+      return true;
+    } catch (err) {
+      if (isNoSuchKey(err)) return false;
+      throw err;
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { MemoryFiles } from '../../../../test/support/batch-fakes.js';
 import { describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@conveyor/config';
@@ -58,7 +59,8 @@ const stored = (name: string, secret: string): StoredApiKey => ({
 
 const storeWith = (env: Record<string, string> = {}) => {
   const runTime = new CountedKeys();
-  return { runTime, store: new ApiKeyStore(loadConfig({ MODEL: 'tiny', ...env }), runTime) };
+  const files = new MemoryFiles();
+  return { runTime, files, store: new ApiKeyStore(loadConfig({ MODEL: 'tiny', ...env }), runTime, files) };
 };
 
 /** Past the time a replica trusts what it read. */
@@ -84,6 +86,15 @@ describe('ApiKeyStore', () => {
     const reads = runTime.reads;
     expect(await store.enabled()).toBe(true);
     expect(runTime.reads).toBe(reads);
+  });
+
+  it('is on in a replica started after Redis lost its data, once keys were made: the file store remembers', async () => {
+    const { files, store } = storeWith();
+    await store.recordInUse();
+    // A replica started afterwards: Redis knows of no key (its data lost), the shared file store does.
+    const after = new ApiKeyStore(loadConfig({ MODEL: 'tiny' }), new CountedKeys(), files);
+    expect(await after.enabled()).toBe(true);
+    expect(await storeWith().store.enabled()).toBe(false);
   });
 
   it('is on with a configured key without reading Redis, and matches that key in memory', async () => {

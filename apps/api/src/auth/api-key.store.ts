@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type ApiKeyConfig, type PlatformConfig } from '@conveyor/config';
 import { ApiKeys, type StoredApiKey } from '../repositories/api-keys.port.js';
 import { ANONYMOUS } from './caller.decorator.js';
@@ -13,6 +14,12 @@ import { FreshCache } from './fresh-cache.js';
  * replica one Redis read per this time, not one per request.
  */
 export const KEY_FRESH_MS = 500;
+
+/**
+ * The file store's mark that run-time keys were made here. Redis's own mark goes if Redis loses its data,
+ * and a replica started then would answer every route with no key: the file store keeps this one.
+ */
+export const KEYS_IN_USE_MARK = 'api-keys-in-use';
 
 /** Entries per cache: far more keys than a platform has; a flood of wrong keys only pushes the oldest out. */
 const MAX_CACHED = 10_000;
@@ -43,6 +50,7 @@ export class ApiKeyStore {
   constructor(
     @Inject(PLATFORM_CONFIG) config: PlatformConfig,
     private readonly runTime: ApiKeys,
+    private readonly files: FileStore,
   ) {
     this.keys = config.apiKeys.map((k) => ({ config: k, digest: Buffer.from(k.sha256, 'hex') }));
     this.named = new Map(config.apiKeys.map((k) => [k.name, k]));
@@ -53,17 +61,26 @@ export class ApiKeyStore {
    * keys are made at run time is read at most once per KEY_FRESH_MS, so with no keys anywhere auth stays
    * off, as on local servers, and the first key made turns it on on every replica within that time. It
    * stays on when every run-time key is revoked: revoking the last key must not open the API to anyone.
-   * While Redis cannot be read, the last answer stands: a request then fails on the queue anyway.
+   * While Redis cannot be read, the last answer stands: a request then fails on the queue anyway. The
+   * file store's mark (KEYS_IN_USE_MARK) says so too, so a Redis that lost its data opens nothing.
    */
   async enabled(): Promise<boolean> {
     if (this.keys.length > 0) return true;
     if (this.lastInUse) return true;
     try {
-      this.lastInUse = await this.inUseCache.get('', () => this.runTime.inUse());
+      this.lastInUse = await this.inUseCache.get(
+        '',
+        async () => (await this.runTime.inUse()) || (await this.files.marked(KEYS_IN_USE_MARK)),
+      );
     } catch {
       // The last answer read stands.
     }
     return this.lastInUse;
+  }
+
+  /** Run-time keys are about to be made: authentication is on from now on, whatever becomes of Redis. */
+  async recordInUse(): Promise<void> {
+    await this.files.mark(KEYS_IN_USE_MARK);
   }
 
   /** The keys from configuration, which the admin routes list but cannot change. */

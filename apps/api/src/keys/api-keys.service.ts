@@ -98,6 +98,8 @@ export class ApiKeysService {
     const settings = changeOf(dto, body as object) as ApiKeySettings;
     for (const setting of API_KEY_SETTINGS) if (settings[setting] === null) delete settings[setting];
     const key: StoredApiKey = { name: dto.name, sha256, hint, createdAt: Date.now(), settings };
+    // Marked first: a key that exists always finds authentication on, even after Redis loses its data.
+    await this.store.recordInUse();
     if (!(await this.keys.create(key))) throw taken();
     this.store.forget(key);
     return runtimeKeyObject(key, secret);
