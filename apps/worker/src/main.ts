@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { checkBullmqSeam } from '@conveyor/bullmq-seam';
+import { checkNodeLlamaCppSeam } from '@conveyor/engine';
 import { PinoNestLogger, shutDown } from '@conveyor/logging';
 import {
   ConfigError,
@@ -14,10 +15,11 @@ import { startTracing, stopTracing } from '@conveyor/telemetry';
 import { selectDeployments } from './worker-options.js';
 import { WorkerModule } from './worker.module.js';
 
-// One line, before a model loads: the takeover and the slot gate use BullMQ's internals as the seam knows them.
-const bullmqProblem = checkBullmqSeam();
-if (bullmqProblem) {
-  console.error(bullmqProblem);
+// One line, before a model loads: the takeover and the slot gate use BullMQ's internals as the seam knows
+// them, and the engine node-llama-cpp's as its own seam does.
+const seamProblem = checkBullmqSeam() ?? checkNodeLlamaCppSeam();
+if (seamProblem) {
+  console.error(seamProblem);
   process.exit(1);
 }
 let config: PlatformConfig;

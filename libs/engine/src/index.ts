@@ -38,3 +38,4 @@ export {
 } from './core/engine-factory.js';
 export { ENGINE_FACTORIES, startEngine } from './engines.js';
 export { llamaCppOptions, llamaEmbeddingOptions } from './llama-cpp/llama-cpp.config.js';
+export { SEAM_NODE_LLAMA_CPP_VERSION, checkNodeLlamaCppSeam } from './llama-cpp/native-context.js';

@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type {
   LlamaContext,
   LlamaContextSequence,
@@ -86,6 +89,45 @@ export function nativeSampler(model: LlamaModel): NativeSampler {
       'This node-llama-cpp version has no native sampler (AddonSampler) that Conveyor can drive; install the pinned version.',
     );
   return new Sampler(internals._model);
+}
+
+/**
+ * The node-llama-cpp release this seam was written against: every reach past its typings (the native
+ * context and sampler, a sequence's id, a bias's map, a grammar's state) is here, as that release has
+ * them. package.json pins it exactly, and `checkNodeLlamaCppSeam` refuses any other at start-up, as the
+ * BullMQ seam does its own.
+ */
+export const SEAM_NODE_LLAMA_CPP_VERSION = '3.22.1';
+
+/**
+ * The version of node-llama-cpp this process loads: its package.json, found as Node finds the package
+ * (the nearest node_modules up from here), since the package exports no path to it.
+ */
+export function installedNodeLlamaCppVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'node_modules', 'node-llama-cpp', 'package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    if (dirname(dir) === dir) throw new Error('node-llama-cpp is not installed');
+  }
+}
+
+/** Why this process must not run with the node-llama-cpp it loads, in one line, or null when it may. */
+export function checkNodeLlamaCppSeam(installed = installedNodeLlamaCppVersion()): string | null {
+  if (installed === SEAM_NODE_LLAMA_CPP_VERSION) return null;
+  return (
+    `node-llama-cpp ${installed} is installed, but the engine was written for node-llama-cpp ${SEAM_NODE_LLAMA_CPP_VERSION} ` +
+    `(libs/engine/src/llama-cpp/native-context.ts reads its internals): install ${SEAM_NODE_LLAMA_CPP_VERSION}, or port the seam first.`
+  );
+}
+
+/**
+ * A token bias's map of token → logit offset. TokenBias.set() skips end-of-generation tokens, which a
+ * bias that holds a reply open must reach, so entries go into the map itself.
+ */
+export function tokenBiasMap(bias: TokenBias): Map<Token, number> {
+  const biases = (bias as unknown as Internals['bias'])._biases;
+  if (!(biases instanceof Map)) throw new Error('This node-llama-cpp version keeps token biases differently');
+  return biases;
 }
 
 /** Fails fast at load when node-llama-cpp lacks what the engine drives directly. */

@@ -1,15 +1,14 @@
 import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
 import { EngineInputError } from '../core/generation-engine.js';
+import { tokenBiasMap } from './native-context.js';
 
 /**
- * A bias from raw token → logit offsets (-Infinity bans). TokenBias.set() deliberately skips
- * end-of-generation tokens, so entries go into its map directly; node-llama-cpp is pinned, and a
- * change of that map's shape stops the worker at load, not silently.
+ * A bias from raw token → logit offsets (-Infinity bans), end-of-generation tokens included (through the
+ * seam: TokenBias.set() skips them).
  */
 export function rawBias(model: LlamaModel, entries: Iterable<[Token, number]>): TokenBias {
   const bias = new TokenBias(model.tokenizer);
-  const biases = (bias as unknown as { _biases?: unknown })._biases;
-  if (!(biases instanceof Map)) throw new Error('This node-llama-cpp version keeps token biases differently');
+  const biases = tokenBiasMap(bias);
   for (const [token, logit] of entries) biases.set(token, logit);
   return bias;
 }
