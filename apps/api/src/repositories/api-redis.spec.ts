@@ -25,10 +25,10 @@ describe('API_SCRIPTS', () => {
       settleTokens: 5,
       reserveBatchTokens: 2,
       settleBatchTokens: 3,
-      createApiKey: 3,
+      createApiKey: 4,
       updateApiKey: 2,
       rotateApiKey: 3,
-      revokeApiKey: 2,
+      revokeApiKey: 3,
       grantBatchLines: 1,
     });
   });
