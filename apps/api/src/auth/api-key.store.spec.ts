@@ -95,6 +95,9 @@ describe('ApiKeyStore', () => {
     const after = new ApiKeyStore(loadConfig({ MODEL: 'tiny' }), new CountedKeys(), files);
     expect(await after.enabled()).toBe(true);
     expect(await storeWith().store.enabled()).toBe(false);
+    // A platform of another Redis prefix sharing the file store has keys of its own, or none.
+    const other = new ApiKeyStore(loadConfig({ MODEL: 'tiny', REDIS_PREFIX: 'other' }), new CountedKeys(), files);
+    expect(await other.enabled()).toBe(false);
   });
 
   it('is on with a configured key without reading Redis, and matches that key in memory', async () => {

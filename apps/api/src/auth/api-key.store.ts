@@ -16,10 +16,13 @@ import { FreshCache } from './fresh-cache.js';
 export const KEY_FRESH_MS = 500;
 
 /**
- * The file store's mark that run-time keys were made here. Redis's own mark goes if Redis loses its data,
- * and a replica started then would answer every route with no key: the file store keeps this one.
+ * The file store's mark that run-time keys were made on the platform whose Redis prefix is `prefix`.
+ * Redis's own mark goes if Redis loses its data, and a replica started then would answer every route
+ * with no key: the file store keeps this one. One store may serve platforms of several prefixes, each
+ * with its own keys, so the mark is the prefix's.
  */
-export const KEYS_IN_USE_MARK = 'api-keys-in-use';
+export const keysInUseMark = (prefix: string): string =>
+  `api-keys-in-use-${createHash('sha256').update(prefix, 'utf8').digest('hex').slice(0, 32)}`;
 
 /** Entries per cache: far more keys than a platform has; a flood of wrong keys only pushes the oldest out. */
 const MAX_CACHED = 10_000;
@@ -44,6 +47,8 @@ export class ApiKeyStore {
   private readonly digestCache = new FreshCache<ApiKeyConfig | null>(KEY_FRESH_MS, MAX_CACHED);
   private readonly nameCache = new FreshCache<ApiKeyConfig | null>(KEY_FRESH_MS, MAX_CACHED);
   private readonly inUseCache = new FreshCache<boolean>(KEY_FRESH_MS, 1);
+  /** This platform's mark in the file store that run-time keys are in use. */
+  private readonly inUseMark: string;
   /** Whether run-time keys were in use when last read; kept while Redis cannot be read. */
   private lastInUse = false;
 
@@ -54,6 +59,7 @@ export class ApiKeyStore {
   ) {
     this.keys = config.apiKeys.map((k) => ({ config: k, digest: Buffer.from(k.sha256, 'hex') }));
     this.named = new Map(config.apiKeys.map((k) => [k.name, k]));
+    this.inUseMark = keysInUseMark(config.redis.prefix);
   }
 
   /**
@@ -62,7 +68,7 @@ export class ApiKeyStore {
    * off, as on local servers, and the first key made turns it on on every replica within that time. It
    * stays on when every run-time key is revoked: revoking the last key must not open the API to anyone.
    * While Redis cannot be read, the last answer stands: a request then fails on the queue anyway. The
-   * file store's mark (KEYS_IN_USE_MARK) says so too, so a Redis that lost its data opens nothing.
+   * file store's mark (keysInUseMark) says so too, so a Redis that lost its data opens nothing.
    */
   async enabled(): Promise<boolean> {
     if (this.keys.length > 0) return true;
@@ -70,7 +76,7 @@ export class ApiKeyStore {
     try {
       this.lastInUse = await this.inUseCache.get(
         '',
-        async () => (await this.runTime.inUse()) || (await this.files.marked(KEYS_IN_USE_MARK)),
+        async () => (await this.runTime.inUse()) || (await this.files.marked(this.inUseMark)),
       );
     } catch {
       // The last answer read stands.
@@ -80,7 +86,7 @@ export class ApiKeyStore {
 
   /** Run-time keys are about to be made: authentication is on from now on, whatever becomes of Redis. */
   async recordInUse(): Promise<void> {
-    await this.files.mark(KEYS_IN_USE_MARK);
+    await this.files.mark(this.inUseMark);
   }
 
   /** The keys from configuration, which the admin routes list but cannot change. */
