@@ -341,7 +341,13 @@ describe('chat completions end to end (API → BullMQ → worker → Redis → c
 
   it('logs JSON lines that follow one request id from the API to the worker, without the prompt', async () => {
     const secret = `prompt-text-${Date.now()}`;
-    const res = await post({ model: MODEL, messages: [{ role: 'user', content: secret }], max_tokens: 3 });
+    // ignore_eos: the reply runs to max_tokens (a sampled reply of the random-weight model can end on its third token).
+    const res = await post({
+      model: MODEL,
+      messages: [{ role: 'user', content: secret }],
+      max_tokens: 3,
+      ignore_eos: true,
+    });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id');
     expect((await readJson<ChatCompletion>(res)).id).toBe(`chatcmpl-${requestId}`);
