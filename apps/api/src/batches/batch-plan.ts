@@ -13,6 +13,7 @@
  */
 
 import type { PlanSummary } from '../repositories/batch-record.js';
+import { DigestTable } from './digest-table.js';
 
 /** A line answered by another line's result: the same request, asked again. */
 export interface RepeatLine {
@@ -33,7 +34,7 @@ const MIN_GROUP_LINES = 4;
 /** At most this many passes over the input: the largest groups get their own, the rest are packed. */
 const MAX_STEPS = 64;
 /** Distinct beginnings tracked; past this, new ones count as small (a batch of all-different prompts). */
-const MAX_TRACKED_GROUPS = 10_000;
+const MAX_TRACKED_GROUPS = 10_000; // a group index is kept in 16 bits per line
 /** A line that no step feeds: invalid, or folded into another. */
 const NOT_FED = 0xffff;
 const PACKED = 'packed';
@@ -134,9 +135,11 @@ export class BatchPlan {
  */
 export class PlanBuilder {
   private readonly groups = new Map<string, { index: number; lines: number }>();
-  /** Group index per line (by line number), -1 for lines no step feeds. */
-  private readonly lineGroup: number[] = [];
-  private readonly leaders = new Map<string, number>();
+  /** Group index per line (by line number), -1 for lines no step feeds, -2 for untracked groups' lines. */
+  private lineGroup = new Int16Array(1024).fill(-1);
+  private lines = 0;
+  /** The first line of each repeatable request, by its repeat key. */
+  private readonly leaders = new DigestTable();
   private readonly repeats = new Map<number, RepeatLine[]>();
   private untracked = 0;
 
@@ -144,15 +147,14 @@ export class PlanBuilder {
 
   /** Adds a valid line; false when it is folded into an earlier one (it will not be fed). */
   add(line: number, customId: string, prefix: string, repeat: string | null): boolean {
-    while (this.lineGroup.length <= line) this.lineGroup.push(-1);
-    const leader = this.foldRepeats && repeat !== null ? this.leaders.get(repeat) : undefined;
+    this.reach(line);
+    const leader = this.foldRepeats && repeat !== null ? this.leaders.setIfAbsent(repeat, line) : undefined;
     if (leader !== undefined) {
       let list = this.repeats.get(leader);
       if (!list) this.repeats.set(leader, (list = []));
       list.push({ line, customId });
       return false;
     }
-    if (this.foldRepeats && repeat !== null) this.leaders.set(repeat, line);
     let group = this.groups.get(prefix);
     if (!group && this.groups.size < MAX_TRACKED_GROUPS)
       this.groups.set(prefix, (group = { index: this.groups.size, lines: 0 }));
@@ -176,8 +178,8 @@ export class PlanBuilder {
     const stepOfGroup = new Map<number, number>(large.map(([, g], step) => [g.index, step]));
     const steps: PlanStep[] = large.map(([key, g]) => ({ key, lines: g.lines }));
     const packed = { key: PACKED, lines: 0 };
-    const lineStep = new Uint16Array(this.lineGroup.length).fill(NOT_FED);
-    this.lineGroup.forEach((group, line) => {
+    const lineStep = new Uint16Array(this.lines).fill(NOT_FED);
+    this.lineGroup.subarray(0, this.lines).forEach((group, line) => {
       if (group === -1) return;
       const own = stepOfGroup.get(group);
       if (own !== undefined) lineStep[line] = own;
@@ -188,5 +190,16 @@ export class PlanBuilder {
     });
     if (packed.lines) steps.push(packed);
     return new BatchPlan(steps, lineStep, this.repeats, this.groups.size + this.untracked);
+  }
+
+  /** Makes room for `line`'s group, doubling the array as lines come (typed: 2 bytes a line, not 8). */
+  private reach(line: number): void {
+    this.lines = Math.max(this.lines, line + 1);
+    if (line < this.lineGroup.length) return;
+    let size = this.lineGroup.length;
+    while (size <= line) size *= 2;
+    const grown = new Int16Array(size).fill(-1);
+    grown.set(this.lineGroup);
+    this.lineGroup = grown;
   }
 }

@@ -11,6 +11,7 @@ import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput, type InputWatch } from './batch-input.reader.js';
 import { PlanBuilder, type BatchPlan } from './batch-plan.js';
 import { BatchPlans } from './batch-plans.js';
+import { DigestTable } from './digest-table.js';
 import type { LeasedBatch } from './leased-batch.js';
 import { prefixKey, repeatKey } from './line-keys.js';
 
@@ -93,14 +94,15 @@ export class BatchValidator {
     const errors: BatchError[] = [];
     const byDeployment = new Map<string, number>();
     let errorCount = 0;
-    const seen = new Set<string>();
+    // Every custom_id read so far, kept as a digest: a million of them as strings would take 100 MB.
+    const seen = new DigestTable();
     let total = 0;
     let tokens = 0;
     for await (const parsed of await this.input.open(batch, state)) {
       total++;
       let error = parsed.ok ? null : parsed.error;
       if (parsed.ok) {
-        if (seen.has(parsed.value.customId)) {
+        if (seen.setIfAbsent(parsed.value.customId, parsed.line) !== undefined) {
           error = {
             code: ErrorCode.duplicateCustomId,
             message: `Line ${parsed.line}: custom_id '${parsed.value.customId}' is used more than once.`,
@@ -108,7 +110,6 @@ export class BatchValidator {
             line: parsed.line,
           };
         }
-        seen.add(parsed.value.customId);
         const { deployment, body, customId, sent } = parsed.value;
         if (!error) {
           const job = body.toJob(customId, deployment);
