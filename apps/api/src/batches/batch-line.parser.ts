@@ -41,18 +41,26 @@ export function parseBatchLine(
     return fail('not valid JSON.', null, ErrorCode.invalidJsonLine);
   }
   if (!isObject(raw)) return fail('each line must be a JSON object.', null);
-  if (typeof raw.custom_id !== 'string' || !raw.custom_id || raw.custom_id.length > 512) {
+  const customId = validCustomId(raw);
+  if (customId === undefined) {
     return fail('custom_id must be a non-empty string of at most 512 characters.', 'custom_id');
   }
-  named.customId = raw.custom_id;
+  named.customId = customId;
   if (raw.method !== 'POST') return fail('method must be "POST".', 'method');
   if (raw.url !== url) return fail(`url must be "${url}", the batch's endpoint.`, 'url', ErrorCode.mismatchedUrl);
   const checked = checkBatchBody(raw.body, endpoint, findDeployment, images);
   if (!checked.ok) return fail(checked.message, checked.param ? `body.${checked.param}` : 'body', checked.code);
   return {
     ok: true,
-    value: { customId: raw.custom_id, body: checked.body, deployment: checked.deployment, sent: raw.body },
+    value: { customId, body: checked.body, deployment: checked.deployment, sent: raw.body },
   };
+}
+
+/** A line's custom_id, when the line names a valid one. */
+export function validCustomId(raw: unknown): string | undefined {
+  if (!isObject(raw)) return undefined;
+  const { custom_id } = raw;
+  return typeof custom_id === 'string' && custom_id && custom_id.length <= 512 ? custom_id : undefined;
 }
 
 /** A request body that passed every check of its route against the deployment it names, or why not. */

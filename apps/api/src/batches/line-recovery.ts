@@ -132,10 +132,9 @@ export class LineRecovery {
     // Every line of the file, in its order: lines not yet fed, and lines folded into one that was taken
     // back, alike (the writer skips those already written).
     let chunk: NamedLine[] = [];
-    for await (const input of await this.input.open(batch, state)) {
-      const customId = input.ok ? input.value.customId : input.customId;
-      if (customId === undefined) continue; // validated before: a line with no custom_id was not in the batch
-      chunk.push({ line: input.line, customId });
+    // Validated before: a line with no custom_id was not in the batch.
+    for await (const named of this.input.customIds(batch, state)) {
+      chunk.push(named);
       if (chunk.length < LINES_PER_PART) continue;
       if (!(await this.writer.writeNotRun(batch, state, chunk, code))) return;
       chunk = [];
