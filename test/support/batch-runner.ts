@@ -95,7 +95,7 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     p.usage ?? new InMemoryUsage(),
     p.quota,
   );
-  const recovery = new LineRecovery(p.records, p.lines, p.queue, p.images, input, feeder, writer);
+  const recovery = new LineRecovery(p.config, p.records, p.lines, p.queue, p.images, input, feeder, writer);
   const plans = new BatchPlans(p.store, input);
   const validator = new BatchValidator(p.config, input, p.records, p.store, p.unqueued, p.quota, plans, p.metrics);
   const runner = new BatchRunner(

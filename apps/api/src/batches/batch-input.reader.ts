@@ -77,11 +77,15 @@ export class BatchInput {
   }
 
   /**
-   * Each line's custom_id, in file order, skipping lines without a valid one: all that ending a batch's
+   * Each line's custom_id after line `fromLine`, in file order, skipping lines without a valid one: all that ending a batch's
    * lines needs of them, read without checking their requests (checking is most of a line's cost).
    */
-  async *customIds(batch: BatchRecord, watch: InputWatch): AsyncGenerator<{ line: number; customId: string }> {
-    for await (const { line, text } of readInputLines(await this.stream(batch, watch))) {
+  async *customIds(
+    batch: BatchRecord,
+    watch: InputWatch,
+    fromLine = 0,
+  ): AsyncGenerator<{ line: number; customId: string }> {
+    for await (const { line, text } of readInputLines(await this.stream(batch, watch), fromLine)) {
       let raw: unknown;
       try {
         raw = JSON.parse(text);

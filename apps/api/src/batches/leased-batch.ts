@@ -28,6 +28,8 @@ export class LeasedBatch implements InputWatch {
   sharesAt = 0;
   /** When its lines in flight were last checked, and the lines found without a job, since when. */
   readonly sweep = { at: 0, missing: new Map<number, number>() };
+  /** The last line a cancel or expiry has ended, in file order: the next pass of the drain reads on after it. */
+  drainedTo = 0;
   /** Passes over the input for lines neither written nor in flight, once every line was fed. */
   reconcilePasses = 0;
   /** Since when its input cannot be read, for another reason than not existing. */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { parseBatchLineJobId } from '@conveyor/queue';
 import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
+import { LINES_PER_PART } from './result-writer.js';
 
 describe('LineRecovery', () => {
   let h: BatchRunnerHarness;
@@ -99,5 +100,28 @@ describe('LineRecovery', () => {
     expect(h.files.lines(record.error_file_id).map((l) => [l.custom_id, l.error?.code])).toEqual(
       ['r4', 'r5', 'r6', 'r7'].map((c) => [c, 'batch_expired']),
     );
+  });
+
+  it('drains a long input over several ticks, each reading on after the last line the one before wrote', async () => {
+    const ids = Array.from({ length: 12 * LINES_PER_PART }, (_, i) => `r${i}`);
+    const id = await h.createBatch(ids);
+    const driver = h.runner();
+    await driver.tick();
+    await h.records.update(id, { cancel_requested: true, status: 'cancelling' });
+    // Each part written takes a quarter of the lease on the clock: a pass, at most half a lease, writes three.
+    const writePart = h.files.writePart.bind(h.files);
+    jest.spyOn(h.files, 'writePart').mockImplementation(async (...args) => {
+      jest.setSystemTime(Date.now() + h.config.batch.leaseMs / 4);
+      return writePart(...args);
+    });
+    const asked = jest.spyOn(h.lines, 'doneAmong');
+    let ticks = 0;
+    for (; ticks < 40 && h.records.activeIds.has(id); ticks++) await driver.tick();
+    const record = h.records.records.get(id)!;
+    expect(record.status).toBe('cancelled');
+    expect(ticks).toBeGreaterThanOrEqual(4);
+    expect(h.writtenIds(record).sort()).toEqual([...ids].sort());
+    // Each line was looked up once: no pass went back over lines an earlier one had written.
+    expect(asked.mock.calls.reduce((sum, [, lines]) => sum + lines.length, 0)).toBe(ids.length);
   });
 });

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
 import { batchLineJobId } from '@conveyor/queue';
 import { JobQueue } from '../generation/job-queue.port.js';
@@ -21,7 +22,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 /** What recovering lines keeps of a batch between ticks, and how it ends one. */
 type Recovering = Fed &
-  Pick<LeasedBatch, 'holder' | 'sweep' | 'reconcilePasses' | 'unreadableSince' | 'dropCursor' | 'finish'>;
+  Pick<LeasedBatch, 'holder' | 'sweep' | 'drainedTo' | 'reconcilePasses' | 'unreadableSince' | 'dropCursor' | 'finish'>;
 
 /**
  * Accounts for the lines the happy path misses, so that a batch always ends with every custom_id
@@ -34,6 +35,7 @@ export class LineRecovery {
   private readonly logger = new Logger('BatchRunner');
 
   constructor(
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly batches: BatchRecords,
     private readonly lines: BatchLines,
     private readonly queue: JobQueue,
@@ -130,16 +132,25 @@ export class LineRecovery {
     if (await this.lines.inflightCount(batch.id)) return;
     await state.dropCursor();
     // Every line of the file, in its order: lines not yet fed, and lines folded into one that was taken
-    // back, alike (the writer skips those already written).
+    // back, alike (the writer skips those already written). A pass holds its tick for at most half a
+    // lease, so the lease is renewed while a long input drains, and the next pass reads on after the
+    // last line written: passes that each began at line 1 stopped making progress past a few hundred
+    // thousand lines, every pass spent skipping what the ones before had written.
+    const until = Date.now() + this.config.batch.leaseMs / 2;
     let chunk: NamedLine[] = [];
+    const write = async (): Promise<boolean> => {
+      if (!(await this.writer.writeNotRun(batch, state, chunk, code))) return false;
+      state.drainedTo = chunk.at(-1)?.line ?? state.drainedTo;
+      chunk = [];
+      return true;
+    };
     // Validated before: a line with no custom_id was not in the batch.
-    for await (const named of this.input.customIds(batch, state)) {
+    for await (const named of this.input.customIds(batch, state, state.drainedTo)) {
       chunk.push(named);
       if (chunk.length < LINES_PER_PART) continue;
-      if (!(await this.writer.writeNotRun(batch, state, chunk, code))) return;
-      chunk = [];
+      if (!(await write()) || Date.now() > until) return;
     }
-    if (chunk.length && !(await this.writer.writeNotRun(batch, state, chunk, code))) return;
+    if (chunk.length && !(await write())) return;
     await this.batches.end(
       batch.id,
       code === ErrorCode.batchCancelled
