@@ -4,6 +4,8 @@
 // validate the file, how many lines a second it then runs, how much memory the API and Redis take on the
 // way, whether /health stays quick throughout, and whether every custom_id comes back exactly once.
 //   node bench/batch-scale.bench.mjs [--lines 1000000] [--workers 4] [--sequences 16] [--out batch-scale]
+// With --cancel-after-s N the batch is cancelled N seconds after it starts running: a shorter run that still
+// takes the whole file in, plans it, runs for a while and writes every line that did not run as cancelled.
 //
 // The input is written to disk as a stream and uploaded as one (never held in memory), its lines short
 // chat requests under a handful of system prompts (so the batch plan groups them), each with its own
@@ -32,7 +34,8 @@ import { seededWords } from './lib/words.mjs';
 /** @import { ReadyChild } from './lib/processes.mjs' */
 
 const USAGE = `usage: node bench/batch-scale.bench.mjs [--lines 1000000] [--workers 4] [--sequences 16] [--tokens 4]
-  [--ttft-ms 10] [--tpot-ms 2] [--prompts 6] [--repeat-pct 3] [--redis-port N] [--out batch-scale] [--dist dist]`;
+  [--ttft-ms 10] [--tpot-ms 2] [--prompts 6] [--repeat-pct 3] [--cancel-after-s N] [--redis-port N] [--out batch-scale]
+  [--dist dist]`;
 const options = parseCli(USAGE, {
   lines: { type: 'string', default: '1000000' },
   workers: { type: 'string', default: '4' },
@@ -42,6 +45,7 @@ const options = parseCli(USAGE, {
   'tpot-ms': { type: 'string', default: '2' },
   prompts: { type: 'string', default: '6' },
   'repeat-pct': { type: 'string', default: '3' },
+  'cancel-after-s': { type: 'string', default: '' },
   'redis-port': { type: 'string', default: '' },
   out: { type: 'string', default: 'batch-scale' },
   dist: { type: 'string', default: 'dist' },
@@ -53,6 +57,9 @@ const TOKENS = positiveInt('--tokens', options.tokens);
 const TTFT_MS = positiveInt('--ttft-ms', options['ttft-ms']);
 const TPOT_MS = positiveInt('--tpot-ms', options['tpot-ms']);
 const PROMPTS = positiveInt('--prompts', options.prompts);
+const CANCEL_AFTER_MS = options['cancel-after-s']
+  ? positiveInt('--cancel-after-s', options['cancel-after-s']) * 1000
+  : 0;
 const REPEAT_PCT = Number(options['repeat-pct']);
 if (!(REPEAT_PCT >= 0 && REPEAT_PCT < 50)) {
   console.error(`--repeat-pct must be a number from 0 to below 50 (got "${options['repeat-pct']}")`);
@@ -425,6 +432,8 @@ try {
   let lastDone = -1;
   let lastProgress = Date.now();
   let lastPrinted = 0;
+  let doneAtFinalizing = LINES;
+  let cancelSent = false;
   for (;;) {
     batch = /** @type {Batch} */ (await children.watch(fetch(`${base}/v1/batches/${id}`).then((r) => r.json())));
     const now = Date.now();
@@ -439,10 +448,18 @@ try {
     if (!at.finalizing && at.validated && batch.status !== 'in_progress') {
       at.finalizing = now;
       cpuAtFinalizing = cpuReading(parts);
+      if (CANCEL_AFTER_MS) doneAtFinalizing = done;
+    }
+    if (CANCEL_AFTER_MS && !cancelSent && at.validated && now - at.validated > CANCEL_AFTER_MS) {
+      cancelSent = true;
+      const cancel = await fetch(`${base}/v1/batches/${id}/cancel`, { method: 'POST' });
+      if (cancel.status !== 200) throw new Error(`cancel: ${cancel.status} ${await cancel.text()}`);
+      console.error(`cancelled after ${sec(now - at.validated)} s running, ${int(done)} lines done`);
     }
     if (TERMINAL.includes(batch.status)) break;
     if (done !== lastDone) [lastDone, lastProgress] = [done, now];
-    else if (at.validated && now - lastProgress > STALL_MS)
+    // Cancelled lines are counted at the end, so a drain shows no progress until it is through.
+    else if (at.validated && batch.status !== 'cancelling' && now - lastProgress > STALL_MS)
       throw new Error(`batch ${id} ${batch.status}, no line further in ${STALL_MS / 1000} s (${done} of ${LINES})`);
     if (now - lastPrinted > 30_000 && at.validated) {
       lastPrinted = now;
@@ -451,7 +468,7 @@ try {
     await sleep(250);
   }
   at.completed = Date.now();
-  if (batch.status !== 'completed')
+  if (batch.status !== (CANCEL_AFTER_MS ? 'cancelled' : 'completed'))
     throw new Error(`batch ${id} ended ${batch.status}: ${JSON.stringify(batch.errors?.data ?? null)}`);
   console.error(`completed in ${sec(at.completed - at.start)} s`);
 
@@ -477,7 +494,7 @@ try {
 
   // ---- figures ----
   const runningMs = Math.max(1, at.finalizing - at.validated);
-  const linesPerSecond = (LINES * 1000) / runningMs;
+  const linesPerSecond = (doneAtFinalizing * 1000) / runningMs;
   const serverRunningS =
     batch.in_progress_at && batch.finalizing_at ? batch.finalizing_at - batch.in_progress_at : null;
   const running = coresBusy(cpuAtValidated, cpuAtFinalizing, runningMs);
@@ -555,7 +572,7 @@ try {
       `${sec(figures.acceptMs)} s (${figures.acceptMiBPerSecond.toFixed(1)} MiB/s)`,
     ],
     ['validate: created until status leaves validating', `${sec(figures.validateMs)} s`],
-    ['running: in_progress until finalizing', `${sec(runningMs)} s`],
+    ['running: in_progress until finalizing (or cancelling)', `${sec(runningMs)} s`],
     [
       'lines per second while running',
       `${linesPerSecond.toFixed(0)}${serverRunningS !== null ? ` (batch timestamps: ${serverRunningS} s)` : ''}`,
