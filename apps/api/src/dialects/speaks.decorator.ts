@@ -1,5 +1,5 @@
-import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
+import { addRouteConfig } from '../contracts/route-config.js';
 import type { Dialect } from './dialect.js';
 import { ANTHROPIC } from './anthropic.dialect.js';
 import { OPENAI } from './openai.dialect.js';
@@ -22,7 +22,8 @@ export function Speaks(dialect: Dialect): ClassDecorator {
     const proto = target.prototype as object;
     for (const name of Object.getOwnPropertyNames(proto)) {
       const method = Object.getOwnPropertyDescriptor(proto, name);
-      if (name !== 'constructor' && typeof method?.value === 'function') RouteConfig({ dialect })(proto, name, method);
+      if (name !== 'constructor' && typeof method?.value === 'function')
+        addRouteConfig({ dialect })(proto, name, method);
     }
   };
 }
