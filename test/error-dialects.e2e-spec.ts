@@ -76,7 +76,12 @@ describe('requests refused before their route runs answer in the dialect of the 
   let platform: TestPlatform;
 
   beforeAll(async () => {
-    platform = await TestPlatform.start({ workers: 0, env: { REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) } });
+    // A Message Batch's body, read as a stream, has the uploads' deadline: both the same here.
+    const deadline = String(BODY_TIMEOUT_MS);
+    platform = await TestPlatform.start({
+      workers: 0,
+      env: { REQUEST_BODY_TIMEOUT_MS: deadline, UPLOAD_TIMEOUT_MS: deadline },
+    });
   });
 
   afterAll(async () => {

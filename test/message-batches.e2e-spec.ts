@@ -17,6 +17,10 @@ const MODEL = 'conveyor-tiny';
 const THINKER = 'conveyor-think';
 /** Loads no model; a reply ends by itself after 4 tokens, unless it ignores end-of-generation. */
 const EARLY_ENDER = 'conveyor-sim';
+const BODY_LIMIT = 256 * 1024;
+const BATCH_MAX_LINES = 1000;
+const MESSAGE_BATCH_MAX_BYTES = 2 * 1024 * 1024;
+const MESSAGE_BATCH_MAX_REQUESTS = 1500;
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const config = writeDeploymentsFile({
@@ -80,7 +84,16 @@ describe("Anthropic's Message Batches API", () => {
   beforeAll(async () => {
     platform = await TestPlatform.start({
       workers: 1,
-      env: { CONVEYOR_CONFIG: config, PARALLEL: '2', BATCH_INFLIGHT: '4' },
+      env: {
+        CONVEYOR_CONFIG: config,
+        PARALLEL: '2',
+        BATCH_INFLIGHT: '4',
+        // Small, so the limits below are quick to reach: a message batch's body is bound by its own.
+        BODY_LIMIT_BYTES: String(BODY_LIMIT),
+        BATCH_MAX_LINES: String(BATCH_MAX_LINES),
+        MESSAGE_BATCH_MAX_BYTES: String(MESSAGE_BATCH_MAX_BYTES),
+        MESSAGE_BATCH_MAX_REQUESTS: String(MESSAGE_BATCH_MAX_REQUESTS),
+      },
     });
     client = new Anthropic({ baseURL: platform.baseUrl, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
     other = new Anthropic({ baseURL: platform.baseUrl, apiKey: OTHER_KEY, maxRetries: 0, timeout: 60_000 });
@@ -313,6 +326,73 @@ describe("Anthropic's Message Batches API", () => {
     );
     expect(openai.data.map((b) => b.id)).not.toContain(batch.id);
     expect((await call('GET', `/v1/messages/batches/${batch.id}`)).status).toBe(200);
+  });
+
+  describe("Anthropic's limits, a body read as it arrives", () => {
+    /** A request of the simulated deployment, padded to about `bytes` bytes of JSON. */
+    const padded = (customId: string, bytes: number) => ({
+      custom_id: customId,
+      params: {
+        model: EARLY_ENDER,
+        max_tokens: 2,
+        messages: [{ role: 'user' as const, content: `${customId} ${'x'.repeat(Math.max(0, bytes - 120))}` }],
+      },
+    });
+    /** The body sent chunked, with no Content-Length: only counting what arrives can bound it. */
+    const chunked = (text: string) =>
+      fetch(`${platform.baseUrl}/v1/messages/batches`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            const bytes = Buffer.from(text);
+            for (let i = 0; i < bytes.length; i += 64 * 1024) controller.enqueue(bytes.subarray(i, i + 64 * 1024));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+
+    it('takes more requests than BATCH_MAX_LINES and more bytes than BODY_LIMIT_BYTES, each request once', async () => {
+      const ids = Array.from({ length: MESSAGE_BATCH_MAX_REQUESTS }, (_, i) => `big-${i}`);
+      const body = JSON.stringify({ requests: ids.map((id) => padded(id, 1000)) });
+      expect(body.length).toBeGreaterThan(4 * BODY_LIMIT);
+      expect(body.length).toBeLessThan(MESSAGE_BATCH_MAX_BYTES);
+      const res = await chunked(body);
+      expect(res.status).toBe(200);
+      const batch = await readJson<MessageBatch>(res);
+      expect(batch.request_counts.processing).toBe(ids.length);
+      const ended = await waitForEnd(batch.id, 120_000);
+      expect(ended.request_counts).toMatchObject({ succeeded: ids.length, errored: 0 });
+      const results = await resultsOf(batch.id);
+      expect(results.map((r) => r.custom_id).sort()).toEqual([...ids].sort());
+    }, 180_000);
+
+    it('refuses a body over MESSAGE_BATCH_MAX_BYTES with a 413, declared or counted, and keeps nothing', async () => {
+      const before = await readJson<MessageBatchList>(await call('GET', '/v1/messages/batches?limit=1000'));
+      // Fewer requests than the limit, each one the route takes: only the bytes are too many.
+      const over = Array.from({ length: 1400 }, (_, i) => padded(`over-${i}`, 1600));
+      const text = JSON.stringify({ requests: over });
+      expect(text.length).toBeGreaterThan(MESSAGE_BATCH_MAX_BYTES);
+      for (const res of [await call('POST', '/v1/messages/batches', JSON.parse(text)), await chunked(text)]) {
+        expect(res.status).toBe(413);
+        expect(await readJson<MessagesErrorBody>(res)).toEqual({
+          type: 'error',
+          error: { type: 'request_too_large', message: expect.stringContaining(String(MESSAGE_BATCH_MAX_BYTES)) },
+        });
+      }
+      const after = await readJson<MessageBatchList>(await call('GET', '/v1/messages/batches?limit=1000'));
+      expect(after.data.length).toBe(before.data.length);
+    });
+
+    it('refuses one request more than MESSAGE_BATCH_MAX_REQUESTS with a 400 naming requests', async () => {
+      const ids = Array.from({ length: MESSAGE_BATCH_MAX_REQUESTS + 1 }, (_, i) => `many-${i}`);
+      const res = await call('POST', '/v1/messages/batches', { requests: ids.map((id) => request(id)) });
+      expect(res.status).toBe(400);
+      const error = await readJson<MessagesErrorBody>(res);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error' });
+      expect(error.error.message).toContain(`at most ${MESSAGE_BATCH_MAX_REQUESTS}`);
+    });
   });
 
   describe('bad input', () => {

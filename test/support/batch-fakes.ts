@@ -25,9 +25,16 @@ import { StoreIdentities } from '../../apps/api/src/repositories/store-identitie
 import { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.port.js';
 import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
 import { FileExpiries } from '../../apps/api/src/repositories/file-expiries.port.js';
+import type { BodyStream } from '../../apps/api/src/http/streamed-body.js';
 import { WebhookOutbox, type WebhookDelivery } from '../../apps/api/src/webhooks/webhook-outbox.port.js';
 
 export const MODEL = 'conveyor-tiny';
+
+/** A JSON body as a route that reads its own body gets it: a stream, as sent with its length. */
+export function jsonBodyStream(value: unknown): BodyStream {
+  const bytes = Buffer.from(JSON.stringify(value));
+  return { stream: Readable.from([bytes]), declaredBytes: bytes.length, contentType: 'application/json' };
+}
 
 /** Batch records in memory. */
 export class MemoryRecords extends BatchRecords {

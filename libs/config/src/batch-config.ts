@@ -7,6 +7,7 @@ export function readBatchConfig(r: EnvReader, dataDir: string): PlatformConfig['
     dataDir,
     maxLines: r.int('BATCH_MAX_LINES'),
     maxFileBytes: r.int('BATCH_MAX_FILE_BYTES'),
+    messageBatch: { maxRequests: r.int('MESSAGE_BATCH_MAX_REQUESTS'), maxBytes: r.int('MESSAGE_BATCH_MAX_BYTES') },
     inflightPerBatch: r.int('BATCH_INFLIGHT'),
     tickMs: r.int('BATCH_TICK_MS'),
     leaseMs: r.int('BATCH_LEASE_MS'),

@@ -313,6 +313,8 @@ export interface PlatformConfig {
     dataDir: string;
     maxLines: number;
     maxFileBytes: number;
+    /** A message batch's own limits, Anthropic's by default: its body is not an uploaded file. */
+    messageBatch: { maxRequests: number; maxBytes: number };
     /** Lines of one batch queued or running at once; the rest wait in the file, not in Redis. */
     inflightPerBatch: number;
     /** How often the batch runner collects results and tops queues up. */

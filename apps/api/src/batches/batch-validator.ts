@@ -5,7 +5,7 @@ import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { estimateTokens } from '../generation/token-estimate.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
-import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
+import { MESSAGES_URL, outputPurpose, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
 import { BatchInput, type InputWatch } from './batch-input.reader.js';
@@ -121,7 +121,9 @@ export class BatchValidator {
       }
       if (error && errorCount++ < MAX_REPORTED_ERRORS) errors.push(error);
     }
-    const { maxLines } = this.config.batch;
+    // A message batch's requests were counted against its own limit as its body was read.
+    const maxLines =
+      batch.endpoint === MESSAGES_URL ? this.config.batch.messageBatch.maxRequests : this.config.batch.maxLines;
     if (total > maxLines) {
       errors.unshift({
         code: ErrorCode.tooManyLines,

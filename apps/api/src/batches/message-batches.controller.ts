@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiParam, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { DeletedMessageBatch, MessageBatch, MessageBatchList } from '@conveyor/openai';
@@ -9,6 +9,7 @@ import { ANTHROPIC } from '../dialects/anthropic.dialect.js';
 import { Speaks } from '../dialects/speaks.decorator.js';
 import { ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { BodyStreamOf, StreamsBody, type BodyStream } from '../http/streamed-body.js';
 import { MessageBatchesService } from './message-batches.service.js';
 
 const ID = { name: 'id', description: 'The message batch id (msgbatch_…)' };
@@ -52,7 +53,8 @@ export class MessageBatchesController {
     },
   })
   @ApiJsonOk('A message batch')
-  create(@Body() body: unknown, @Caller() owner: string): Promise<MessageBatch> {
+  @StreamsBody()
+  create(@BodyStreamOf() body: BodyStream, @Caller() owner: string): Promise<MessageBatch> {
     return this.batches.create(owner, body);
   }
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
-import { MODEL, endpoints } from '../../../../test/support/batch-fakes.js';
+import { MODEL, endpoints, jsonBodyStream } from '../../../../test/support/batch-fakes.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { MessageBatchesService } from './message-batches.service.js';
 
@@ -15,9 +15,10 @@ describe('MessageBatchesService.cancel', () => {
   afterEach(stopHarness);
 
   it('is canceling from a cancel while the requests are still checked, and ends with each request canceled', async () => {
-    const created = await service.create('anonymous', {
-      requests: ['a', 'b'].map((custom_id) => ({ custom_id, params: { model: MODEL } })),
-    });
+    const created = await service.create(
+      'anonymous',
+      jsonBodyStream({ requests: ['a', 'b'].map((custom_id) => ({ custom_id, params: { model: MODEL } })) }),
+    );
     expect(h.records.records.get(created.id)?.status).toBe('validating');
 
     const canceling = await service.cancel('anonymous', created.id);

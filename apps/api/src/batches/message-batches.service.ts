@@ -13,17 +13,19 @@ import {
 import { isMessageBatchId, newMessageBatchId } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { errorResult } from '../dialects/anthropic-batch.dialect.js';
-import { isObject } from '@conveyor/structured';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints, type BatchResultLine } from '../generation/batch-endpoint.js';
 import { MESSAGE_BATCH_FILES, MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { readInputLines } from './batch-input.reader.js';
-import { checkMessageBatchRequests, type MessageBatchRequest } from './message-batch-requests.parser.js';
+import type { BodyStream } from '../http/streamed-body.js';
+import { MessageBatchRequests, type MessageBatchRequest } from './message-batch-requests.parser.js';
 import { hasEnded, shownResult, toMessageBatch } from './message-batch.mapper.js';
 
 /** Anthropic's batches end, whatever is left, 24 hours after they are made. */
 const EXPIRES_AFTER_S = 24 * 3600;
+/** What a request's line in the input file adds to the request: `{"custom_id":…,"method":"POST","url":…,"body":…}`. */
+const LINE_OVERHEAD_BYTES = 64;
 /** How many ids one read of the batch index takes. */
 const INDEX_READ = 100;
 
@@ -56,10 +58,10 @@ export class MessageBatchesService {
     private readonly registry: DeploymentRegistry,
   ) {}
 
-  async create(owner: string, body: unknown): Promise<MessageBatch> {
-    const requests = await checkMessageBatchRequests(
+  async create(owner: string, body: BodyStream): Promise<MessageBatch> {
+    const requests = new MessageBatchRequests(
       body,
-      this.config.batch.maxLines,
+      this.config.batch.messageBatch,
       this.endpoints[MESSAGES_URL],
       this.findDeployment,
       this.config.api.images,
@@ -67,11 +69,13 @@ export class MessageBatchesService {
     const id = newMessageBatchId();
     const input = await this.store.save(
       { filename: `${id}_requests.jsonl`, purpose: MESSAGE_BATCH_FILES, owner },
-      // Each request as a line of the runner's input, as an OpenAI batch's input file has it; written as
-      // the store takes them, not all made at once.
-      Readable.from(inputLines(requests)),
-      this.config.batch.maxFileBytes,
+      // Each request as a line of the runner's input, as an OpenAI batch's input file has it, written as
+      // it is read and checked: the first problem throws, and the store keeps nothing of the file.
+      inputLines(requests.read()),
+      // The lines carry what the body carried, and a few fields more each.
+      this.config.batch.messageBatch.maxBytes + LINE_OVERHEAD_BYTES * this.config.batch.messageBatch.maxRequests,
     );
+    const { count, foldRepeats } = requests.rest;
     const created = Math.floor(Date.now() / 1000);
     const record: BatchRecord = {
       ...newBatchRecord({
@@ -84,10 +88,10 @@ export class MessageBatchesService {
         created_at: created,
         expires_at: created + EXPIRES_AFTER_S,
         // Conveyor's extension, as on OpenAI's batches: false runs every request, repeats too.
-        ...(isObject(body) && body.fold_repeats === false ? { fold_repeats: false } : {}),
+        ...(foldRepeats ? {} : { fold_repeats: false }),
       }),
       // Known now: the batch counts its requests as processing from the start.
-      total: requests.length,
+      total: count,
     };
     await this.repo.create(record);
     return toMessageBatch(record);
@@ -233,8 +237,8 @@ export class MessageBatchesService {
 
 const line = (result: MessageBatchIndividualResponse): string => JSON.stringify(result) + '\n';
 
-function* inputLines(requests: readonly MessageBatchRequest[]): Generator<string> {
-  for (const { custom_id, params } of requests) {
+async function* inputLines(requests: AsyncIterable<MessageBatchRequest>): AsyncGenerator<string> {
+  for await (const { custom_id, params } of requests) {
     yield JSON.stringify({ custom_id, method: 'POST', url: MESSAGES_URL, body: params }) + '\n';
   }
 }

@@ -4,6 +4,7 @@ import { ErrorCode } from '@conveyor/openai';
 import { dialectOf } from '../dialects/speaks.decorator.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { answerAndClose } from './raw-error.js';
+import { installStreamedBodies, streamsBody } from './streamed-body.js';
 
 /**
  * Routes any Host may reach. Load balancers and kubelets probe the pod's address, not a name, and
@@ -67,8 +68,9 @@ const ECHO_CHARS = 100;
  *   through DNS rebinding (its requests carry the hostile site's name);
  * - multipart bodies go to the upload route only (a cross-site form can send one without a CORS
  *   preflight);
- * - the body must arrive within REQUEST_BODY_TIMEOUT_MS (UPLOAD_TIMEOUT_MS for an upload), so a
- *   client that stops sending mid-body does not hold its socket open forever.
+ * - the body must arrive within REQUEST_BODY_TIMEOUT_MS (UPLOAD_TIMEOUT_MS for an upload, or for a
+ *   route that reads a large body as a stream), so a client that stops sending mid-body does not hold
+ *   its socket open forever.
  */
 export function installRequestChecks(fastify: FastifyInstance, api: PlatformConfig['api']): void {
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -99,10 +101,12 @@ export function installRequestChecks(fastify: FastifyInstance, api: PlatformConf
         ErrorCode.unsupportedMediaType,
       );
     }
-    watchBodyDeadline(request, reply, isUpload(request) ? api.uploadTimeoutMs : api.bodyTimeoutMs);
+    const large = isUpload(request) || streamsBody(request);
+    watchBodyDeadline(request, reply, large ? api.uploadTimeoutMs : api.bodyTimeoutMs);
     done();
   });
   installBodyParsers(fastify);
+  installStreamedBodies(fastify);
 }
 
 /**
@@ -138,6 +142,16 @@ function watchBodyDeadline(request: FastifyRequest, reply: FastifyReply, limitMs
   });
 }
 
+/** The refusal of a body that is not JSON. */
+export const unsupportedMediaType = (type: string): OpenAiHttpError =>
+  new OpenAiHttpError(
+    415,
+    'invalid_request_error',
+    `Unsupported Content-Type ${JSON.stringify(type.slice(0, ECHO_CHARS))}; send the body as application/json.`,
+    null,
+    ErrorCode.unsupportedMediaType,
+  );
+
 /**
  * JSON bodies only. A missing Content-Type is read as JSON (the hosted forms' own calls omit it);
  * `application/json` with any charset is JSON; anything else with a body is a 415. Browsers send
@@ -157,16 +171,7 @@ function installBodyParsers(fastify: FastifyInstance): void {
   const anythingElse: typeof json = (request, body, done) => {
     const type = request.headers['content-type'];
     if (body.length === 0 || type === undefined) return jsonOrNothing(request, body, done);
-    done(
-      new OpenAiHttpError(
-        415,
-        'invalid_request_error',
-        `Unsupported Content-Type ${JSON.stringify(type.slice(0, ECHO_CHARS))}; send the body as application/json.`,
-        null,
-        ErrorCode.unsupportedMediaType,
-      ),
-      undefined,
-    );
+    done(unsupportedMediaType(type), undefined);
   };
   fastify.addContentTypeParser('*', { parseAs: 'string' }, anythingElse);
 }

@@ -15,6 +15,21 @@ export const BATCHES_VARS = {
     max: 10 * 1024 * 1024 * 1024,
     meaning: 'Bytes of one uploaded file (`POST /v1/files`), a batch input or any other.',
   },
+  MESSAGE_BATCH_MAX_REQUESTS: {
+    kind: 'int',
+    default: 100_000,
+    min: 1,
+    max: 10_000_000,
+    meaning: "Requests in one message batch (`POST /v1/messages/batches`); Anthropic's limit is 100,000.",
+  },
+  MESSAGE_BATCH_MAX_BYTES: {
+    kind: 'int',
+    default: 256 * 1000 * 1000,
+    min: 1024,
+    max: 10 * 1024 * 1024 * 1024,
+    meaning:
+      "Bytes of one message batch's body, read as a stream (not bound by `BODY_LIMIT_BYTES`); Anthropic's limit is 256 MB.",
+  },
   BATCH_INFLIGHT: {
     kind: 'int',
     default: 16,

@@ -43,7 +43,7 @@ export const SERVER_VARS = {
     min: 1000,
     max: 24 * 60 * 60_000,
     meaning:
-      "The deadline of a file upload's body (`POST /v1/files`), in place of `REQUEST_BODY_TIMEOUT_MS`: 10 minutes carry a 200 MB file over a link of about 2.7 Mbit/s.",
+      "The deadline of a file upload's body (`POST /v1/files`) and of a message batch's (`POST /v1/messages/batches`), in place of `REQUEST_BODY_TIMEOUT_MS`: 10 minutes carry a 200 MB file over a link of about 2.7 Mbit/s.",
   },
   API_SHUTDOWN_GRACE_MS: {
     kind: 'int',
