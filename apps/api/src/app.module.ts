@@ -34,7 +34,7 @@ import { openAiEmbeddings } from './embeddings/openai-embeddings.dialect.js';
 import { EmbeddingsController } from './embeddings/embeddings.controller.js';
 import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
-import { ApiExceptionFilter } from './errors/api-exception.filter.js';
+import { ApiExceptionFilter } from './http/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
 import { openAiResponses } from './responses/openai-responses.dialect.js';

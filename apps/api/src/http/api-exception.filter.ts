@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { dialectOf } from '../dialects/speaks.decorator.js';
-import { toOpenAiError } from './to-openai-error.js';
+import { toOpenAiError } from '../errors/to-openai-error.js';
 
 /** Every error a route raises (auth, parsing, the route), in the shape of the dialect the route speaks. */
 @Catch()
