@@ -8,9 +8,9 @@ import { Readable } from 'node:stream';
 import { FileNotFoundError, FileStore, newFileId, type NewFile, type StoredFile } from '@conveyor/batch-store';
 import type { BatchOutputLine } from '@conveyor/openai';
 import type { BatchLineResult, ImageRef, QueuedJobData } from '@conveyor/queue';
-import type { BatchEndpoint, BatchEndpoints } from '../../apps/api/src/generation/batch-endpoint.js';
+import type { BatchEndpoint, BatchEndpoints } from '../../apps/api/src/contracts/batch-endpoint.js';
 import { OPENAI_BATCH_RESULTS } from '../../apps/api/src/dialects/openai-batch.dialect.js';
-import { JobQueue, type JobCounts } from '../../apps/api/src/generation/job-queue.port.js';
+import { JobQueue, type JobCounts } from '../../apps/api/src/contracts/job-queue.port.js';
 import {
   BatchLines,
   type CollectedResults,

@@ -5,9 +5,9 @@
  */
 import type { DecodedImage } from '@conveyor/protocol';
 import type { QueuedJobData, ReplyEvent, UsageBucketWidth } from '@conveyor/queue';
-import { JobQueue, type JobCounts } from '../../apps/api/src/generation/job-queue.port.js';
-import { ReplyRelay } from '../../apps/api/src/generation/reply-relay.port.js';
-import { ReplySubscription } from '../../apps/api/src/generation/reply-subscription.js';
+import { JobQueue, type JobCounts } from '../../apps/api/src/contracts/job-queue.port.js';
+import { ReplyRelay } from '../../apps/api/src/contracts/reply-relay.port.js';
+import { ReplySubscription } from '../../apps/api/src/contracts/reply-subscription.js';
 import { ImageStore } from '../../apps/api/src/repositories/image-store.port.js';
 import { LiveWorkers } from '../../apps/api/src/repositories/live-workers.port.js';
 import { QueueAdmission, type Admission, type Asker } from '../../apps/api/src/repositories/queue-admission.port.js';

@@ -12,7 +12,7 @@ import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-re
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
 import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
-import type { ReplyRun } from '../../apps/api/src/generation/reply-run.js';
+import type { ReplyRun } from '../../apps/api/src/contracts/reply-run.js';
 import type { AskedTerms } from '../../apps/api/src/generation/request-terms.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
 import { NoRoutes } from './batch-fakes.js';

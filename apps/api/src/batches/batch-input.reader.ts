@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { FileNotFoundError, FileStore } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../generation/batch-endpoint.js';
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchEndpoints } from '../contracts/batch-endpoint.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { parseBatchLine, validCustomId, type LineCheck } from './batch-line.parser.js';

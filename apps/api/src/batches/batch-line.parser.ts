@@ -2,7 +2,7 @@ import type { DeploymentConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
 import { RequestProblem, type ImageLimits } from '@conveyor/protocol';
 import { isObject } from '@conveyor/structured';
-import type { BatchEndpoint, ParsedBatchBody } from '../generation/batch-endpoint.js';
+import type { BatchEndpoint, ParsedBatchBody } from '../contracts/batch-endpoint.js';
 
 export interface ParsedLine {
   customId: string;

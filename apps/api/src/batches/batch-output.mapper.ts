@@ -1,5 +1,5 @@
 import type { BatchLineResult } from '@conveyor/queue';
-import type { BatchEndpoint, BatchResultLine } from '../generation/batch-endpoint.js';
+import type { BatchEndpoint, BatchResultLine } from '../contracts/batch-endpoint.js';
 
 /**
  * A worker's result → its line, in the family of batches its route declares: the route shapes a finished

@@ -4,7 +4,7 @@ import { ErrorCode } from '@conveyor/openai';
 import type { ImageLimits } from '@conveyor/protocol';
 import { isObject } from '@conveyor/structured';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import type { BatchEndpoint } from '../contracts/batch-endpoint.js';
 import { JsonArrayReader, JsonBodyError } from '../http/json-array.reader.js';
 import { unsupportedMediaType } from '../http/request-checks.js';
 import type { BodyStream } from '../http/streamed-body.js';

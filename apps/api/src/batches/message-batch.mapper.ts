@@ -6,7 +6,7 @@ import {
   type MessageBatchProcessingStatus,
 } from '@conveyor/openai';
 import { errorResult } from '../dialects/anthropic-batch.dialect.js';
-import type { BatchResultLine } from '../generation/batch-endpoint.js';
+import type { BatchResultLine } from '../contracts/batch-endpoint.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { planReport } from './plan-report.mapper.js';
 

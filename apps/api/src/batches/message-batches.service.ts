@@ -14,7 +14,7 @@ import { isMessageBatchId, newMessageBatchId } from '@conveyor/queue';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { errorResult } from '../dialects/anthropic-batch.dialect.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { BATCH_ENDPOINTS, type BatchEndpoints, type BatchResultLine } from '../generation/batch-endpoint.js';
+import { BATCH_ENDPOINTS, type BatchEndpoints, type BatchResultLine } from '../contracts/batch-endpoint.js';
 import { MESSAGE_BATCH_FILES, MESSAGES_URL, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { readInputLines } from './batch-input.reader.js';

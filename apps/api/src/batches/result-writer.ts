@@ -7,7 +7,7 @@ import {
   type BatchEndpoints,
   type BatchResultLine,
   type NotRunCode,
-} from '../generation/batch-endpoint.js';
+} from '../contracts/batch-endpoint.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { BatchLines, type CollectedResults } from '../repositories/batch-lines.port.js';
 import { outputPurpose, type BatchRecord } from '../repositories/batch-record.js';

@@ -5,7 +5,7 @@ import type { ChatCompletion } from '@conveyor/openai';
 import { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
-import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
+import { finishReasonsOf, type ReplyRun } from '../contracts/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
 import { ChunkFormatter } from './chat-response.mapper.js';
 import { ChatService } from './chat.service.js';

@@ -14,10 +14,10 @@ import type {
   TokenLogprob,
   TokenUsage,
 } from '@conveyor/queue';
-import type { ReplyIdentity } from '../generation/reply-run.js';
+import type { ReplyIdentity } from '../contracts/reply-run.js';
 import { toUsage } from '../generation/wire-usage.js';
 
-export type { ReplyIdentity } from '../generation/reply-run.js';
+export type { ReplyIdentity } from '../contracts/reply-run.js';
 export { toUsage } from '../generation/wire-usage.js';
 
 export const toWireLogprobs = (tokens: readonly TokenLogprob[]): WireLogprob[] =>

@@ -4,7 +4,7 @@ import type { ChatCompletion } from '@conveyor/openai';
 import { checkGeneration, type ChatCompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { toChatCompletion } from './chat-response.mapper.js';
 import { openAiChat } from './openai-chat.dialect.js';
 

@@ -1,6 +1,6 @@
 import type { Completion, CompletionChunk, CompletionFinishReason, CompletionLogprobs } from '@conveyor/openai';
 import type { ChoiceResult, FinishReason, ReplyEvent, ReplyResult, TokenLogprob, TokenUsage } from '@conveyor/queue';
-import type { ReplyIdentity } from '../generation/reply-run.js';
+import type { ReplyIdentity } from '../contracts/reply-run.js';
 import { toUsage } from '../generation/wire-usage.js';
 
 /** What of the request shapes the reply beyond the generated text. */

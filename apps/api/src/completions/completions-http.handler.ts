@@ -4,7 +4,7 @@ import type { DeploymentConfig } from '@conveyor/config';
 import type { Completion } from '@conveyor/openai';
 import type { CompletionRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
-import { finishReasonsOf, type ReplyRun } from '../generation/reply-run.js';
+import { finishReasonsOf, type ReplyRun } from '../contracts/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
 import { parseCompletionBody } from './completion-body.parser.js';
 import { CompletionChunkFormatter } from './completion-response.mapper.js';

@@ -4,7 +4,7 @@ import type { Completion } from '@conveyor/openai';
 import { checkGeneration, type CompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { toCompletion, type CompletionShape } from './completion-response.mapper.js';
 import { openAiCompletions } from './openai-completions.dialect.js';
 

@@ -1,6 +1,6 @@
 import { ErrorCode, errorTypeFor, type Message, type MessagesErrorBody } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { BatchResultDialect } from '../generation/batch-endpoint.js';
+import type { BatchResultDialect } from '../contracts/batch-endpoint.js';
 import { toMessagesError } from './anthropic.dialect.js';
 import { LOST_MESSAGE } from './openai-batch.dialect.js';
 

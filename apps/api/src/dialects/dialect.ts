@@ -1,5 +1,5 @@
 import type { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { BatchEndpoint } from '../generation/batch-endpoint.js';
+import type { BatchEndpoint } from '../contracts/batch-endpoint.js';
 import type { SseFraming } from '../generation/reply-stream.js';
 
 /** An error as one API shows it to its clients: the status, the body and the headers it is answered with. */

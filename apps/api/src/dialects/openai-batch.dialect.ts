@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode, errorTypeFor, type BatchOutputLine } from '@conveyor/openai';
-import type { BatchResultDialect } from '../generation/batch-endpoint.js';
+import type { BatchResultDialect } from '../contracts/batch-endpoint.js';
 
 /**
  * A line's id follows from its batch and custom_id, so a part written again after a crash says

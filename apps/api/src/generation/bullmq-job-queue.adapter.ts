@@ -17,7 +17,7 @@ import {
 } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
-import { JobQueue, type JobCounts } from './job-queue.port.js';
+import { JobQueue, type JobCounts } from '../contracts/job-queue.port.js';
 
 /**
  * The job queue on BullMQ: one queue per deployment, carrying every kind of job for it, and beside

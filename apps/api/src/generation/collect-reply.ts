@@ -1,6 +1,6 @@
 import { ReplyAccumulator, type ReplyResult } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { ReplyRun } from './reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 
 /** Gathers a run's events into the finished reply; a retry that starts over replaces what came before. */
 export async function collectReply(run: ReplyRun): Promise<ReplyResult> {

@@ -1,6 +1,6 @@
 import { jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { JobQueue } from './job-queue.port.js';
+import type { JobQueue } from '../contracts/job-queue.port.js';
 import type { ReplySource } from './reply-reader.js';
 
 export interface Followed {

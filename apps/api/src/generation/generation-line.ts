@@ -1,5 +1,5 @@
 import { checkGeneration, type CheckedGeneration, type GenerationBody } from '@conveyor/protocol';
-import type { ParsedBatchBody } from './batch-endpoint.js';
+import type { ParsedBatchBody } from '../contracts/batch-endpoint.js';
 
 /**
  * A generating body as a batch line takes it: the one generation check its route makes, then the job

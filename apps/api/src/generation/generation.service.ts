@@ -27,16 +27,16 @@ import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
-import { JobQueue } from './job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
 import { queueRefusal } from './queue-refusal.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
-import { ReplyRelay } from './reply-relay.port.js';
+import { ReplyRelay } from '../contracts/reply-relay.port.js';
 import { sendReplyHeaders } from './reply-headers.js';
 import { SeenUsage } from './seen-usage.js';
 import { estimateTokens } from './token-estimate.js';
 import { servedTier, settledDeadline, type AskedTerms } from './request-terms.js';
-import { maxTokensOf, type ReplyIdentity, type ReplyRun } from './reply-run.js';
+import { maxTokensOf, type ReplyIdentity, type ReplyRun } from '../contracts/reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
 export interface SubmitOptions {

@@ -6,7 +6,7 @@ import { RequestProblem } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DrainService } from '../platform/drain.service.js';
 import { HttpGeneration } from './http-generation.js';
-import type { ReplyRelay } from './reply-relay.port.js';
+import type { ReplyRelay } from '../contracts/reply-relay.port.js';
 
 /** The parts of a Fastify reply the helper touches: its headers and its socket's `close`. */
 function replyStandIn(requestHeaders: Record<string, string> = {}) {

@@ -5,7 +5,7 @@ import { DeploymentRegistry } from '../deployments/deployment-registry.service.j
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import { WorkerRoutes, type RoutePick } from '../repositories/worker-routes.port.js';
-import { JobQueue } from './job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import { JobRouting } from './job-routing.service.js';
 
 /** Answers with a set pick (or fails), and records what it was asked. */

@@ -3,7 +3,7 @@ import type { DeploymentConfig } from '@conveyor/config';
 import type { QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { ImageStore } from '../repositories/image-store.port.js';
-import { JobQueue } from './job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import { JobRouting } from './job-routing.service.js';
 
 /** The job a request becomes, named by the model the client sent when that is an alias of the deployment. */

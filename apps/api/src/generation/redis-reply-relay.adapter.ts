@@ -4,8 +4,8 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { decodeReplyGroup, readReplyHistory, replyInboxKey } from '@conveyor/queue';
 import { CommandConnection, createRedis, type RedisClient } from '@conveyor/redis';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { ReplyRelay } from './reply-relay.port.js';
-import { ReplySubscription } from './reply-subscription.js';
+import { ReplyRelay } from '../contracts/reply-relay.port.js';
+import { ReplySubscription } from '../contracts/reply-subscription.js';
 
 type XReadReply = [key: string, entries: [id: string, fields: string[]][]][] | null;
 

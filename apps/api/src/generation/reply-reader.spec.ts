@@ -3,7 +3,7 @@ import { ErrorCode } from '@conveyor/openai';
 import type { ReplyEvent } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ClientGone, ReplyDeadlines, ReplyOutcome, readReply } from './reply-reader.js';
-import { ReplySubscription } from './reply-subscription.js';
+import { ReplySubscription } from '../contracts/reply-subscription.js';
 import { drain } from '../../../../test/support/drain.js';
 import { rejection } from '../../../../test/support/rejection.js';
 import { delta, end, errorEvent, shuttingDown, start } from '../../../../test/support/reply-events.js';

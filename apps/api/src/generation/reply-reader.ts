@@ -1,7 +1,7 @@
 import { ErrorCode, errorTypeFor } from '@conveyor/openai';
 import { ReplyFence, type ReplyEvent, type TokenUsage } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { OutputEvent } from './reply-run.js';
+import type { OutputEvent } from '../contracts/reply-run.js';
 
 const LOST_EVENTS = 'Part of the reply was lost while Redis failed over; retry the request.';
 

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { toOpenAiError } from '../errors/to-openai-error.js';
-import type { DeltaEvent, EndEvent, ReplyRun, StartEvent } from './reply-run.js';
+import type { DeltaEvent, EndEvent, ReplyRun, StartEvent } from '../contracts/reply-run.js';
 import { SseWriter } from './sse.writer.js';
 
 /** How one route shapes a reply's events as chunks (chat.completion.chunk, text_completion, Anthropic's events). */

@@ -1,6 +1,6 @@
 import { describe, it, expect, jest } from '@jest/globals';
 import type { ReplyEvent } from '@conveyor/queue';
-import { ReplySubscription } from './reply-subscription.js';
+import { ReplySubscription } from '../contracts/reply-subscription.js';
 
 const delta = (text: string): ReplyEvent => ({ type: 'delta', attempt: 1, seq: 1, text });
 const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 3, resumed: false };

@@ -5,7 +5,7 @@ import { MessagesRequestDto } from '@conveyor/protocol';
 import type { GenerationJobData, QueuedJobData } from '@conveyor/queue';
 import type { GenerationService } from '../generation/generation.service.js';
 import { parseRequest } from '../generation/parse-request.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import type { TokenizeService } from '../generation/tokenize.service.js';
 import { anthropicMessages } from './anthropic-messages.dialect.js';
 import { MessagesService } from './messages.service.js';

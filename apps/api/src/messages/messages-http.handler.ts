@@ -5,7 +5,7 @@ import type { Message, MessageTokensCount } from '@conveyor/openai';
 import { MessagesPromptDto, MessagesRequestDto } from '@conveyor/protocol';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
 import { anthropicMessages } from './anthropic-messages.dialect.js';
 import { MessageEventFormatter } from './messages-response.mapper.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ReplyEvent } from '@conveyor/queue';
-import type { DeltaEvent } from '../generation/reply-run.js';
+import type { DeltaEvent } from '../contracts/reply-run.js';
 import { MessageEventFormatter, toMessage, toMessagesUsage } from './messages-response.mapper.js';
 
 const who = { id: 'msg_1', model: 'tiny', created: 1 };

@@ -7,8 +7,8 @@ import type {
   StopReason,
 } from '@conveyor/openai';
 import type { ChoiceResult, FinishReason, QueueTier, ReplyResult, TokenUsage } from '@conveyor/queue';
-import type { DeltaEvent, EndEvent, ReplyIdentity, StartEvent } from '../generation/reply-run.js';
-import { finishReasonsOf } from '../generation/reply-run.js';
+import type { DeltaEvent, EndEvent, ReplyIdentity, StartEvent } from '../contracts/reply-run.js';
+import { finishReasonsOf } from '../contracts/reply-run.js';
 
 /**
  * Why a reply ended, in Anthropic's words, and the stop sequence that ended it. A reply the engine says

@@ -4,7 +4,7 @@ import { ErrorCode, type Message, type MessageTokensCount } from '@conveyor/open
 import { checkGeneration, RequestProblem, type MessagesPromptDto, type MessagesRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { TokenizeService } from '../generation/tokenize.service.js';
 import { anthropicMessages } from './anthropic-messages.dialect.js';
 import { toMessage } from './messages-response.mapper.js';

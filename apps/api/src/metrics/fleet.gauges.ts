@@ -10,7 +10,7 @@ import {
   gaugeOf,
 } from '@conveyor/metrics';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
-import { JobQueue } from '../generation/job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import { FleetState } from '../repositories/fleet-state.port.js';
 import { PendingWork } from '../repositories/pending-work.port.js';
 import { RedisServerStats } from '../repositories/redis-server-stats.port.js';

@@ -30,7 +30,7 @@ import {
   histogramOf,
 } from '@conveyor/metrics';
 import type { TokenUsage } from '@conveyor/queue';
-import { JobQueue } from '../generation/job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';

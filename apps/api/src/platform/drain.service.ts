@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { ReplyRelay } from '../generation/reply-relay.port.js';
+import { ReplyRelay } from '../contracts/reply-relay.port.js';
 
 /**
  * Graceful stop of an API replica: readiness turns 503 at once so load

@@ -6,7 +6,7 @@ import type { ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { ResponseLeases } from '../repositories/response-leases.port.js';
 import type { StoredResponse } from '../repositories/response-store.port.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { ResponseOutcomes, type RecordedResponse } from './response-outcomes.service.js';
 import { RESPONSE_ID_PREFIX, echoFromResponse, pendingResponse } from './response.mapper.js';
 import { ResponsesService } from './responses.service.js';

@@ -1,7 +1,7 @@
 import type { ResponseError, ResponseObject, ResponseOutputItem, ResponseStreamEvent } from '@conveyor/openai';
 import type { OpenAiHttpError } from '../errors/openai-http.error.js';
 import type { ReplyResult, ToolCall } from '@conveyor/queue';
-import type { DeltaEvent, EndEvent, ReplyIdentity } from '../generation/reply-run.js';
+import type { DeltaEvent, EndEvent, ReplyIdentity } from '../contracts/reply-run.js';
 import type { ChunkFormatter } from '../generation/reply-stream.js';
 import {
   DEFAULT_ECHO,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ResponseInputItem, ResponseObject } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { OutputEvent, ReplyRun } from '../generation/reply-run.js';
+import type { OutputEvent, ReplyRun } from '../contracts/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
 import { ResponseOutcomes, type StartedResponse } from './response-outcomes.service.js';
 import { toResponseObject } from './response-events.mapper.js';

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { ResponseInputItem, ResponseObject, ResponseOutputItem } from '@conveyor/openai';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { toOpenAiError } from '../errors/to-openai-error.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
 import { ResponseEventFormatter } from './response-events.mapper.js';
 import { pendingResponse, type OutputOptions, type ResponseEcho } from './response.mapper.js';

@@ -4,7 +4,7 @@ import type { ReplyResult } from '@conveyor/queue';
 import { encodeReasoning } from '@conveyor/protocol';
 import { codexRequest } from '../../../../test/support/codex-request.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { DeltaEvent, EndEvent } from '../generation/reply-run.js';
+import type { DeltaEvent, EndEvent } from '../contracts/reply-run.js';
 import { ResponseEventFormatter, responseError, toResponseObject } from './response-events.mapper.js';
 import { DEFAULT_ECHO, customInput, type ResponseEcho } from './response.mapper.js';
 

@@ -15,7 +15,7 @@ import {
   type ResponseRequestDto,
 } from '@conveyor/protocol';
 import type { FinishReason, TokenUsage, ToolCall } from '@conveyor/queue';
-import type { ReplyIdentity } from '../generation/reply-run.js';
+import type { ReplyIdentity } from '../contracts/reply-run.js';
 
 export const RESPONSE_ID_PREFIX = 'resp_';
 

@@ -6,7 +6,7 @@ import { ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { HttpGeneration } from '../generation/http-generation.js';
 import { parseRequest } from '../generation/parse-request.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { streamReply } from '../generation/reply-stream.js';
 import { BackgroundResponses } from './background-responses.js';
 import { openAiResponses } from './openai-responses.dialect.js';

@@ -4,7 +4,7 @@ import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type Respon
 import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { GenerationService } from '../generation/generation.service.js';
-import type { ReplyRun } from '../generation/reply-run.js';
+import type { ReplyRun } from '../contracts/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
 import { ResponseOutcomes, type RecordedResponse, type StartedResponse } from './response-outcomes.service.js';
 import { RESPONSE_ID_PREFIX, echoOf, pendingResponse } from './response.mapper.js';
