@@ -20,7 +20,7 @@ describe('API documentation', () => {
   });
 
   it('the committed OpenAPI document is the one the code generates (npm run openapi rewrites it)', () => {
-    const check = spawnSync(process.execPath, ['dist/apps/api/src/docs/openapi.cli.js', '--check', COMMITTED], {
+    const check = spawnSync(process.execPath, ['dist/apps/api/src/openapi.cli.js', '--check', COMMITTED], {
       cwd: ROOT,
       encoding: 'utf8',
     });

@@ -1,12 +1,12 @@
 // Writes the API's OpenAPI document, or checks that a committed copy still matches the code:
-//   node dist/apps/api/src/docs/openapi.cli.js --write apps/api/openapi.json
-//   node dist/apps/api/src/docs/openapi.cli.js --check apps/api/openapi.json   (exit 1 when it drifted)
+//   node dist/apps/api/src/openapi.cli.js --write apps/api/openapi.json
+//   node dist/apps/api/src/openapi.cli.js --check apps/api/openapi.json   (exit 1 when it drifted)
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { generatedFileCli, loadConfig } from '@conveyor/config';
-import { AppModule } from '../app.module.js';
-import { buildOpenApiDocument } from './openapi.document.js';
+import { AppModule } from './app.module.js';
+import { buildOpenApiDocument } from './docs/openapi.document.js';
 
 await generatedFileCli(
   'openapi.cli.js',
