@@ -1,13 +1,56 @@
 // Lint rules that catch what review misses: unawaited promises, non-exhaustive switches,
 // loose equality, feature folders of the API reaching into each other, and the layers docs/design/ describes.
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /**
- * API feature folders: each may use the shared layers (generation, dialects, repositories, deployments,
- * errors, auth, platform), never another feature. hosted-routes/ routes the hosted forms' paths to the
- * features' own handlers, so it may use them; no feature may use hosted-routes/.
+ * The API's folders, lowest first: a folder imports only folders below it, so imports run one way and
+ * no two folders import each other (docs/design/architecture.md). The files at the top of apps/api/src
+ * (the module, main, the OpenAPI command) stand above every folder. Shared types and ports that several
+ * layers name live low, in contracts/.
+ */
+const API_LAYERS = [
+  'repositories',
+  'errors',
+  'contracts',
+  'deployments',
+  'admin',
+  'auth',
+  'docs',
+  'scaling',
+  'webhooks',
+  'platform',
+  'metrics',
+  'generation',
+  'dialects',
+  'http',
+  'health',
+  // The features: side by side, none imports another.
+  'files',
+  'keys',
+  'models',
+  'usage',
+  'tokenize',
+  'chat',
+  'completions',
+  'embeddings',
+  'messages',
+  'responses',
+  'batches',
+  'hosted-routes',
+];
+
+// A folder the layers do not place would be bound by nothing: every folder of the API must be listed.
+const unplaced = readdirSync(new URL('apps/api/src/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !API_LAYERS.includes(entry.name))
+  .map((entry) => entry.name);
+if (unplaced.length) throw new Error(`eslint.config.mjs: place apps/api/src/${unplaced.join(', ')} in API_LAYERS`);
+
+/**
+ * API feature folders: each may use the layers below it, never another feature. hosted-routes/ routes the
+ * hosted forms' paths to the features' own handlers, so it may use them; no feature may use hosted-routes/.
  */
 const API_FEATURES = [
   'chat',
@@ -23,28 +66,58 @@ const API_FEATURES = [
   'keys',
 ];
 
+/** A folder's imports of `others`, by a relative path from the folder or one below it. */
+const importsOf = (/** @type {string[]} */ others, /** @type {(other: string) => string} */ message) =>
+  others.map((other) => ({ group: [`../${other}/*`, `../../${other}/*`], message: message(other) }));
+
+/** Test files: a test may build the whole app, so the top files are not closed to them. */
+const NOT_TESTS = ['**/*.spec.ts', '**/*.medium-spec.ts', '**/*.e2e-spec.ts'];
+
+/** The imports a folder's files may not make; `tests` leaves the top files open to them. */
+function folderPatterns(/** @type {string} */ folder, /** @type {number} */ i, /** @type {boolean} */ tests) {
+  const feature = API_FEATURES.includes(folder);
+  return [
+    ...importsOf(
+      API_LAYERS.slice(i + 1).filter((other) => !feature || !API_FEATURES.includes(other)),
+      (other) =>
+        `${other}/ stands above ${folder}/ in the API's layers (API_LAYERS, eslint.config.mjs): imports run downwards only.`,
+    ),
+    ...(tests
+      ? []
+      : [
+          {
+            group: ['../*.js', '../../*.js'],
+            message: 'The files at the top of apps/api/src import the folders, never the other way round.',
+          },
+        ]),
+    ...(feature
+      ? importsOf(
+          API_FEATURES.filter((other) => other !== folder),
+          (other) =>
+            `Feature folders do not import each other: move what ${folder}/ needs from ${other}/ to a shared module.`,
+        )
+      : []),
+  ];
+}
+
 /** @type {import('eslint').Linter.Config[]} */
-const featureBoundaries = API_FEATURES.map((feature) => ({
-  files: [`apps/api/src/${feature}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [...API_FEATURES.filter((other) => other !== feature), 'hosted-routes'].map((other) => ({
-          group: [`../${other}/*`, `../../${other}/*`],
-          message: `Feature folders do not import each other: move what ${feature}/ needs from ${other}/ to a shared module.`,
-        })),
-      },
-    ],
+const folderBoundaries = API_LAYERS.flatMap((folder, i) => [
+  {
+    files: [`apps/api/src/${folder}/**/*.ts`],
+    ignores: NOT_TESTS,
+    rules: { 'no-restricted-imports': ['error', { patterns: folderPatterns(folder, i, false) }] },
   },
-}));
+  {
+    files: NOT_TESTS.map((test) => `apps/api/src/${folder}/${test}`),
+    rules: { 'no-restricted-imports': ['error', { patterns: folderPatterns(folder, i, true) }] },
+  },
+]);
 
 /**
  * The structural sentences of docs/design/ as rules, so the pages cannot drift from the code. Each entry
  * is one sentence there; `@typescript-eslint/no-restricted-imports` carries them, beside the feature
  * folders' `no-restricted-imports`, so neither replaces the other.
  */
-const NOT_TESTS = ['**/*.spec.ts', '**/*.medium-spec.ts', '**/*.e2e-spec.ts'];
 const REDIS_CLIENTS = ['ioredis', 'bullmq', '@conveyor/redis', '@conveyor/bullmq-seam'];
 /** @type {import('eslint').Linter.Config[]} */
 const layerRules = [
@@ -147,6 +220,6 @@ export default tseslint.config(
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.medium-spec.ts', 'test/**/*.ts'],
     languageOptions: { globals: { ...globals.jest } },
   },
-  ...featureBoundaries,
+  ...folderBoundaries,
   ...layerRules,
 );
