@@ -34,7 +34,7 @@ import { seededWords } from './lib/words.mjs';
 /** @import { ReadyChild } from './lib/processes.mjs' */
 
 const USAGE = `usage: node bench/batch-scale.bench.mjs [--lines 1000000] [--workers 4] [--sequences 16] [--tokens 4]
-  [--ttft-ms 10] [--tpot-ms 2] [--prompts 6] [--repeat-pct 3] [--cancel-after-s N] [--redis-port N] [--out batch-scale]
+  [--ttft-ms 10] [--tpot-ms 2] [--prompts 6] [--repeat-pct 3] [--cancel-after-s N] [--inflight N] [--tick-ms N] [--redis-port N] [--out batch-scale]
   [--dist dist]`;
 const options = parseCli(USAGE, {
   lines: { type: 'string', default: '1000000' },
@@ -46,6 +46,8 @@ const options = parseCli(USAGE, {
   prompts: { type: 'string', default: '6' },
   'repeat-pct': { type: 'string', default: '3' },
   'cancel-after-s': { type: 'string', default: '' },
+  inflight: { type: 'string', default: '' },
+  'tick-ms': { type: 'string', default: '' },
   'redis-port': { type: 'string', default: '' },
   out: { type: 'string', default: 'batch-scale' },
   dist: { type: 'string', default: 'dist' },
@@ -383,6 +385,9 @@ try {
     UV_THREADPOOL_SIZE: '1',
     BATCH_MAX_LINES: String(maxLines),
     BATCH_MAX_FILE_BYTES: String(maxFileBytes),
+    // The runner's own settings, when a run asks for other than the defaults.
+    ...(options.inflight ? { BATCH_INFLIGHT: String(positiveInt('--inflight', options.inflight)) } : {}),
+    ...(options['tick-ms'] ? { BATCH_TICK_MS: String(positiveInt('--tick-ms', options['tick-ms'])) } : {}),
   };
   const api = await children.launch(
     'api',
