@@ -121,7 +121,9 @@ describe('the prompt cache, exact, with seeded sampling (fresh engines)', () => 
   // Even so, in some runs of the medium tier without jest's transform cache (as in a fresh clone; about 6
   // in 23, never with a warm cache) the engine loaded first computes other logits for turn 1's prompt,
   // where nothing is reused (greedy top logprob -1.61 against -1.98), and keeps them for its life; the
-  // cause is not found. A real reuse error parts the texts on every try, so a second and third try keep
+  // cause is not found. Fresh engines alone agree to the bit (fresh-engines.medium-spec.ts), also after
+  // engines of other flash-attention, thread and sequence settings, and under four busy loops; prefill
+  // goes in fixed chunks of PREFILL_CHUNK, so a slow machine's smaller round budget is not it either. A real reuse error parts the texts on every try, so a second and third try keep
   // the check and drop the chance. Each try loads its own engines: a try on engines an earlier one used
   // would start from cells that lie elsewhere. (Without `entireDescribe`, jest applies this count to every
   // test of the file.)
