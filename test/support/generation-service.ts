@@ -10,6 +10,7 @@ import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
 import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
 import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
+import { RequestAdmission } from '../../apps/api/src/generation/request-admission.js';
 import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
 import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
 import type { ReplyRun } from '../../apps/api/src/contracts/reply-run.js';
@@ -100,6 +101,7 @@ export function generationHarness(signal: () => AbortSignal) {
   const usage = new InMemoryUsage();
   const quotas = new InMemoryTokenQuotas();
   const admission = new FakeAdmission(queue);
+  const quota = new TokenQuota(configuredKeys(config), quotas);
   const service = new GenerationService(
     config,
     registry,
@@ -107,12 +109,11 @@ export function generationHarness(signal: () => AbortSignal) {
     relay,
     workers,
     metrics,
-    admission,
+    new RequestAdmission(config, admission, quota, configuredKeys(config)),
     new JobSubmission(queue, routing, images),
     images,
     usage,
-    new TokenQuota(configuredKeys(config), quotas),
-    configuredKeys(config),
+    quota,
   );
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];

@@ -50,6 +50,7 @@ import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './contracts/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { GenerationService } from './generation/generation.service.js';
+import { RequestAdmission } from './generation/request-admission.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
 import { JobSubmission } from './generation/job-submission.service.js';
@@ -226,6 +227,7 @@ export class AppModule {
         { provide: FileStore, useFactory: () => createFileStore(config.fileStore) },
         // The generation pipeline and the features over it.
         GenerationService,
+        RequestAdmission,
         HttpGeneration,
         JobRouting,
         JobSubmission,

@@ -9,6 +9,7 @@ import { ChatCompletionRequestDto, checkGeneration } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
+import { RequestAdmission } from '../generation/request-admission.js';
 import { GenerationService } from '../generation/generation.service.js';
 import { JobRouting } from '../generation/job-routing.service.js';
 import { JobSubmission } from '../generation/job-submission.service.js';
@@ -86,6 +87,7 @@ describe('chat requests with images, queued in real Redis', () => {
     images = new ImageRepository(config, connection);
     const workers = new NoWorkers();
     const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
+    const quota = new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection));
     const generation = new GenerationService(
       config,
       registry,
@@ -93,12 +95,11 @@ describe('chat requests with images, queued in real Redis', () => {
       relay,
       workers,
       metrics,
-      admission,
+      new RequestAdmission(config, admission, quota, configuredKeys(config)),
       new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
       images,
       new InMemoryUsage(),
-      new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection)),
-      configuredKeys(config),
+      quota,
     );
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.

@@ -1,6 +1,6 @@
-// One file past 300 lines: a request's whole life in the queue (its terms, admission, token reservation,
-// deadlines, being taken back, its reader's end) shares the same few collaborators and state; split, each
-// part would hand the others its job, images, place and reservation back and forth.
+// One file past 300 lines: a request's life in the queue once admitted (queued, followed, its deadlines,
+// taken back, its reader's end) shares the same few collaborators and state. Admission (terms, place,
+// tokens) is RequestAdmission's.
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
@@ -14,14 +14,11 @@ import {
 } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
-import { ApiKeyStore } from '../auth/api-key.store.js';
-import { ANONYMOUS } from '../auth/caller.decorator.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { ImageStore } from '../repositories/image-store.port.js';
-import { QueueAdmission, type Asker } from '../repositories/queue-admission.port.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
@@ -29,13 +26,12 @@ import { FollowedJobs } from './followed-jobs.js';
 import { OPERATIONS, countUsage, type FollowedReply, type ResumedKind } from './followed-reply.js';
 import { JobQueue } from '../contracts/job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
-import { queueRefusal } from './queue-refusal.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from '../contracts/reply-relay.port.js';
 import { sendReplyHeaders } from './reply-headers.js';
+import { RequestAdmission } from './request-admission.js';
+import type { AskedTerms } from './request-terms.js';
 import { SeenUsage } from './seen-usage.js';
-import { estimateTokens } from './token-estimate.js';
-import { servedTier, settledDeadline, type AskedTerms } from './request-terms.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from '../contracts/reply-run.js';
 
 /** What a route tells the pipeline about a request besides its job. */
@@ -75,12 +71,11 @@ export class GenerationService {
     private readonly relay: ReplyRelay,
     private readonly workers: LiveWorkers,
     private readonly metrics: PlatformMetrics,
-    private readonly admission: QueueAdmission,
+    private readonly admission: RequestAdmission,
     private readonly submission: JobSubmission,
     private readonly images: ImageStore,
     private readonly usage: UsageLedger,
     private readonly quota: TokenQuota,
-    private readonly keys: ApiKeyStore,
   ) {
     this.followed = new FollowedJobs(queue, (message) => this.logger.warn(message));
     queue.onReconnect(() => void this.followed.recover());
@@ -106,33 +101,27 @@ export class GenerationService {
     this.assertQueueReachable();
     const receivedAt = Date.now();
     const requestId = randomUUID();
-    const key = await this.keys.byName(options.caller);
-    const tier = servedTier(options.asked?.tier, key);
-    const deadlineMs = settledDeadline(options.asked?.deadlineMs, key, deployment);
-    // With authentication off every request is the one anonymous caller's: nothing to share between keys.
-    const asker = options.caller === ANONYMOUS ? undefined : { name: options.caller, weight: key?.weight ?? 1 };
-    const reservedAt = Date.now();
-    await this.admit(deployment.id, requestId, tier, asker);
-    const now = Date.now();
+    const { caller, route, asked } = options;
+    // The job names this replica: its workers send the reply's events to this replica's inbox. It carries
+    // its tier (its band in the queue) and its deadline, so a worker taking it too late runs nothing.
+    const { ticket, job } = await this.admission.admit(
+      { deployment, requestId, caller, route, asked },
+      ({ tier, deadlineMs, now }) => ({
+        ...namedJob(build(requestId, now), deployment, options.model),
+        owner: caller,
+        replyTo: this.relay.replica,
+        tier,
+        ...(deadlineMs === null ? {} : { deadlineAt: receivedAt + deadlineMs }),
+      }),
+    );
+    const { tier, deadlineMs, reservedAt, admittedAt: now } = ticket;
+    sendReplyHeaders(signal, ticket.headers);
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
       model: options.model,
       created: Math.floor(now / 1000),
       tier,
     };
-    // The job names this replica: its workers send the reply's events to this replica's inbox. It carries
-    // its tier (its band in the queue) and its deadline, so a worker taking it too late runs nothing.
-    const job: QueuedJobData = {
-      ...namedJob(build(requestId, now), deployment, options.model),
-      owner: options.caller,
-      replyTo: this.relay.replica,
-      tier,
-      ...(deadlineMs === null ? {} : { deadlineAt: receivedAt + deadlineMs }),
-    };
-    const refund = await this.reserveTokens(deployment, job, options, signal, now).catch(async (err: unknown) => {
-      await this.giveBackPlace(deployment.id, requestId);
-      throw err;
-    });
     const images = jobImageHashes(job);
     const source = this.relay.subscribe(requestId);
     this.logger.log({
@@ -146,15 +135,14 @@ export class GenerationService {
       await this.submission.submit(job, options.images);
     } catch (err) {
       source.close();
-      refund();
+      ticket.undo();
       void this.release(requestId, images);
-      void this.giveBackPlace(deployment.id, requestId);
       throw OpenAiHttpError.unavailable(`The request could not be queued: ${(err as Error).message}`);
     }
     // Its place is held until a worker takes the job (and gives it back), or the job is taken back here:
     // the reservation is made to last as long as the job may wait, half-way through it. A job taken (or
     // a reply ended) before then has given its place back already, so most requests skip that command.
-    const holdPlace = () => void this.admission.queued(deployment.id, requestId).catch(() => undefined);
+    const holdPlace = () => this.admission.holdPlace(deployment.id, requestId);
     const holdIn = reservedAt + ADMISSION_RESERVATION_MS / 2 - Date.now();
     if (holdIn <= 0) holdPlace();
     this.followed.follow(job, source);
@@ -239,7 +227,7 @@ export class GenerationService {
 
   /** Best effort: stops a request's job wherever it is (waiting, or on any worker), whichever replica follows it. */
   async cancel(deployment: string, requestId: string): Promise<void> {
-    if (await this.queue.cancel(deployment, requestId)) await this.giveBackPlace(deployment, requestId);
+    if (await this.queue.cancel(deployment, requestId)) await this.admission.giveBackPlace(deployment, requestId);
   }
 
   private read(
@@ -278,30 +266,10 @@ export class GenerationService {
         // A job taken off the queue before any worker had it is released here; a worker releases the rest.
         if (outcome.cancelsJob && (await this.queue.cancel(deployment, requestId))) {
           await this.release(requestId, images);
-          await this.giveBackPlace(deployment, requestId);
+          await this.admission.giveBackPlace(deployment, requestId);
         }
       },
     });
-  }
-
-  /**
-   * Reserves the request's estimated tokens against its key's token quota (a tokenizing job, no model
-   * request, uses none) and sets the token headers; throws the 429 when the quota has no room. Returns
-   * what gives the tokens back should the job not be queued after all.
-   */
-  private async reserveTokens(
-    deployment: DeploymentConfig,
-    job: QueuedJobData,
-    { caller, route }: SubmitOptions,
-    signal: AbortSignal,
-    now: number,
-  ): Promise<() => void> {
-    const headers = route
-      ? await this.quota.reserve(caller, job.requestId, estimateTokens(job, deployment), now)
-      : null;
-    if (!headers) return () => undefined;
-    sendReplyHeaders(signal, headers);
-    return () => void this.quota.settle(caller, job.requestId, now, 0);
   }
 
   /** Serverless cold-start semantics: a job waits in the queue for a worker, but not forever. */
@@ -346,7 +314,7 @@ export class GenerationService {
       return false;
     }
     await this.release(requestId, images);
-    await this.giveBackPlace(deployment, requestId);
+    await this.admission.giveBackPlace(deployment, requestId);
     return true;
   }
 
@@ -358,45 +326,8 @@ export class GenerationService {
     });
   }
 
-  /** Best effort: a place not given back lapses on its own (see QueueAdmission). */
-  private async giveBackPlace(deployment: string, requestId: string): Promise<void> {
-    await this.admission.release(deployment, requestId).catch((err: Error) => {
-      this.logger.warn(`Could not give back the queue place of ${requestId}: ${err.message}`);
-    });
-  }
-
   /** A request is refused at once while Redis is unreachable, rather than waiting on a connection. */
   private assertQueueReachable(): void {
     if (!this.queue.reachable) throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
-  }
-
-  /**
-   * Refuses at once, rather than queueing without bound, when a deployment's queue is full; a `flex`
-   * request, when it is deep (FLEX_QUEUE_DEPTH): it would wait behind every other tier; any request, when
-   * the free places are held for other keys under their weighted shares (FAIR_SHARES). The check and the
-   * place it takes are one step in Redis, so requests arriving together, on any replica, cannot all see
-   * room that only one of them has.
-   */
-  private async admit(deployment: string, requestId: string, tier: QueueTier, caller?: Asker): Promise<void> {
-    const { maxQueueDepth, flexQueueDepth, fairShares } = this.config.api;
-    const flex = tier === 'flex';
-    const limit = flex ? flexQueueDepth : maxQueueDepth;
-    const admission = await this.admission
-      .reserve(deployment, requestId, limit, fairShares ? caller : undefined)
-      .catch(() => {
-        throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
-      });
-    if (!admission.admitted && flex && admission.held === undefined) {
-      throw new OpenAiHttpError(
-        429,
-        'rate_limit_error',
-        `Resource unavailable: the "${deployment}" queue is too deep for flex processing ` +
-          `(${admission.queued} requests waiting); retry later, or use service_tier "default".`,
-        'service_tier',
-        ErrorCode.resourceUnavailable,
-        { 'retry-after': '1' },
-      );
-    }
-    if (!admission.admitted) throw queueRefusal(deployment, admission);
   }
 }
