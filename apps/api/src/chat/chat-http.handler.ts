@@ -32,13 +32,9 @@ export class ChatHttpHandler {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () =>
       parseRequest(ChatCompletionRequestDto, body),
     );
-    if (!dto.stream) {
-      const completion = await this.chat.complete(dto, caller, signal, onlyDeployment, deadlineMs);
-      identify(completion.id.slice(openAiChat.idPrefix.length));
-      return completion;
-    }
     const run = await this.chat.start(dto, caller, signal, onlyDeployment, deadlineMs);
-    identify(run.who.id.slice(openAiChat.idPrefix.length));
+    identify(run.who.id.slice(openAiChat.idPrefix.length), run.headers);
+    if (!dto.stream) return this.chat.complete(run);
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);
   }
 

@@ -43,14 +43,7 @@ export class ChatService {
   }
 
   /** A non-streamed reply: the same event path, gathered. */
-  async complete(
-    dto: ChatCompletionRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<ChatCompletion> {
-    const run = await this.start(dto, caller, signal, only, deadlineMs);
+  async complete(run: ReplyRun): Promise<ChatCompletion> {
     return toChatCompletion(run.who, await collectReply(run));
   }
 

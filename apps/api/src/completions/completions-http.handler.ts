@@ -27,13 +27,9 @@ export class CompletionsHttpHandler {
     onlyDeployment?: DeploymentConfig,
   ): Promise<Completion | void> {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseCompletionBody(body));
-    if (!dto.stream) {
-      const completion = await this.completions.complete(dto, caller, signal, onlyDeployment, deadlineMs);
-      identify(completion.id.slice(openAiCompletions.idPrefix.length));
-      return completion;
-    }
     const run = await this.completions.start(dto, caller, signal, onlyDeployment, deadlineMs);
-    identify(run.who.id.slice(openAiCompletions.idPrefix.length));
+    identify(run.who.id.slice(openAiCompletions.idPrefix.length), run.headers);
+    if (!dto.stream) return this.completions.complete(dto, run);
     return this.stream(run, reply, dto);
   }
 

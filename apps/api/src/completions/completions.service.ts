@@ -43,14 +43,8 @@ export class CompletionsService {
     });
   }
 
-  async complete(
-    dto: CompletionRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<Completion> {
-    const run = await this.start(dto, caller, signal, only, deadlineMs);
+  /** A non-streamed reply: the same event path, gathered. */
+  async complete(dto: CompletionRequestDto, run: ReplyRun): Promise<Completion> {
     return toCompletion(run.who, await collectReply(run), completionShape(dto));
   }
 }

@@ -22,6 +22,11 @@ export interface ReplyRun {
   /** The job's max_tokens, when it has one: a reply that ended shorter was not cut by it. */
   maxTokens?: number;
   events: AsyncGenerator<OutputEvent, void, undefined>;
+  /**
+   * What the HTTP reply says of the request's admission before any of it is sent (its key's token quota:
+   * `x-ratelimit-*-tokens`); empty for a key without one, and for a reply resumed.
+   */
+  headers: Record<string, string>;
 }
 
 /** Every choice's finish reason from an end event. */

@@ -25,7 +25,7 @@ export class EmbeddingsHttpHandler {
     const { dto, signal, identify } = this.http.accept(reply, () => parseRequest(EmbeddingRequestDto, body));
     // A client that leaves stops the job: nobody is left to receive the vectors.
     const result = await this.embeddings.create(dto, caller, signal, onlyDeployment);
-    identify(result.requestId);
+    identify(result.requestId, result.headers);
     return result.body;
   }
 }

@@ -11,6 +11,8 @@ import { openAiEmbeddings } from './openai-embeddings.dialect.js';
 export interface EmbeddingsResult {
   requestId: string;
   body: EmbeddingList;
+  /** What the HTTP reply says of the request's admission (see ReplyRun). */
+  headers: Record<string, string>;
 }
 
 /** The embeddings use case: one job on the deployment's queue, its reply gathered whole. */
@@ -55,6 +57,7 @@ export class EmbeddingsService {
     return {
       requestId: run.who.id.slice(openAiEmbeddings.idPrefix.length),
       body: toEmbeddingList(run.who.model, reply, dto.encoding_format ?? 'float'),
+      headers: run.headers,
     };
   }
 }

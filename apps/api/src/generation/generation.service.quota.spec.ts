@@ -1,5 +1,4 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
@@ -16,7 +15,6 @@ import {
   useGenerationHarness,
 } from '../../../../test/support/generation-service.js';
 import { rejection } from '../../../../test/support/rejection.js';
-import { replyHeadersFor } from './reply-headers.js';
 
 /** 'Hi' is 2 bytes (1 token) and a turn's 4, then max_tokens: what a request below reserves. */
 const MAX_TOKENS = 100;
@@ -34,17 +32,14 @@ describe('GenerationService: token quotas', () => {
     maxTokens: MAX_TOKENS,
     enqueuedAt: now,
   });
-  /** A request of `caller`'s, whose HTTP reply's headers the test reads. */
+  /** A request of `caller`'s, with the headers its reply run carries for the HTTP reply. */
   const request = async (caller = METERED.name, route: typeof OPTIONS.route = OPTIONS.route) => {
-    const headers: Record<string, string> = {};
-    const reply = { headers: (h: Record<string, string>) => Object.assign(headers, h) } as unknown as FastifyReply;
-    replyHeadersFor(t.client.signal, reply);
     const run = await t.service.submit(t.registry.require('alpha'), job, t.client.signal, {
       ...OPTIONS,
       caller,
       route,
     });
-    return { run, headers, requestId: requestIdOf(run) };
+    return { run, headers: run.headers, requestId: requestIdOf(run) };
   };
 
   it("reserves a request's estimate as it is queued, and sends the token headers", async () => {

@@ -28,7 +28,6 @@ import { JobQueue } from '../contracts/job-queue.port.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome } from './reply-reader.js';
 import { ReplyRelay } from '../contracts/reply-relay.port.js';
-import { sendReplyHeaders } from './reply-headers.js';
 import { RequestAdmission } from './request-admission.js';
 import type { AskedTerms } from './request-terms.js';
 import { SeenUsage } from './seen-usage.js';
@@ -115,7 +114,6 @@ export class GenerationService {
       }),
     );
     const { tier, deadlineMs, reservedAt, admittedAt: now } = ticket;
-    sendReplyHeaders(signal, ticket.headers);
     const who: ReplyIdentity = {
       id: `${options.idPrefix}${requestId}`,
       model: options.model,
@@ -162,6 +160,7 @@ export class GenerationService {
       who,
       maxTokens: maxTokensOf(job),
       events: this.read(source, signal, deadlines, { ...followed, images }, now, true, tier),
+      headers: ticket.headers,
     };
   }
 
@@ -212,6 +211,7 @@ export class GenerationService {
       who,
       maxTokens: maxTokensOf(job),
       events: this.read(source, signal, deadlines, followed, job.enqueuedAt, false, job.tier ?? 'default'),
+      headers: {},
     };
   }
 

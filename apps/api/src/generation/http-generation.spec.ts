@@ -15,8 +15,8 @@ function replyStandIn(requestHeaders: Record<string, string> = {}) {
   const reply = {
     raw,
     request: { headers: requestHeaders },
-    header(name: string, value: string) {
-      headers[name] = value;
+    headers(set: Record<string, string>) {
+      Object.assign(headers, set);
       return reply;
     },
   };
@@ -27,12 +27,12 @@ const drainService = () =>
   new DrainService({ api: { shutdownGraceMs: 0 } } as PlatformConfig, { open: 0 } as unknown as ReplyRelay);
 
 describe('HttpGeneration', () => {
-  it('parses the body, names the job in x-request-id, and stops the job when the client leaves early', () => {
+  it('parses the body, names the job in x-request-id with its admission headers, and stops the job when the client leaves early', () => {
     const { reply, raw, headers } = replyStandIn();
     const call = new HttpGeneration(drainService()).accept(reply, () => ({ model: 'alpha' }));
     expect(call.dto).toEqual({ model: 'alpha' });
-    call.identify('7d4c5a8e');
-    expect(headers).toEqual({ 'x-request-id': '7d4c5a8e' });
+    call.identify('7d4c5a8e', { 'x-ratelimit-limit-tokens': '1000' });
+    expect(headers).toEqual({ 'x-request-id': '7d4c5a8e', 'x-ratelimit-limit-tokens': '1000' });
     expect(call.signal.aborted).toBe(false);
     raw.emit('close');
     expect(call.signal.aborted).toBe(true);

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DrainService } from '../platform/drain.service.js';
 import { abortOnDisconnect } from './abort-on-disconnect.js';
-import { replyHeadersFor } from './reply-headers.js';
 import { clientDeadlineMs } from './client-deadline.js';
 
 /** A generation request taken in over HTTP, whatever API format its body speaks. */
@@ -11,8 +10,11 @@ export interface HttpGenerationCall<T> {
   readonly dto: T;
   /** Fires when the client goes away before its reply is finished: the request's job is stopped. */
   readonly signal: AbortSignal;
-  /** Names the request's job in `x-request-id`, for the client to quote; before any of the reply is sent. */
-  identify(requestId: string): void;
+  /**
+   * Names the request's job in `x-request-id`, for the client to quote, with the headers its admission
+   * decided (a run's `headers`); before any of the reply is sent.
+   */
+  identify(requestId: string, headers?: Record<string, string>): void;
   /** The deadline the request's headers set (ms from receipt), null when none; a reopened stream has none. */
   readonly deadlineMs: number | null;
 }
@@ -34,12 +36,11 @@ export class HttpGeneration {
     this.drain.assertAccepting();
     const dto = parse?.();
     const signal = abortOnDisconnect(reply);
-    replyHeadersFor(signal, reply);
     return {
       dto,
       signal,
       deadlineMs: parse ? clientDeadlineMs(reply.request.headers) : null,
-      identify: (requestId) => void reply.header('x-request-id', requestId),
+      identify: (requestId, headers = {}) => void reply.headers({ ...headers, 'x-request-id': requestId }),
     };
   }
 }

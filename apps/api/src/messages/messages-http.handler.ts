@@ -27,13 +27,9 @@ export class MessagesHttpHandler {
     onlyDeployment?: DeploymentConfig,
   ): Promise<Message | void> {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseRequest(MessagesRequestDto, body));
-    if (!dto.stream) {
-      const message = await this.messages.create(dto, caller, signal, onlyDeployment, deadlineMs);
-      identify(message.id.slice(anthropicMessages.idPrefix.length));
-      return message;
-    }
     const run = await this.messages.start(dto, caller, signal, onlyDeployment, deadlineMs);
-    identify(run.who.id.slice(anthropicMessages.idPrefix.length));
+    identify(run.who.id.slice(anthropicMessages.idPrefix.length), run.headers);
+    if (!dto.stream) return this.messages.create(dto, run);
     return this.stream(run, reply, dto.thinkingEnabled, -1);
   }
 

@@ -45,14 +45,7 @@ export class MessagesService {
   }
 
   /** A non-streamed reply: the same event path, gathered. */
-  async create(
-    dto: MessagesRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<Message> {
-    const run = await this.start(dto, caller, signal, only, deadlineMs);
+  async create(dto: MessagesRequestDto, run: ReplyRun): Promise<Message> {
     return toMessage(run.who, await collectReply(run), dto.thinkingEnabled, dto.max_tokens);
   }
 

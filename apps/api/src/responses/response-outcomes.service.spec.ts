@@ -45,7 +45,7 @@ function recorded(events: OutputEvent[], failure?: Error, background = false) {
   const store = new MemoryStore();
   const echo = { ...DEFAULT_ECHO, store: true, background };
   const started: StartedResponse = {
-    run: { who, events: reply(events, failure) },
+    run: { who, events: reply(events, failure), headers: {} },
     echo,
     conversation: [{ role: 'user', content: 'Hi' }],
     stored: true,

@@ -61,19 +61,16 @@ export class ResponsesHttpHandler {
   ): Promise<ResponseObject | void> {
     // A background response outlives its request: the deadline its headers set (an SDK's timeout) is not its.
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseRequest(ResponseRequestDto, body));
-    const name = (response: { id: string }) => identify(response.id.slice(RESPONSE_ID_PREFIX.length));
+    const name = (response: { id: string }, headers?: Record<string, string>) =>
+      identify(response.id.slice(RESPONSE_ID_PREFIX.length), headers);
     if (dto.background) {
       const response = await this.background.start(dto, caller, only);
       name(response);
       return response;
     }
-    if (!dto.stream) {
-      const response = await this.responses.complete(dto, caller, signal, only, deadlineMs);
-      name(response);
-      return response;
-    }
     const recorded = await this.responses.start(dto, caller, signal, only, 'in_progress', undefined, deadlineMs);
-    name(recorded.run.who);
+    name(recorded.run.who, recorded.run.headers);
+    if (!dto.stream) return recorded.drain();
     try {
       await this.stream(recorded.run, recorded.echo, reply, -1, recorded.started.options);
     } finally {

@@ -98,17 +98,6 @@ export class ResponsesService {
     return this.outcomes.record(started);
   }
 
-  /** A response generated while the client waits: the same event path, gathered. */
-  async complete(
-    dto: ResponseRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<ResponseObject> {
-    return (await this.start(dto, caller, signal, only, 'in_progress', undefined, deadlineMs)).drain();
-  }
-
   /** The conversation a request continues: its `previous_response_id`'s, which must be the caller's; none when it starts one. */
   private async continued(dto: ResponseRequestDto, caller: string): Promise<readonly ResponseInputItem[]> {
     const previous = dto.previous_response_id;
