@@ -7,6 +7,12 @@ describe("the worker's scripts", () => {
     const keys = Object.fromEntries(
       [...WORKER_SCRIPTS, ...HEARTBEAT_SCRIPTS].map((s) => [s.name, loadScript(s).numberOfKeys]),
     );
-    expect(keys).toEqual({ releaseImage: 2, beatInstance: 2 });
+    expect(keys).toEqual({
+      releaseImage: 2,
+      lapsedInstances: 2,
+      forgetInstance: 1,
+      bullTakeOverJobs: 8,
+      beatInstance: 2,
+    });
   });
 });

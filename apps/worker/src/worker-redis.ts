@@ -1,13 +1,16 @@
 import { Logger } from '@nestjs/common';
 import type { PlatformConfig } from '@conveyor/config';
 import { IMAGE_SCRIPTS } from '@conveyor/queue';
+import { TAKE_OVER_SCRIPT } from '@conveyor/bullmq-seam';
 import { CommandConnection, type LuaScript } from '@conveyor/redis';
+import { TAKEOVER_SCRIPTS } from './jobs/takeover-scripts.js';
 
 /**
- * Every script the worker's adapters call, defined once on its command connection under the name each
- * adapter calls it by. Taking over a dead worker's jobs defines its scripts (jobs/scripts/) on the connection it is given.
+ * Every script the worker calls on its command connection, defined once there under the name each caller
+ * calls it by: releasing a job's images, finding and forgetting dead workers (jobs/scripts/), and taking
+ * their jobs back from BullMQ (the seam's script).
  */
-export const WORKER_SCRIPTS: readonly LuaScript[] = [IMAGE_SCRIPTS.release];
+export const WORKER_SCRIPTS: readonly LuaScript[] = [IMAGE_SCRIPTS.release, ...TAKEOVER_SCRIPTS, TAKE_OVER_SCRIPT];
 
 /** The heartbeat thread's script, on that thread's own connection (see presence/heartbeat.thread.ts). */
 export const HEARTBEAT_SCRIPTS: readonly LuaScript[] = [

@@ -1,4 +1,4 @@
-import { defineScripts, type LuaScript, type RedisClient } from '@conveyor/redis';
+import type { LuaScript, RedisClient } from '@conveyor/redis';
 import type { Result } from 'ioredis';
 import { bullJobKeyPrefix, bullQueueKey, type BullQueuePart } from './queue-keys.js';
 
@@ -40,11 +40,12 @@ export interface TakenBack {
   failing: boolean;
 }
 
-/** Taking a dead process's jobs back from BullMQ's active list, on one connection. */
+/**
+ * Taking a dead process's jobs back from BullMQ's active list, on one connection, which has
+ * TAKE_OVER_SCRIPT defined on it: a process's scripts are defined once, where it opens its connection.
+ */
 export class BullTakeOver {
-  constructor(private readonly redis: RedisClient) {
-    defineScripts(redis, [TAKE_OVER_SCRIPT]);
-  }
+  constructor(private readonly redis: RedisClient) {}
 
   /** The jobs of `queue` whose lock a token beginning with `tokenPrefix` holds, moved back to waiting. */
   async jobsOf(prefix: string, queue: string, tokenPrefix: string, maxStalledCount: number): Promise<TakenBack[]> {

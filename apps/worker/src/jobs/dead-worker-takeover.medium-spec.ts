@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { defineScripts } from '@conveyor/redis';
 import type { PlatformConfig } from '@conveyor/config';
 import {
   BATCH_LINE_PRIORITY,
@@ -13,7 +14,7 @@ import {
   workerBeatsKey,
 } from '@conveyor/queue';
 import { RedisAdmissionPlaces } from '../admission/redis-admission-places.js';
-import { workerRedis } from '../worker-redis.js';
+import { WORKER_SCRIPTS, workerRedis } from '../worker-redis.js';
 import { Heartbeat } from '../presence/heartbeat.js';
 import { bullWorkerId } from '../presence/worker-identity.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
@@ -63,7 +64,9 @@ describe('DeadWorkerTakeover with real BullMQ and Redis', () => {
     return job;
   };
   const takeover = async (deployments: string[], maxStalls = 1) => {
+    // The worker's command connection has its scripts defined as it opens: this one as well.
     const redis = client();
+    defineScripts(redis, WORKER_SCRIPTS);
     const t = new DeadWorkerTakeover(
       redis,
       { ...config, worker: { ...config.worker, maxStalls } },

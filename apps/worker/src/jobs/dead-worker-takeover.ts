@@ -8,24 +8,10 @@ import {
   workerBeatsClockKey,
   workerBeatsKey,
 } from '@conveyor/queue';
-import { defineScripts, type LuaScript, type RedisClient } from '@conveyor/redis';
-import type { Result } from 'ioredis';
+import type { RedisClient } from '@conveyor/redis';
 import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { LAPSE_BEATS } from '../presence/heartbeat.js';
 import { instanceTokenPrefix, routeNameOfInstance } from '../presence/worker-identity.js';
-
-/** Which workers died, from their heartbeats: each script reads or writes one deployment's heartbeat keys. */
-const TAKEOVER_SCRIPTS: readonly LuaScript[] = [
-  { name: 'lapsedInstances', file: new URL('./scripts/lapsed-instances.lua', import.meta.url) },
-  { name: 'forgetInstance', file: new URL('./scripts/forget-instance.lua', import.meta.url) },
-];
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    lapsedInstances(beats: string, clock: string, lapseMs: number): Result<string[], Context>;
-    forgetInstance(beats: string, instance: string): Result<number, Context>;
-  }
-}
 
 /**
  * Takes over the jobs of a deployment's dead workers as soon as their heartbeat lapses, instead of
@@ -50,7 +36,6 @@ export class DeadWorkerTakeover {
     private readonly self: string,
     private readonly places: AdmissionPlaces,
   ) {
-    defineScripts(redis, TAKEOVER_SCRIPTS);
     this.jobs = new BullTakeOver(redis);
   }
 
