@@ -76,4 +76,20 @@ describe('JsonArrayReader', () => {
     };
     await expect(run()).rejects.toThrow('more than 64 bytes');
   });
+
+  it('skips a byte-order mark before the body', async () => {
+    const { members, rest } = await read('\uFEFF{"requests":[1,2]}', 1);
+    expect(members).toEqual([1, 2]);
+    expect(rest.present).toBe(true);
+  });
+
+  it('refuses __proto__ and constructor.prototype keys, in a member or around them', async () => {
+    for (const bad of [
+      '{"requests":[{"__proto__":{"x":1}}]}',
+      '{"requests":[{"a":{"constructor":{"prototype":{}}}}]}',
+      '{"requests":[1],"__proto__":{"x":1}}',
+    ]) {
+      await expect(read(bad, 5)).rejects.toThrow('__proto__');
+    }
+  });
 });

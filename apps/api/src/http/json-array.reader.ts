@@ -17,6 +17,8 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
+/** UTF-8's byte-order mark. */
+const BOM = Uint8Array.of(0xef, 0xbb, 0xbf);
 /** What stands for a member in the skeleton. */
 const MEMBER_MARK = Uint8Array.of(0x30);
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -64,6 +66,8 @@ export class JsonArrayReader {
   private skeleton = new Uint8Array(1024);
   private skeletonBytes = 0;
   private parsedRest: JsonArrayRest | null = null;
+  /** Bytes of a leading byte-order mark read so far; -1 once the body is past where one could be. */
+  private bomMatched = 0;
 
   constructor(
     private readonly key: string,
@@ -88,7 +92,18 @@ export class JsonArrayReader {
   private *scan(bytes: Buffer): Generator<unknown> {
     /** Where the bytes not yet given to the skeleton or the member begin. */
     let from = 0;
-    for (let i = 0; i < bytes.length; i++) {
+    // A byte-order mark before the body, which Fastify's own parser lets through too (its bytes may
+    // come in separate chunks).
+    while (this.bomMatched >= 0 && from < bytes.length) {
+      if (bytes[from] !== BOM[this.bomMatched]) {
+        this.addSkeleton(BOM.subarray(0, this.bomMatched));
+        this.bomMatched = -1;
+        break;
+      }
+      from++;
+      if (++this.bomMatched === BOM.length) this.bomMatched = -1;
+    }
+    for (let i = from; i < bytes.length; i++) {
       const c = bytes[i]!;
       if (this.inString) {
         if (this.escaped) this.escaped = false;
@@ -187,8 +202,9 @@ export class JsonArrayReader {
     if (!text.trim()) return { fields: null, present: false };
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(text, refusePoisoning);
     } catch (err) {
+      if (err instanceof JsonBodyError) throw err;
       throw new JsonBodyError(`The body is not valid JSON: ${(err as Error).message}`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { fields: null, present: false };
@@ -198,9 +214,26 @@ export class JsonArrayReader {
 }
 
 function parseMember(bytes: Buffer, key: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    parsed = JSON.parse(bytes.toString('utf8'), refusePoisoning);
   } catch (err) {
+    if (err instanceof JsonBodyError) throw err;
     throw new JsonBodyError(`The body is not valid JSON: a member of ${key}: ${(err as Error).message}`);
   }
+  return parsed;
+}
+
+/**
+ * Refuses `__proto__` and `constructor.prototype` keys, as every other body's parser does (Fastify's,
+ * set to refuse them): an object carrying one poisons whatever merges it into another.
+ */
+function refusePoisoning(this: unknown, key: string, value: unknown): unknown {
+  if (
+    key === '__proto__' ||
+    (key === 'constructor' && value !== null && typeof value === 'object' && 'prototype' in value)
+  ) {
+    throw new JsonBodyError('The body has a __proto__ or constructor.prototype key, which is refused.');
+  }
+  return value;
 }
