@@ -30,14 +30,6 @@ export class DigestTable {
     return this.count;
   }
 
-  /** The value stored under `text`, or undefined. */
-  get(text: string): number | undefined {
-    const key = digest(text);
-    const at = this.find(this.slots, this.mask, key);
-    const value = this.slots[at + 4];
-    return value === 0 ? undefined : value - 1;
-  }
-
   /** Stores `value` (0 to 2^32 − 2) under `text` unless it holds one: returns the value it held before, if any. */
   setIfAbsent(text: string, value: number): number | undefined {
     const key = digest(text);
