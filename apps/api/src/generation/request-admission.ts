@@ -7,7 +7,7 @@ import { ANONYMOUS } from '../auth/caller.decorator.js';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import { QueueAdmission } from '../repositories/queue-admission.port.js';
+import { QueueAdmission, type Asker } from '../repositories/queue-admission.port.js';
 import { queueRefusal } from './queue-refusal.js';
 import { servedTier, settledDeadline, type AskedTerms } from './request-terms.js';
 import { estimateTokens } from './token-estimate.js';
@@ -120,7 +120,7 @@ export class RequestAdmission {
     deployment: string,
     requestId: string,
     tier: QueueTier,
-    asker: { name: string; weight: number } | undefined,
+    asker: Asker | undefined,
   ): Promise<void> {
     const { maxQueueDepth, flexQueueDepth, fairShares } = this.config.api;
     const flex = tier === 'flex';
