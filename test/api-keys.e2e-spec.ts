@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiKeyList, ApiKeyObject, ChatCompletion, OpenAiErrorBody } from '@conveyor/openai';
 import { Redis } from 'ioredis';
-import { REDIS_URL, TestPlatform, deleteKeys } from './support/platform.js';
+import { TestPlatform, deleteKeys } from './support/platform.js';
+import { PrivateRedis } from './support/private-redis.js';
 
 const MODEL = 'conveyor-tiny';
 const ADMIN_KEY = 'admin-key-for-run-time-keys';
@@ -71,13 +72,18 @@ const created = async (base: string, body: Record<string, unknown>): Promise<Api
 
 describe('API keys made at run time, on two API replicas and a worker', () => {
   let platform: TestPlatform;
+  let redis: PrivateRedis;
   let a: string;
   let b: string;
   /** Delays, in ms, from a change on one replica to its refusal on the other. */
   const reached: number[] = [];
 
   beforeAll(async () => {
-    platform = await TestPlatform.start({ env: { ADMIN_KEY } });
+    // A Redis of this file's own: the test that counts key reads watches it with MONITOR, which on a Redis
+    // shared with files running beside this one would carry their traffic too (and ioredis can take a
+    // command that arrives with MONITOR's own reply for an answer it is waiting for).
+    redis = await PrivateRedis.start();
+    platform = await TestPlatform.start({ env: { ADMIN_KEY, REDIS_URL: redis.url } });
     a = platform.baseUrl;
     ({ baseUrl: b } = await platform.startExtraApi());
   });
@@ -86,6 +92,7 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
     if (reached.length)
       console.log(`a change reached the other replica within: ${reached.map(Math.round).join(', ')} ms`);
     await platform?.stop();
+    await redis?.stop();
   });
 
   it('answers anyone while no key exists, and asks every replica for a key once the first is made', async () => {
@@ -137,7 +144,7 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
 
   it('reads a key from Redis at most once per half second on a replica, however many requests use it', async () => {
     const key = await created(a, { name: 'counted' });
-    const client = new Redis(REDIS_URL);
+    const client = new Redis(redis.url);
     const monitor = await client.monitor();
     const reads: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -277,7 +284,7 @@ describe('API keys made at run time, on two API replicas and a worker', () => {
   it('stays closed when Redis loses its data: a replica started afterwards still asks for a key', async () => {
     await created(a, { name: 'before-the-loss' });
     // Every key of the platform's prefix gone, as after a Redis restart without persistence.
-    await deleteKeys(platform.prefix);
+    await deleteKeys(platform.prefix, redis.url);
     const { baseUrl: d } = await platform.startExtraApi();
     expect(await models(d)).toBe(401);
   });

@@ -131,8 +131,8 @@ export class TestPlatform {
   }
 }
 
-export async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
+export async function deleteKeys(prefix: string, url = REDIS_URL): Promise<void> {
+  const redis = new Redis(url);
   try {
     let cursor = '0';
     do {
