@@ -72,7 +72,9 @@ if key ~= '' then
 end
 
 redis.call('ZADD', places, ARGV[3], ARGV[4])
-redis.call('PEXPIRE', places, ttl)
+-- The places set is given no lifetime: Redis deletes it when a worker takes its last place, and what a
+-- process that died leaves in it lapses by score and goes with a later request. One deployment's key at
+-- most outlives its traffic, rather than a PEXPIRE on every request.
 if key ~= '' then
   -- Scored by the latest its place could lapse: an id counts while it is also among the places.
   redis.call('ZADD', ids, now + ttl, ARGV[4])
