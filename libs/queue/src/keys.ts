@@ -190,12 +190,12 @@ export const usageBucketKey = (prefix: string, width: UsageBucketWidth, startSec
   `${usageDayPrefix(prefix, startSeconds)}${width}:${startSeconds}`;
 
 /**
- * Counts of one minute not yet in its buckets (a hash, laid out as a bucket): a reply is counted here
- * alone, and the day's new counts are added to their minute, hour and day buckets in one pass, when the
- * Usage API reads or a replica's periodic pass comes, whichever is first.
+ * Counts of one minute not yet in its buckets (a string, a line a reply: one APPEND counts it): a reply
+ * is counted here alone, and the day's new counts are added to their minute, hour and day buckets in one
+ * pass, when the Usage API reads or a replica's periodic pass comes, whichever is first.
  */
 export const usageNewKey = (prefix: string, minuteSeconds: number): string =>
-  `${usageDayPrefix(prefix, minuteSeconds)}new:${minuteSeconds}`;
+  `${usageDayPrefix(prefix, minuteSeconds)}log:${minuteSeconds}`;
 
 /** The minutes of one day with counts not yet in their buckets: a set of minute starts (seconds). */
 export const usageNewMinutesKey = (prefix: string, daySeconds: number): string =>

@@ -103,6 +103,36 @@ describe('UsageRepository (real Redis)', () => {
     expect(ttl).toBeGreaterThan(399 * 86_400_000);
   });
 
+  it('adds new counts an earlier version left as a hash to the buckets, beside the log of this one', async () => {
+    const later = Date.UTC(2030, 0, 6, 12, 0, 5);
+    const seconds = Math.floor(later / 1000);
+    const minute = seconds - (seconds % 60);
+    const day = seconds - (seconds % 86_400);
+    const group = JSON.stringify(['team-e', 'qwen', '/v1/chat/completions', 0]);
+    const earlier = usageNewKey(config.redis.prefix, minute).replace(/log:(\d+)$/, 'new:$1');
+    await connection.redis
+      .multi()
+      .hincrby(earlier, `input ${group}`, 100)
+      .hincrby(earlier, `requests ${group}`, 2)
+      .sadd(usageNewMinutesKey(config.redis.prefix, day), String(minute))
+      .exec();
+    expect(await usage.count({ ...entry('team-e'), at: later })).toBe(true);
+    const [groups] = await usage.read('1m', [minute]);
+    expect(groups).toEqual([
+      {
+        key: 'team-e',
+        deployment: 'qwen',
+        route: '/v1/chat/completions',
+        batch: false,
+        inputTokens: 110,
+        outputTokens: 4,
+        cachedTokens: 6,
+        requests: 3,
+      },
+    ]);
+    expect(await connection.redis.exists(earlier, usageNewKey(config.redis.prefix, minute))).toBe(0);
+  });
+
   it("counts a batch's part of results as the lines it stands for, once", async () => {
     const later = Date.UTC(2030, 0, 5, 8, 0, 0);
     const seconds = Math.floor(later / 1000);
