@@ -70,8 +70,13 @@ export const responseKey = (prefix: string, responseId: string): string => `${pr
 export const responseLeaseKey = (prefix: string, responseId: string): string =>
   `${prefix}:response-lease:${responseId}`;
 
-/** Set when a client goes away, so a worker that has not started the job yet skips it. */
-export const cancelKey = (prefix: string, requestId: string): string => `${prefix}:cancel:${requestId}`;
+/**
+ * The cancels of the last CANCEL_TTL_MS: a sorted set of request ids scored by when each mark lapses,
+ * added to as the cancel is published. A worker reads it whole once it has subscribed to the channel
+ * (and again after a lost connection), so it knows every live cancel, and a job it starts later that a
+ * client cancelled before is found without a command of its own.
+ */
+export const cancelsKey = (prefix: string): string => `${prefix}:cancels`;
 
 /** Pub/sub channel on which the API tells workers to stop a running request. */
 export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;

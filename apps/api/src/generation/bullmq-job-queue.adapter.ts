@@ -9,7 +9,7 @@ import {
   affinityQueueName,
   bullPriorityOf,
   cancelChannel,
-  cancelKey,
+  cancelsKey,
   deploymentQueueName,
   jobNameOf,
   routeQueuesKey,
@@ -107,9 +107,13 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
       for (const queue of await this.searchOrder(deployment)) {
         removed = (await queue.remove(requestId).catch(() => 0)) === 1 || removed;
       }
+      // Marked (lapsed marks trimmed) and published at once: a worker that subscribes later reads the mark.
+      const now = Date.now();
+      const cancels = cancelsKey(this.config.redis.prefix);
       await this.redis
         .multi()
-        .set(cancelKey(this.config.redis.prefix, requestId), '1', 'PX', CANCEL_TTL_MS)
+        .zadd(cancels, now + CANCEL_TTL_MS, requestId)
+        .zremrangebyscore(cancels, '-inf', now)
         .publish(cancelChannel(this.config.redis.prefix), requestId)
         .exec();
     } catch (err) {

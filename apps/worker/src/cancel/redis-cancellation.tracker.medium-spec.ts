@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { PlatformConfig } from '@conveyor/config';
 import type { CommandConnection } from '@conveyor/redis';
 import { workerRedis } from '../worker-redis.js';
-import { cancelChannel, cancelKey } from '@conveyor/queue';
+import { CANCEL_TTL_MS, cancelChannel, cancelsKey } from '@conveyor/queue';
 import { STOP } from './cancellation-tracker.port.js';
 import { RedisCancellationTracker } from './redis-cancellation.tracker.js';
 import { EVENTUALLY_MS } from '../../../../test/support/jobs.js';
@@ -36,18 +36,48 @@ describe('RedisCancellationTracker against real Redis', () => {
   });
 
   afterAll(async () => {
-    await redis.del(cancelKey(prefix, 'cancelled-early'));
+    await redis.del(cancelsKey(prefix));
     redis.disconnect();
     service.onApplicationShutdown();
     await connection.onApplicationShutdown();
   });
 
-  it('aborts a request whose client cancelled before its job started, with the cancel as reason', async () => {
-    await redis.set(cancelKey(prefix, 'cancelled-early'), '1', 'PX', 60_000);
-    const signal = service.track('cancelled-early');
-    service.abortIfCancelled('cancelled-early');
-    expect(await outcome(signal, EVENTUALLY_MS)).toBe(STOP.cancelled);
-    service.untrack('cancelled-early');
+  it('aborts a request cancelled before the worker subscribed, found among the marks it read then, with the cancel as reason', async () => {
+    // Marked as the API marks a cancel (its publish went to nobody): one live, one lapsed.
+    const now = Date.now();
+    await redis.zadd(cancelsKey(prefix), now + CANCEL_TTL_MS, 'cancelled-early', now - 1, 'lapsed-early');
+    const config = { redis: { url, prefix } } as PlatformConfig;
+    const later = new RedisCancellationTracker(config, connection);
+    await later.onModuleInit();
+    try {
+      const signal = later.track('cancelled-early');
+      later.abortIfCancelled('cancelled-early');
+      expect(await outcome(signal, EVENTUALLY_MS)).toBe(STOP.cancelled);
+      later.untrack('cancelled-early');
+      const lapsed = later.track('lapsed-early');
+      later.abortIfCancelled('lapsed-early');
+      expect(await outcome(lapsed, 300)).toBe('running');
+      later.untrack('lapsed-early');
+    } finally {
+      later.onApplicationShutdown();
+    }
+  });
+
+  it('asks Redis at a job start while it cannot know every cancel, and finds the mark', async () => {
+    const config = { redis: { url, prefix } } as PlatformConfig;
+    const unsure = new RedisCancellationTracker(config, connection);
+    await unsure.onModuleInit();
+    try {
+      // As after a lost connection, before the marks are read again.
+      (unsure as unknown as { knowsAll: boolean }).knowsAll = false;
+      await redis.zadd(cancelsKey(prefix), Date.now() + CANCEL_TTL_MS, 'missed');
+      const signal = unsure.track('missed');
+      unsure.abortIfCancelled('missed');
+      expect(await outcome(signal, EVENTUALLY_MS)).toBe(STOP.cancelled);
+      unsure.untrack('missed');
+    } finally {
+      unsure.onApplicationShutdown();
+    }
   });
 
   it('aborts a request whose cancel it heard before the job started, without its mark in Redis', async () => {
