@@ -9,10 +9,7 @@ import { loadConfig, type DeploymentConfig, type PlatformConfig } from '@conveyo
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
 import { TokenQuota } from '../../apps/api/src/auth/token-quota.service.js';
 import { DeploymentRegistry } from '../../apps/api/src/deployments/deployment-registry.service.js';
-import { GenerationService, type SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
-import { RequestAdmission } from '../../apps/api/src/generation/request-admission.js';
-import { JobRouting } from '../../apps/api/src/generation/job-routing.service.js';
-import { JobSubmission } from '../../apps/api/src/generation/job-submission.service.js';
+import type { SubmitOptions } from '../../apps/api/src/generation/generation.service.js';
 import type { ReplyRun } from '../../apps/api/src/contracts/reply-run.js';
 import type { AskedTerms } from '../../apps/api/src/generation/request-terms.js';
 import { PlatformMetrics } from '../../apps/api/src/metrics/platform-metrics.service.js';
@@ -27,6 +24,7 @@ import {
   InMemoryUsage,
 } from './generation-fakes.js';
 import { configuredKeys } from './api-key-fakes.js';
+import { generationPipeline } from './generation-pipeline.js';
 
 export const REQUEST_TIMEOUT_MS = 60_000;
 export const QUEUE_TIMEOUT_MS = 5_000;
@@ -96,25 +94,23 @@ export function generationHarness(signal: () => AbortSignal) {
   const relay = new FakeReplyRelay();
   const workers = new FakeLiveWorkers({ alpha: 2, beta: 1 });
   const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
-  const routing = new JobRouting(registry, new NoRoutes(), metrics);
   const images = new InMemoryImageStore();
   const usage = new InMemoryUsage();
   const quotas = new InMemoryTokenQuotas();
   const admission = new FakeAdmission(queue);
-  const quota = new TokenQuota(configuredKeys(config), quotas);
-  const service = new GenerationService(
+  const { service, followed } = generationPipeline({
     config,
     registry,
     queue,
     relay,
     workers,
     metrics,
-    new RequestAdmission(config, admission, quota, configuredKeys(config)),
-    new JobSubmission(queue, routing, images),
+    places: admission,
+    routes: new NoRoutes(),
     images,
     usage,
-    quota,
-  );
+    quota: new TokenQuota(configuredKeys(config), quotas),
+  });
   /** Every job the builder was asked for, with the request id and time it was given. */
   const built: { requestId: string; now: number; job: GenerationJobData }[] = [];
 
@@ -163,6 +159,7 @@ export function generationHarness(signal: () => AbortSignal) {
     relay,
     metrics,
     service,
+    followed,
     built,
     images,
     usage,

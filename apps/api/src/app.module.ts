@@ -49,7 +49,11 @@ import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.contr
 import { PredictController } from './hosted-routes/predict.controller.js';
 import { BATCH_ENDPOINTS, type BatchEndpoints } from './contracts/batch-endpoint.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
+import { FollowedJobs } from './generation/followed-jobs.js';
 import { GenerationService } from './generation/generation.service.js';
+import { JobRecall } from './generation/job-recall.js';
+import { ReplyReading } from './generation/reply-reading.js';
+import { ReplyResumption } from './generation/reply-resumption.js';
 import { RequestAdmission } from './generation/request-admission.js';
 import { HttpGeneration } from './generation/http-generation.js';
 import { JobRouting } from './generation/job-routing.service.js';
@@ -228,6 +232,10 @@ export class AppModule {
         // The generation pipeline and the features over it.
         GenerationService,
         RequestAdmission,
+        FollowedJobs,
+        JobRecall,
+        ReplyReading,
+        ReplyResumption,
         HttpGeneration,
         JobRouting,
         JobSubmission,

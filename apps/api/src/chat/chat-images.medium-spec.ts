@@ -9,10 +9,6 @@ import { ChatCompletionRequestDto, checkGeneration } from '@conveyor/protocol';
 import { TokenQuota } from '../auth/token-quota.service.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { BullMqJobQueue } from '../generation/bullmq-job-queue.adapter.js';
-import { RequestAdmission } from '../generation/request-admission.js';
-import { GenerationService } from '../generation/generation.service.js';
-import { JobRouting } from '../generation/job-routing.service.js';
-import { JobSubmission } from '../generation/job-submission.service.js';
 import { parseRequest } from '../generation/parse-request.js';
 import { RedisReplyRelay } from '../generation/redis-reply-relay.adapter.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
@@ -26,6 +22,7 @@ import { ChatService } from './chat.service.js';
 import { untilConnected } from '../../../../test/support/connected.js';
 import type { CommandConnection } from '@conveyor/redis';
 import { InMemoryUsage } from '../../../../test/support/generation-fakes.js';
+import { generationPipeline } from '../../../../test/support/generation-pipeline.js';
 import { configuredKeys } from '../../../../test/support/api-key-fakes.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -88,19 +85,19 @@ describe('chat requests with images, queued in real Redis', () => {
     const workers = new NoWorkers();
     const metrics = new PlatformMetrics(registry, queue, workers, { active: async () => [], get: async () => null });
     const quota = new TokenQuota(configuredKeys(config), new TokenQuotaRepository(config, connection));
-    const generation = new GenerationService(
+    const { service: generation } = generationPipeline({
       config,
       registry,
       queue,
       relay,
       workers,
       metrics,
-      new RequestAdmission(config, admission, quota, configuredKeys(config)),
-      new JobSubmission(queue, new JobRouting(registry, new NoRoutes(), metrics), images),
+      places: admission,
+      routes: new NoRoutes(),
       images,
-      new InMemoryUsage(),
+      usage: new InMemoryUsage(),
       quota,
-    );
+    });
     chat = new ChatService(config, generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.
     await connected(images);

@@ -1,6 +1,7 @@
+import { Injectable, Logger } from '@nestjs/common';
 import { jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { JobQueue } from '../contracts/job-queue.port.js';
+import { JobQueue } from '../contracts/job-queue.port.js';
 import type { ReplySource } from './reply-reader.js';
 
 export interface Followed {
@@ -30,15 +31,16 @@ export const LOST_JOB = 'The request was lost while Redis failed over; retry the
  * Re-enqueueing costs nothing while Redis keeps its writes, unlike making every enqueue wait (WAIT)
  * for a replica, and it also covers a single Redis restarted from an AOF that lost its last writes.
  */
+@Injectable()
 export class FollowedJobs {
+  private readonly logger = new Logger(FollowedJobs.name);
   private readonly followed = new Map<string, Followed>();
   private recovering: Promise<void> | null = null;
   private again = false;
 
-  constructor(
-    private readonly queue: JobQueue,
-    private readonly log: (message: string) => void,
-  ) {}
+  constructor(private readonly queue: JobQueue) {
+    queue.onReconnect(() => void this.recover());
+  }
 
   follow(job: QueuedJobData, source: Pick<ReplySource, 'fail'>, started = false): void {
     this.followed.set(job.requestId, { job, source, started });
@@ -75,7 +77,7 @@ export class FollowedJobs {
             break;
           } catch (err) {
             if (attempt >= RETRIES) {
-              this.log(`Could not check the followed jobs after Redis came back: ${(err as Error).message}`);
+              this.logger.warn(`Could not check the followed jobs after Redis came back: ${(err as Error).message}`);
               break;
             }
             await new Promise((r) => setTimeout(r, RETRY_MS));
@@ -93,14 +95,14 @@ export class FollowedJobs {
       if (this.followed.get(requestId) !== followed) continue;
       // The API keeps no image once it is stored: a job that refers to images cannot be put back whole.
       if (followed.started || jobImageHashes(followed.job).length) {
-        this.log(
+        this.logger.warn(
           `Job ${requestId} is gone from Redis ${followed.started ? 'after its reply began' : 'with the images it refers to'}: ending the reply`,
         );
         followed.source.fail(OpenAiHttpError.unavailable(LOST_JOB));
         this.followed.delete(requestId);
         continue;
       }
-      this.log(`Job ${requestId} is gone from Redis before any worker ran it: enqueueing it again`);
+      this.logger.warn(`Job ${requestId} is gone from Redis before any worker ran it: enqueueing it again`);
       await this.queue.enqueue(followed.job);
     }
   }

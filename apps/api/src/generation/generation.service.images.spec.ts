@@ -89,7 +89,7 @@ describe('GenerationService', () => {
       const requestId = requestIdOf(run);
       t.queue.lose(requestId);
       t.queue.reconnect();
-      await t.service.followed.recover();
+      await t.followed.recover();
       expect(await rejection(run.events.next())).toMatchObject({ status: 503, code: ErrorCode.serviceUnavailable });
       expect(t.queue.enqueued).toHaveLength(1);
     });

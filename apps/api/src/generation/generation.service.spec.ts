@@ -121,14 +121,14 @@ describe('GenerationService', () => {
       const kept = await t.request('alpha');
       t.queue.lose(requestId);
       t.queue.reconnect();
-      await t.service.followed.recover();
+      await t.followed.recover();
       expect(t.queue.enqueued.map((j) => j.requestId)).toEqual([requestId, requestIdOf(kept), requestId]);
       expect(t.queue.enqueued[2]).toBe(t.queue.enqueued[0]);
       expect(t.queue.isWaiting(requestId)).toBe(true);
       // Its reply is still followed: a worker running the job now answers the waiting client.
       t.relay.write(keyOf(requestId), [start, delta('Hi', 1), end(2)]);
       expect(await drain(run.events)).toEqual([start, delta('Hi', 1), end(2)]);
-      expect(t.service.followed.size).toBe(1);
+      expect(t.followed.size).toBe(1);
     });
 
     it('ends with a retryable 503 a reply whose job is gone after its reply began, and cancels it', async () => {
@@ -140,12 +140,12 @@ describe('GenerationService', () => {
       expect((await run.events.next()).value).toEqual(delta('Hel', 1));
       t.queue.lose(requestId);
       t.queue.reconnect();
-      await t.service.followed.recover();
+      await t.followed.recover();
       const error = (await rejection(run.events.next())) as OpenAiHttpError;
       expect(error).toMatchObject({ status: 503, code: ErrorCode.serviceUnavailable, headers: { 'retry-after': '1' } });
       expect(t.queue.enqueued).toHaveLength(1);
       expect(t.queue.cancelled).toEqual([{ deployment: 'alpha', requestId }]);
-      expect(t.service.followed.size).toBe(0);
+      expect(t.followed.size).toBe(0);
     });
 
     it('does not put back a job withdrawn at the queue deadline', async () => {
@@ -154,16 +154,16 @@ describe('GenerationService', () => {
       await jest.advanceTimersByTimeAsync(QUEUE_TIMEOUT_MS);
       expect(await pending).toMatchObject({ status: 503 });
       t.queue.reconnect();
-      await t.service.followed.recover();
+      await t.followed.recover();
       expect(t.queue.enqueued).toHaveLength(1);
-      expect(t.service.followed.size).toBe(0);
+      expect(t.followed.size).toBe(0);
     });
 
     it('stops following a reply once it ends', async () => {
       const run = await t.request('alpha');
       t.relay.write(keyOf(requestIdOf(run)), [start, end(1)]);
       await drain(run.events);
-      expect(t.service.followed.size).toBe(0);
+      expect(t.followed.size).toBe(0);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
-import type { QueuedJobData } from '@conveyor/queue';
+import { jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import type { DecodedImage } from '@conveyor/protocol';
 import { ImageStore } from '../repositories/image-store.port.js';
 import { JobQueue } from '../contracts/job-queue.port.js';
@@ -25,8 +25,21 @@ export class JobSubmission {
     private readonly images: ImageStore,
   ) {}
 
+  /** Whether the queue answers now: a request is refused at once while it does not. */
+  get reachable(): boolean {
+    return this.queue.reachable;
+  }
+
+  /** Queues the job; when it cannot be, the images stored for it are released (best effort) and the error thrown. */
   async submit(job: QueuedJobData, images: readonly DecodedImage[] = []): Promise<void> {
-    if (images.length) await this.images.hold(job.requestId, images);
-    await this.queue.enqueue(job, await this.routing.target(job));
+    try {
+      if (images.length) await this.images.hold(job.requestId, images);
+      await this.queue.enqueue(job, await this.routing.target(job));
+    } catch (err) {
+      // What is not released now expires with the images' safety expiry.
+      const held = jobImageHashes(job);
+      if (held.length) await this.images.release(job.requestId, held).catch(() => undefined);
+      throw err;
+    }
   }
 }

@@ -3,6 +3,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
 import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import { JobRecall } from '../generation/job-recall.js';
 import { GenerationService } from '../generation/generation.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
@@ -48,6 +49,7 @@ export class ResponsesService {
     private readonly generation: GenerationService,
     private readonly store: ResponseStore,
     private readonly outcomes: ResponseOutcomes,
+    private readonly recall: JobRecall,
   ) {}
 
   /**
@@ -146,7 +148,7 @@ export class ResponsesService {
     const cancelled = await this.outcomes.cancelled(stored.response);
     if (!cancelled) return (await this.owned(id, caller)).response;
     stopLocal(id);
-    await this.generation.cancel(stored.deployment, id.slice(RESPONSE_ID_PREFIX.length)).catch(() => undefined);
+    await this.recall.cancel(stored.deployment, id.slice(RESPONSE_ID_PREFIX.length)).catch(() => undefined);
     return cancelled;
   }
 
