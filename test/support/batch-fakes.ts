@@ -384,6 +384,8 @@ interface FakeBody {
 /** A batch endpoint that needs no model: the body's text comes back as the reply; a body's `image` is its one image. */
 export const endpoint: BatchEndpoint = {
   idPrefix: 'chatcmpl-',
+  route: '/v1/chat/completions',
+  operation: 'chat',
   parse: (body) => {
     const { model, image, system, user, temperature = 1 } = body as FakeBody;
     const turns = [

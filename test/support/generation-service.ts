@@ -50,17 +50,19 @@ function platformConfig(): PlatformConfig {
   };
 }
 
+/** The chat surface as the pipeline reads it. */
+export const CHAT_SURFACE = { idPrefix: 'chatcmpl-', route: '/v1/chat/completions', operation: 'chat' } as const;
+
 export const OPTIONS: SubmitOptions = {
-  idPrefix: 'chatcmpl-',
-  route: '/v1/chat/completions',
+  surface: CHAT_SURFACE,
   model: 'alpha',
   stream: true,
   prompt: [],
   caller: 'anonymous',
 };
 
-/** How a resumed chat reply's id starts, and its route. */
-export const RESUMED = { idPrefix: 'chatcmpl-', route: '/v1/chat/completions' } as const;
+/** How a resumed chat reply's id starts, its route and its timing. */
+export const RESUMED = CHAT_SURFACE;
 
 export const start: ReplyEvent = { type: 'start', attempt: 1, seq: 0, promptTokens: 4, resumed: false };
 export const delta = (text: string, seq: number): ReplyEvent => ({ type: 'delta', attempt: 1, seq, text });
@@ -73,7 +75,7 @@ export const end = (seq: number): ReplyEvent => ({
 });
 
 export const keyOf = (requestId: string) => requestId;
-export const requestIdOf = (run: ReplyRun) => run.who.id.slice(OPTIONS.idPrefix.length);
+export const requestIdOf = (run: ReplyRun) => run.who.id.slice(CHAT_SURFACE.idPrefix.length);
 
 /** How many observations a histogram holds for a deployment. */
 export async function observations<L extends string>(histogram: Histogram<L>, deployment: string): Promise<number> {

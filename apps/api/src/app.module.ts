@@ -20,24 +20,20 @@ import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
 import { MessageBatchesController } from './batches/message-batches.controller.js';
 import { MessageBatchesService } from './batches/message-batches.service.js';
-import { openAiChat } from './chat/openai-chat.dialect.js';
 import { ChatHttpHandler } from './chat/chat-http.handler.js';
 import { ChatController } from './chat/chat.controller.js';
 import { ChatService } from './chat/chat.service.js';
-import { openAiCompletions } from './completions/openai-completions.dialect.js';
 import { CompletionsController } from './completions/completions.controller.js';
 import { CompletionsHttpHandler } from './completions/completions-http.handler.js';
 import { CompletionsService } from './completions/completions.service.js';
 import { DocsController } from './docs/docs.controller.js';
 import { OpenApiDocument } from './docs/openapi.document.js';
-import { openAiEmbeddings } from './embeddings/openai-embeddings.dialect.js';
 import { EmbeddingsController } from './embeddings/embeddings.controller.js';
 import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { ApiExceptionFilter } from './http/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
-import { openAiResponses } from './responses/openai-responses.dialect.js';
 import { BackgroundResponses } from './responses/background-responses.js';
 import { ResponsesController } from './responses/responses.controller.js';
 import { ResponsesHttpHandler } from './responses/responses-http.handler.js';
@@ -47,7 +43,8 @@ import { OrgAppController } from './hosted-routes/org-app.controller.js';
 import { OrgAppMessagesController } from './hosted-routes/org-app-messages.controller.js';
 import { OrgAppTokenizeController } from './hosted-routes/org-app-tokenize.controller.js';
 import { PredictController } from './hosted-routes/predict.controller.js';
-import { BATCH_ENDPOINTS, type BatchEndpoints } from './contracts/batch-endpoint.js';
+import { BATCH_ENDPOINTS, batchEndpointsOf } from './contracts/batch-endpoint.js';
+import { SURFACES } from './surfaces.js';
 import { BullMqJobQueue } from './generation/bullmq-job-queue.adapter.js';
 import { FollowedJobs } from './generation/followed-jobs.js';
 import { GenerationService } from './generation/generation.service.js';
@@ -63,7 +60,6 @@ import { RedisReplyRelay } from './generation/redis-reply-relay.adapter.js';
 import { ReplyRelay } from './contracts/reply-relay.port.js';
 import { TokenizeService } from './generation/tokenize.service.js';
 import { HealthController } from './health/health.controller.js';
-import { anthropicMessages } from './messages/anthropic-messages.dialect.js';
 import { MessagesHttpHandler } from './messages/messages-http.handler.js';
 import { MessagesController } from './messages/messages.controller.js';
 import { MessagesService } from './messages/messages.service.js';
@@ -131,15 +127,8 @@ import { BullMqWebhookOutbox } from './webhooks/bullmq-webhook-outbox.adapter.js
 import { WebhookOutbox } from './webhooks/webhook-outbox.port.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 
-/** The routes batches may run, each by the dialect its own feature declares. */
-const BATCH_DIALECTS: BatchEndpoints = {
-  '/v1/chat/completions': openAiChat,
-  '/v1/completions': openAiCompletions,
-  '/v1/embeddings': openAiEmbeddings,
-  '/v1/responses': openAiResponses,
-  // Anthropic's Message Batches (/v1/messages/batches) run their requests as lines of this route.
-  '/v1/messages': anthropicMessages,
-};
+/** The routes batches may run, read from the surfaces that declare them. */
+const BATCH_DIALECTS = batchEndpointsOf(SURFACES);
 
 /**
  * The composition root: features (chat, completions, responses, embeddings, Anthropic's messages,

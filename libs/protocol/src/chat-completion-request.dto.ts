@@ -123,6 +123,14 @@ export class ChatCompletionRequestDto extends GenerationFieldsDto implements Gen
   }
 
   /** The body in neutral terms; fields left unset take the deployment's preset or stay unset. */
+  askedTier(): ServiceTier | null | undefined {
+    return this.service_tier;
+  }
+
+  loggedPrompt(): unknown {
+    return this.messages;
+  }
+
   toRequest(deployment: DeploymentTraits): GenerationRequest {
     return {
       turns: (images) => this.messages.map((m) => toTurn(m, images)),

@@ -110,6 +110,15 @@ export class CompletionRequestDto extends GenerationFieldsDto implements Generat
   }
 
   /** The body in neutral terms: raw prompts instead of chat turns, so no template is applied. */
+  /** Legacy completions name no service tier. */
+  askedTier(): undefined {
+    return undefined;
+  }
+
+  loggedPrompt(): unknown {
+    return this.prompt;
+  }
+
   toRequest(deployment: DeploymentTraits): GenerationRequest {
     const prompts = this.prompts();
     return {

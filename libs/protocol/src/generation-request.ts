@@ -1,3 +1,4 @@
+import type { ServiceTier } from '@conveyor/openai';
 import type { ChatTurn, OutputFormat, Sampling } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import type { DecodedImage } from './image-data-uri.parser.js';
@@ -62,6 +63,12 @@ export interface GenerationRequest {
 /** A body of a generating API: the rules only its API has, and itself as a neutral request. */
 export interface GenerationBody {
   readonly model: string;
+  /** Whether the reply is asked for as Server-Sent Events. */
+  readonly stream?: boolean | null;
+  /** The service tier the body asks for, in OpenAI's terms; none: its key's and deployment's say alone. */
+  askedTier(): ServiceTier | null | undefined;
+  /** What the server logs of the request's prompt, when LOG_PROMPTS is on. */
+  loggedPrompt(): unknown;
   /** Refuses what only this API forbids (a field needing another, a reply to no call), naming the field. */
   checkSurface(): void;
   /** The body in neutral terms; fields it leaves unset take the deployment's preset. */

@@ -11,7 +11,7 @@ import {
   Validate,
   ValidateNested,
 } from 'class-validator';
-import { ErrorCode, type TextBlockParam } from '@conveyor/openai';
+import { ErrorCode, type ServiceTier, type TextBlockParam } from '@conveyor/openai';
 import type { ToolChoice } from '@conveyor/queue';
 import { MAX_MESSAGES } from './chat-completion-request.dto.js';
 import type { DeploymentTraits } from './deployment-traits.js';
@@ -90,6 +90,15 @@ export class MessagesPromptDto extends SamplingFieldsDto implements GenerationBo
    * The prompt in neutral terms, with no reply's fields: what count_tokens counts, and what a Messages
    * request adds its reply's fields to.
    */
+  /** A prompt alone (token counting) asks for no tier; a Messages request does (MessagesRequestDto). */
+  askedTier(): ServiceTier | null | undefined {
+    return undefined;
+  }
+
+  loggedPrompt(): unknown {
+    return this.messages;
+  }
+
   toRequest(deployment: DeploymentTraits): GenerationRequest {
     return {
       turns: (images) => [...systemTurns(this.system, this.messages), ...messagesToTurns(this.messages, images)],

@@ -15,7 +15,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { ANTHROPIC_SERVICE_TIERS, type AnthropicServiceTier } from '@conveyor/openai';
+import { ANTHROPIC_SERVICE_TIERS, type AnthropicServiceTier, type ServiceTier } from '@conveyor/openai';
 import type { OutputFormat } from '@conveyor/queue';
 import type { DeploymentTraits } from './deployment-traits.js';
 import { given } from './sampling-fields.dto.js';
@@ -91,6 +91,11 @@ export class MessagesRequestDto extends MessagesPromptDto {
   @IsOptional()
   @IsBoolean()
   ignore_eos?: boolean | null;
+
+  /** Anthropic's `auto` (the default) asks for the priority band, served where the key may use it; `standard_only` for the default band. */
+  override askedTier(): ServiceTier {
+    return this.service_tier === 'standard_only' ? 'default' : 'priority';
+  }
 
   /** The conversation's rules, and the thought's budget within the reply's. */
   override checkSurface(): void {

@@ -228,6 +228,14 @@ export class ResponseRequestDto extends SamplingFieldsDto implements GenerationB
   }
 
   /** The body in neutral terms, the conversation it continues included. */
+  askedTier(): ServiceTier | null | undefined {
+    return this.service_tier;
+  }
+
+  loggedPrompt(): unknown {
+    return this.input;
+  }
+
   toRequest(deployment: DeploymentTraits): GenerationRequest {
     const instructions = given(this.instructions);
     const cacheKey = given(this.prompt_cache_key);

@@ -50,6 +50,8 @@ const endpoint: BatchEndpoint = {
     }),
   }),
   idPrefix: 'chatcmpl-',
+  route: '/v1/chat/completions',
+  operation: 'chat',
   toResponse: (who, reply) => ({ id: who.id, text: reply.choices[0]?.text }),
   batchResults: OPENAI_BATCH_RESULTS,
 };

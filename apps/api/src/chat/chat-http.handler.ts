@@ -32,7 +32,7 @@ export class ChatHttpHandler {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () =>
       parseRequest(ChatCompletionRequestDto, body),
     );
-    const run = await this.chat.start(dto, caller, signal, onlyDeployment, deadlineMs);
+    const run = await this.chat.start(dto, { caller, signal, only: onlyDeployment, deadlineMs });
     identify(run.who.id.slice(openAiChat.idPrefix.length), run.headers);
     if (!dto.stream) return this.chat.complete(run);
     return this.stream(run, reply, dto.stream_options?.include_usage === true, -1, dto.n ?? 1);

@@ -98,7 +98,7 @@ describe('chat requests with images, queued in real Redis', () => {
       usage: new InMemoryUsage(),
       quota,
     });
-    chat = new ChatService(config, generation);
+    chat = new ChatService(generation);
     // Their connections queue nothing while they connect (requests are refused at once instead): wait for them.
     await connected(images);
     while (!queue.reachable) await new Promise((r) => setTimeout(r, 20));
@@ -128,7 +128,7 @@ describe('chat requests with images, queued in real Redis', () => {
       stream: true,
     });
     const client = new AbortController();
-    const run = await chat.start(dto, 'anonymous', client.signal);
+    const run = await chat.start(dto, { caller: 'anonymous', signal: client.signal, deadlineMs: null });
     const requestId = run.who.id.slice('chatcmpl-'.length);
 
     // BullMQ's own record of the job, as a worker will read it.

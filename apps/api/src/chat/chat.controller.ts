@@ -13,13 +13,13 @@ import { Speaks } from '../dialects/speaks.decorator.js';
 import { openAiChat } from './openai-chat.dialect.js';
 
 /** OpenAI's route, as local servers and serverless GPU clouds expose it. */
-@Controller('v1/chat')
+@Controller()
 @UseAuthScheme('Bearer')
 @Speaks(openAiChat)
 export class ChatController {
   constructor(private readonly http: ChatHttpHandler) {}
 
-  @Post('completions')
+  @Post(openAiChat.route)
   @HttpCode(200)
   @ApiRoute('Chat completion (sync or SSE)', { auth: 'Bearer', errors: [400, 401, 404, 413, 429, 503, 504] })
   @ApiJsonBody(ChatCompletionRequestDto)
@@ -33,7 +33,7 @@ export class ChatController {
   }
 
   /** Resumes a streamed reply: send the chunk id last received as Last-Event-ID (or ?last_event_id=). */
-  @Get('completions/:id/stream')
+  @Get(`${openAiChat.route}/:id/stream`)
   @ApiRoute('Resume a streamed reply after the chunk named by Last-Event-ID', {
     auth: 'Bearer',
     errors: [400, 401, 404],

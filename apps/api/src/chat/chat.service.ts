@@ -1,9 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { Injectable } from '@nestjs/common';
 import type { ChatCompletion } from '@conveyor/openai';
-import { checkGeneration, type ChatCompletionRequestDto } from '@conveyor/protocol';
+import type { ChatCompletionRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
-import { GenerationService } from '../generation/generation.service.js';
+import { GenerationService, type RequestContext } from '../generation/generation.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { toChatCompletion } from './chat-response.mapper.js';
 import { openAiChat } from './openai-chat.dialect.js';
@@ -11,35 +10,14 @@ import { openAiChat } from './openai-chat.dialect.js';
 /** The chat use case: check the body against its deployment, queue its job, follow the reply. */
 @Injectable()
 export class ChatService {
-  constructor(
-    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-    private readonly generation: GenerationService,
-  ) {}
+  constructor(private readonly generation: GenerationService) {}
 
   /**
-   * Enqueues the request for `caller` (the API key's name), who alone may resume its reply; nothing is
-   * enqueued when it is refused. `only` binds it to one deployment (an org/app route); `deadlineMs` is
-   * the deadline the request's headers set.
+   * Enqueues the request for its caller, who alone may resume its reply; nothing is enqueued when it is
+   * refused. The one way in of every generating surface (GenerationService.start), as openAiChat declares it.
    */
-  start(
-    dto: ChatCompletionRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<ReplyRun> {
-    const deployment = this.generation.deploymentFor(dto.model, only);
-    const checked = checkGeneration(dto, deployment, this.config.api.images);
-    return this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
-      idPrefix: openAiChat.idPrefix,
-      route: '/v1/chat/completions',
-      model: dto.model,
-      stream: dto.stream === true,
-      prompt: dto.messages,
-      caller,
-      images: checked.images(),
-      asked: { tier: dto.service_tier, deadlineMs },
-    });
+  start(dto: ChatCompletionRequestDto, request: RequestContext): Promise<ReplyRun> {
+    return this.generation.start(openAiChat, dto, request);
   }
 
   /** A non-streamed reply: the same event path, gathered. */
@@ -49,11 +27,6 @@ export class ChatService {
 
   /** Follows a streamed reply already under way, on this replica or another, for the caller that made it. */
   resume(completionId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(
-      completionId,
-      { idPrefix: openAiChat.idPrefix, route: '/v1/chat/completions' },
-      caller,
-      signal,
-    );
+    return this.generation.resume(completionId, openAiChat, caller, signal);
   }
 }

@@ -15,6 +15,8 @@ export const openAiChat: StreamingDialect<ChatCompletionChunk> = {
   ...OPENAI,
   name: 'openai-chat',
   idPrefix: 'chatcmpl-',
+  route: '/v1/chat/completions',
+  operation: 'chat',
   framing: OPENAI_CHUNKS,
   parse(body) {
     return generationLine(parseRequest(ChatCompletionRequestDto, body));

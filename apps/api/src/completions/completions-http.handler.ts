@@ -27,7 +27,7 @@ export class CompletionsHttpHandler {
     onlyDeployment?: DeploymentConfig,
   ): Promise<Completion | void> {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseCompletionBody(body));
-    const run = await this.completions.start(dto, caller, signal, onlyDeployment, deadlineMs);
+    const run = await this.completions.start(dto, { caller, signal, only: onlyDeployment, deadlineMs });
     identify(run.who.id.slice(openAiCompletions.idPrefix.length), run.headers);
     if (!dto.stream) return this.completions.complete(dto, run);
     return this.stream(run, reply, dto);

@@ -10,13 +10,13 @@ import { Speaks } from '../dialects/speaks.decorator.js';
 import { openAiCompletions } from './openai-completions.dialect.js';
 
 /** OpenAI's legacy completions route: raw prompts, no chat template. */
-@Controller('v1')
+@Controller()
 @UseAuthScheme('Bearer')
 @Speaks(openAiCompletions)
 export class CompletionsController {
   constructor(private readonly http: CompletionsHttpHandler) {}
 
-  @Post('completions')
+  @Post(openAiCompletions.route)
   @HttpCode(200)
   @ApiRoute('Legacy text completion (sync or SSE)', { auth: 'Bearer', errors: [400, 401, 404, 413, 429, 503, 504] })
   @ApiJsonBody(CompletionRequestDto)

@@ -12,6 +12,8 @@ export const openAiCompletions: StreamingDialect<CompletionChunk> = {
   ...OPENAI,
   name: 'openai-completions',
   idPrefix: 'cmpl-',
+  route: '/v1/completions',
+  operation: 'text_completion',
   framing: OPENAI_CHUNKS,
   parse(body) {
     const dto = parseCompletionBody(body);

@@ -1,9 +1,15 @@
 import type { DeploymentConfig } from '@conveyor/config';
-import type { BatchOutputLine, ErrorCode, MessageBatchIndividualResponse } from '@conveyor/openai';
+import {
+  BATCH_ENDPOINT_URLS,
+  type BatchOutputLine,
+  type ErrorCode,
+  type MessageBatchIndividualResponse,
+} from '@conveyor/openai';
 import type { BatchLineResult, EmbedJobData, GenerationJobData, LineView, ReplyResult } from '@conveyor/queue';
 import type { DecodedImage, ImageLimits } from '@conveyor/protocol';
-import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
+import { MESSAGES_URL, type RunnerEndpointUrl } from '../repositories/batch-record.js';
 import type { ReplyIdentity } from './reply-run.js';
+import type { SurfaceRoute } from './surface-route.js';
 
 /** A batch line's body once it has passed every check of its synchronous route's body validation. */
 export interface ParsedBatchBody {
@@ -40,12 +46,10 @@ export interface BatchResultDialect {
   lost(batchId: string, customId: string): BatchResultLine;
 }
 
-/** What a batch needs of the route its lines go to; each route that batches run implements it. */
-export interface BatchEndpoint {
+/** What a batch needs of the route its lines go to (its route and reply ids among them); each route that batches run implements it. */
+export interface BatchEndpoint extends SurfaceRoute {
   /** Validates a body as the synchronous route does; throws a RequestProblem naming the field. */
   parse(body: unknown): ParsedBatchBody;
-  /** Prefix of the response id, as the synchronous route makes it. */
-  idPrefix: string;
   /** The response body of a line that finished; `view` is what its body's `view` said. */
   toResponse(who: ReplyIdentity, reply: ReplyResult, view: LineView): unknown;
   /** The result lines of the batches that run this route. */
@@ -54,6 +58,22 @@ export interface BatchEndpoint {
 
 /** Every route a batch may run, by its URL. */
 export type BatchEndpoints = Readonly<Record<RunnerEndpointUrl, BatchEndpoint>>;
+
+/**
+ * The routes batches may run, read from the surfaces that declare them: each route once, and every route
+ * a batch may name among them, or the API does not start.
+ */
+export function batchEndpointsOf(surfaces: readonly BatchEndpoint[]): BatchEndpoints {
+  const byRoute = new Map<RunnerEndpointUrl, BatchEndpoint>();
+  for (const surface of surfaces) {
+    if (byRoute.has(surface.route)) throw new Error(`Two surfaces declare the route ${surface.route}.`);
+    byRoute.set(surface.route, surface);
+  }
+  const routes: readonly RunnerEndpointUrl[] = [...BATCH_ENDPOINT_URLS, MESSAGES_URL];
+  const missing = routes.filter((url) => !byRoute.has(url));
+  if (missing.length) throw new Error(`No surface declares the batch route(s) ${missing.join(', ')}.`);
+  return Object.fromEntries(byRoute) as BatchEndpoints;
+}
 
 /** Injection token of the BatchEndpoints the app module composes from the features. */
 export const BATCH_ENDPOINTS = Symbol('BATCH_ENDPOINTS');

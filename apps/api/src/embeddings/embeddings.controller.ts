@@ -10,13 +10,13 @@ import { Speaks } from '../dialects/speaks.decorator.js';
 import { openAiEmbeddings } from './openai-embeddings.dialect.js';
 
 /** OpenAI's route, as local servers and serverless GPU clouds expose it. */
-@Controller('v1')
+@Controller()
 @UseAuthScheme('Bearer')
 @Speaks(openAiEmbeddings)
 export class EmbeddingsController {
   constructor(private readonly http: EmbeddingsHttpHandler) {}
 
-  @Post('embeddings')
+  @Post(openAiEmbeddings.route)
   @HttpCode(200)
   @ApiRoute('Embeddings (deployments with task: embeddings)', {
     auth: 'Bearer',

@@ -34,8 +34,7 @@ export class EmbeddingsService {
       (requestId, now) => dto.toJob(requestId, deployment, now),
       signal,
       {
-        idPrefix: openAiEmbeddings.idPrefix,
-        route: '/v1/embeddings',
+        surface: openAiEmbeddings,
         model: dto.model,
         stream: false,
         prompt: dto.input,

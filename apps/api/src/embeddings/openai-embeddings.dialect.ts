@@ -14,6 +14,8 @@ export const openAiEmbeddings: SurfaceDialect = {
   ...OPENAI,
   name: 'openai-embeddings',
   idPrefix: 'embd-',
+  route: '/v1/embeddings',
+  operation: 'embeddings',
   parse(body) {
     const dto = parseRequest(EmbeddingRequestDto, body);
     return {

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { TokenUsage } from '@conveyor/queue';
-import type { GenAiOperation } from '../metrics/reply-timing.js';
+import type { GenAiOperation } from '../contracts/surface-route.js';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import type { UsageLedger } from '../repositories/usage-ledger.port.js';
 
@@ -12,21 +12,8 @@ export interface FollowedReply {
   /** The key name that made the request. */
   owner: string | undefined;
   route: RunnerEndpointUrl | null;
-}
-
-/** OpenTelemetry's `gen_ai.operation.name` of each generating route. */
-export const OPERATIONS: Record<RunnerEndpointUrl, GenAiOperation> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/completions': 'text_completion',
-  '/v1/embeddings': 'embeddings',
-  '/v1/responses': 'chat',
-  '/v1/messages': 'chat',
-};
-
-/** What a resumed reply's id starts with, and the route it is counted under. */
-export interface ResumedKind {
-  idPrefix: string;
-  route: RunnerEndpointUrl;
+  /** How its reply is timed; null for a job that is no model request. */
+  operation: GenAiOperation | null;
 }
 
 /**
@@ -36,7 +23,7 @@ export interface ResumedKind {
  */
 export function countUsage(
   ledger: UsageLedger,
-  { requestId, owner, deployment, route }: Omit<FollowedReply, 'images'>,
+  { requestId, owner, deployment, route }: Pick<FollowedReply, 'requestId' | 'owner' | 'deployment' | 'route'>,
   at: number,
   usage: TokenUsage,
   logger: Pick<LoggerService, 'warn'>,

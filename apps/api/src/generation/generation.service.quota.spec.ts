@@ -2,6 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { ErrorCode } from '@conveyor/openai';
 import type { GenerationJobData, ReplyEvent } from '@conveyor/queue';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
+import type { SubmitOptions } from './generation.service.js';
 import { drain } from '../../../../test/support/drain.js';
 import {
   METERED,
@@ -33,11 +34,11 @@ describe('GenerationService: token quotas', () => {
     enqueuedAt: now,
   });
   /** A request of `caller`'s, with the headers its reply run carries for the HTTP reply. */
-  const request = async (caller = METERED.name, route: typeof OPTIONS.route = OPTIONS.route) => {
+  const request = async (caller = METERED.name, surface: SubmitOptions['surface'] = OPTIONS.surface) => {
     const run = await t.service.submit(t.registry.require('alpha'), job, t.client.signal, {
       ...OPTIONS,
       caller,
-      route,
+      surface,
     });
     return { run, headers: run.headers, requestId: requestIdOf(run) };
   };
@@ -115,7 +116,7 @@ describe('GenerationService: token quotas', () => {
 
   it('reserves nothing for a key without a token limit, nor for a tokenizing job', async () => {
     const { headers } = await request('anonymous');
-    await request(METERED.name, null);
+    await request(METERED.name, { idPrefix: 'tok-', route: null, operation: null });
     expect(t.quotas.holds.size).toBe(0);
     expect(headers).toEqual({});
   });

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import type { QueuedJobData } from '@conveyor/queue';
-import type { DecodedImage } from '@conveyor/protocol';
+import { checkGeneration, type DecodedImage, type GenerationBody } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
-import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
-import type { ResumedKind } from './followed-reply.js';
+import type { SurfaceRoute, UncountedJob } from '../contracts/surface-route.js';
 import { JobSubmission, namedJob } from './job-submission.service.js';
 import { ReplyReading } from './reply-reading.js';
 import { ReplyResumption } from './reply-resumption.js';
@@ -15,14 +14,24 @@ import { RequestAdmission } from './request-admission.js';
 import type { AskedTerms } from './request-terms.js';
 import { maxTokensOf, type ReplyIdentity, type ReplyRun } from '../contracts/reply-run.js';
 
+/** How a request came in, from its HTTP handler down: who asked, until when, and where it may go. */
+export interface RequestContext {
+  /** Name of the API key that made the request (`anonymous` with auth off): the reply's owner. */
+  caller: string;
+  /** Fires when the client goes away. */
+  signal: AbortSignal;
+  /** The one deployment the route serves (an org/app route); any the model name reaches when absent. */
+  only?: DeploymentConfig;
+  /** The deadline the request's headers set, in ms from its receipt; null: it set none. */
+  deadlineMs: number | null;
+}
+
 /** What a route tells the pipeline about a request besides its job. */
 export interface SubmitOptions {
+  /** The surface that accepted it: its reply ids, the route its usage is counted under, how it is timed. */
+  surface: SurfaceRoute | UncountedJob;
   /** The model name the client sent (a deployment's id, or an alias of it): the reply's `model`. */
   model: string;
-  /** Prefix of the reply's id (`chatcmpl-`, `cmpl-`, `embd-`). */
-  idPrefix: string;
-  /** The route that accepted it, what its usage is counted under; null for a job that is no model request (tokenizing). */
-  route: RunnerEndpointUrl | null;
   stream: boolean;
   /** Logged only when LOG_PROMPTS is on. */
   prompt: unknown;
@@ -65,6 +74,24 @@ export class GenerationService {
     return deployment;
   }
 
+  /**
+   * Every generating surface's way in: checks its body against the deployment its model reaches, queues
+   * its job and follows its reply. Nothing is queued for a body or request that is refused.
+   */
+  start(surface: SurfaceRoute, dto: GenerationBody, request: RequestContext): Promise<ReplyRun> {
+    const deployment = this.deploymentFor(dto.model, request.only);
+    const checked = checkGeneration(dto, deployment, this.config.api.images);
+    return this.submit(deployment, (requestId, now) => checked.toJob(requestId, now), request.signal, {
+      surface,
+      model: dto.model,
+      stream: dto.stream === true,
+      prompt: dto.loggedPrompt(),
+      caller: request.caller,
+      images: checked.images(),
+      asked: { tier: dto.askedTier(), deadlineMs: request.deadlineMs },
+    });
+  }
+
   /** Enqueues the job `build` makes and follows its reply. Nothing is enqueued when the queue is full or unreachable. */
   async submit(
     deployment: DeploymentConfig,
@@ -75,7 +102,8 @@ export class GenerationService {
     this.assertQueueReachable();
     const receivedAt = Date.now();
     const requestId = randomUUID();
-    const { caller, route, asked } = options;
+    const { caller, asked } = options;
+    const { route } = options.surface;
     // The job names this replica: its workers send the reply's events to this replica's inbox. It carries
     // its tier (its band in the queue) and its deadline, so a worker taking it too late runs nothing.
     const { ticket, job } = await this.admission.admit(
@@ -90,7 +118,7 @@ export class GenerationService {
     );
     const { tier, deadlineMs, reservedAt, admittedAt } = ticket;
     const who: ReplyIdentity = {
-      id: `${options.idPrefix}${requestId}`,
+      id: `${options.surface.idPrefix}${requestId}`,
       model: options.model,
       created: Math.floor(admittedAt / 1000),
       tier,
@@ -118,6 +146,7 @@ export class GenerationService {
         job,
         owner: caller,
         route,
+        operation: options.surface.operation,
         tier,
         receivedAt,
         reservedAt,
@@ -130,8 +159,8 @@ export class GenerationService {
   }
 
   /** A reply already under way, followed from its start: see ReplyResumption. */
-  resume(completionId: string, kind: ResumedKind, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.resumption.resume(completionId, kind, caller, signal);
+  resume(completionId: string, surface: SurfaceRoute, caller: string, signal: AbortSignal): Promise<ReplyRun> {
+    return this.resumption.resume(completionId, surface, caller, signal);
   }
 
   /** Lets a reply go at shutdown, its job running on: see ReplyResumption. */

@@ -5,10 +5,11 @@ import { TokenQuota } from '../auth/token-quota.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
+import type { GenAiOperation } from '../contracts/surface-route.js';
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
-import { OPERATIONS, countUsage, type FollowedReply } from './followed-reply.js';
+import { countUsage, type FollowedReply } from './followed-reply.js';
 import { JobRecall } from './job-recall.js';
 import { ReplyDeadlines, readReply, type ReplyOutcome, type ReplySource } from './reply-reader.js';
 import { SeenUsage } from './seen-usage.js';
@@ -19,6 +20,7 @@ export interface QueuedReply {
   /** The key name that made the request. */
   owner: string;
   route: RunnerEndpointUrl | null;
+  operation: GenAiOperation | null;
   tier: QueueTier;
   /** When the request arrived, when its place was reserved and when it was admitted (ms since the epoch). */
   receivedAt: number;
@@ -70,7 +72,14 @@ export class ReplyReading {
           this.recall.deadlinePassed(deployment, requestId, images, { deadlineMs, queuedAt: admittedAt, takenAt }),
       }),
     });
-    const followed = { deployment, requestId, images, owner: queued.owner, route: queued.route };
+    const followed = {
+      deployment,
+      requestId,
+      images,
+      owner: queued.owner,
+      route: queued.route,
+      operation: queued.operation,
+    };
     return this.read(source, signal, deadlines, followed, { enqueuedAt: admittedAt, queued: true, tier: queued.tier });
   }
 
@@ -94,10 +103,10 @@ export class ReplyReading {
     source: ReplySource,
     signal: AbortSignal,
     deadlines: ReplyDeadlines,
-    { deployment, requestId, images, owner, route }: FollowedReply,
+    { deployment, requestId, images, owner, route, operation }: FollowedReply,
     { enqueuedAt, queued, tier }: { enqueuedAt: number; queued: boolean; tier: QueueTier },
   ): ReplyRun['events'] {
-    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, route && OPERATIONS[route], tier);
+    const timing = new ReplyTiming(this.metrics, deployment, enqueuedAt, queued, operation, tier);
     const seen = new SeenUsage();
     return readReply(source, signal, deadlines, {
       observe: (event) => {

@@ -6,7 +6,7 @@ import { ReplyRelay } from '../contracts/reply-relay.port.js';
 import type { ReplyIdentity, ReplyRun } from '../contracts/reply-run.js';
 import { maxTokensOf } from '../contracts/reply-run.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
-import type { ResumedKind } from './followed-reply.js';
+import type { SurfaceRoute } from '../contracts/surface-route.js';
 import { ReplyReading } from './reply-reading.js';
 
 /**
@@ -27,7 +27,7 @@ export class ReplyResumption {
    */
   async resume(
     completionId: string,
-    { idPrefix, route }: ResumedKind,
+    { idPrefix, route, operation }: SurfaceRoute,
     caller: string,
     signal: AbortSignal,
   ): Promise<ReplyRun> {
@@ -58,7 +58,14 @@ export class ReplyResumption {
       tier,
     };
     const source = this.relay.follow(requestId, job.replyTo, job.enqueuedAt);
-    const followed = { deployment: job.deployment, requestId, images: jobImageHashes(job), owner: job.owner, route };
+    const followed = {
+      deployment: job.deployment,
+      requestId,
+      images: jobImageHashes(job),
+      owner: job.owner,
+      route,
+      operation,
+    };
     return {
       who,
       maxTokens: maxTokensOf(job),

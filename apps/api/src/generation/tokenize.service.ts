@@ -28,7 +28,13 @@ export class TokenizeService {
       deployment,
       (requestId, now) => ({ requestId, deployment: deployment.id, tokenize: input, enqueuedAt: now }),
       signal,
-      { idPrefix: TOKENIZE_ID_PREFIX, route: null, model: deployment.id, stream: false, prompt: input, caller },
+      {
+        surface: { idPrefix: TOKENIZE_ID_PREFIX, route: null, operation: null },
+        model: deployment.id,
+        stream: false,
+        prompt: input,
+        caller,
+      },
     );
     const reply = await collectReply(run);
     if (!reply.tokenized) {

@@ -10,6 +10,7 @@ import { ApiParam } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { DeploymentConfig } from '@conveyor/config';
 import { UseAuthScheme, type AuthScheme } from '../auth/auth-scheme.decorator.js';
+import type { SurfaceRoute } from '../contracts/surface-route.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 
 interface AppPath {
@@ -28,6 +29,9 @@ export const HostedAppController = (...also: AuthScheme[]) =>
     ApiParam({ name: 'org', description: 'Organisation', type: String }),
     ApiParam({ name: 'app', description: 'App', type: String }),
   );
+
+/** A surface's route under a hosted app's `/<org_id>/<app_id>/v1`: its own route, declared once with its dialect. */
+export const hostedPath = (surface: SurfaceRoute): string => surface.route.replace(/^\/v1\//, '');
 
 /** Resolves the path's org and app to their deployment, or the app's 404 before the route runs. */
 @Injectable()

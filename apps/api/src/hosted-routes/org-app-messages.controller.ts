@@ -7,7 +7,7 @@ import { Caller } from '../auth/caller.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiJsonOrEvents, ApiRoute } from '../docs/api-docs.decorators.js';
 import { Speaks } from '../dialects/speaks.decorator.js';
 import { MessagesHttpHandler } from '../messages/messages-http.handler.js';
-import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
+import { HostedApp, HostedAppController, hostedPath } from './hosted-app.decorator.js';
 import { anthropicMessages } from '../messages/anthropic-messages.dialect.js';
 
 const ERRORS = [400, 401, 404, 413, 429, 504, 529];
@@ -21,7 +21,7 @@ const ERRORS = [400, 401, 404, 413, 429, 504, 529];
 export class OrgAppMessagesController {
   constructor(private readonly messages: MessagesHttpHandler) {}
 
-  @Post('messages')
+  @Post(hostedPath(anthropicMessages))
   @HttpCode(200)
   @ApiRoute("Hosted app form: Anthropic's Messages (`Key <key>` or x-api-key when private)", {
     auth: 'Key',

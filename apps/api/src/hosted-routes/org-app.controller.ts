@@ -26,7 +26,11 @@ import { ChatHttpHandler } from '../chat/chat-http.handler.js';
 import { CompletionsHttpHandler } from '../completions/completions-http.handler.js';
 import { EmbeddingsHttpHandler } from '../embeddings/embeddings-http.handler.js';
 import { ModelListService } from '../models/model-list.service.js';
-import { HostedApp, HostedAppController } from './hosted-app.decorator.js';
+import { HostedApp, HostedAppController, hostedPath } from './hosted-app.decorator.js';
+import { openAiChat } from '../chat/openai-chat.dialect.js';
+import { openAiCompletions } from '../completions/openai-completions.dialect.js';
+import { openAiEmbeddings } from '../embeddings/openai-embeddings.dialect.js';
+import { openAiResponses } from '../responses/openai-responses.dialect.js';
 import { Speaks } from '../dialects/speaks.decorator.js';
 import { OPENAI } from '../dialects/openai.dialect.js';
 
@@ -49,7 +53,7 @@ export class OrgAppController {
     return this.models.list([app]);
   }
 
-  @Post('chat/completions')
+  @Post(hostedPath(openAiChat))
   @HttpCode(200)
   @ApiRoute('Hosted app form: chat completion (`Key <key>` when private)', {
     auth: 'Key',
@@ -66,7 +70,7 @@ export class OrgAppController {
     return this.http.handle(body, caller, reply, app);
   }
 
-  @Post('completions')
+  @Post(hostedPath(openAiCompletions))
   @HttpCode(200)
   @ApiRoute('Hosted app form: legacy text completion (`Key <key>` when private)', {
     auth: 'Key',
@@ -83,7 +87,7 @@ export class OrgAppController {
     return this.completions.handle(body, caller, reply, app);
   }
 
-  @Post('embeddings')
+  @Post(hostedPath(openAiEmbeddings))
   @HttpCode(200)
   @ApiRoute('Hosted app form: embeddings (`Key <key>` when private)', {
     auth: 'Key',
@@ -100,7 +104,7 @@ export class OrgAppController {
     return this.embeddings.handle(body, caller, reply, app);
   }
 
-  @Post('responses')
+  @Post(hostedPath(openAiResponses))
   @HttpCode(200)
   @ApiRoute('Hosted app form: create a response (`Key <key>` when private)', {
     auth: 'Key',

@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@conveyor/config';
 import { MessagesRequestDto } from '@conveyor/protocol';
 import type { GenerationJobData, QueuedJobData } from '@conveyor/queue';
-import type { GenerationService } from '../generation/generation.service.js';
+import { GenerationService } from '../generation/generation.service.js';
 import { parseRequest } from '../generation/parse-request.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import type { TokenizeService } from '../generation/tokenize.service.js';
@@ -41,15 +41,21 @@ const body = {
 /** The job the synchronous route queues for `raw`: the handler's parsing, then the service's. */
 async function syncJob(raw: object): Promise<QueuedJobData> {
   let job: QueuedJobData | undefined;
-  const generation = {
+  // The pipeline's own start (its check and job), over a submit that keeps the job instead of queueing it.
+  const generation = Object.assign(Object.create(GenerationService.prototype) as GenerationService, {
+    config,
     deploymentFor: () => deployment,
     submit: (_d: unknown, build: (requestId: string, now: number) => QueuedJobData) => {
       job = build('req-1', 1000);
       return Promise.resolve({} as ReplyRun);
     },
-  } as unknown as GenerationService;
+  });
   const service = new MessagesService(config, generation, {} as TokenizeService);
-  await service.start(parseRequest(MessagesRequestDto, raw), 'anonymous', new AbortController().signal);
+  await service.start(parseRequest(MessagesRequestDto, raw), {
+    caller: 'anonymous',
+    signal: new AbortController().signal,
+    deadlineMs: null,
+  });
   return job!;
 }
 

@@ -17,6 +17,8 @@ export const anthropicMessages: StreamingDialect<MessageStreamEvent> = {
   ...ANTHROPIC,
   name: 'anthropic-messages',
   idPrefix: 'msg_',
+  route: '/v1/messages',
+  operation: 'chat',
   framing: ANTHROPIC_EVENTS,
   parse(body) {
     const dto = parseRequest(MessagesRequestDto, body);

@@ -27,7 +27,7 @@ export class MessagesHttpHandler {
     onlyDeployment?: DeploymentConfig,
   ): Promise<Message | void> {
     const { dto, signal, identify, deadlineMs } = this.http.accept(reply, () => parseRequest(MessagesRequestDto, body));
-    const run = await this.messages.start(dto, caller, signal, onlyDeployment, deadlineMs);
+    const run = await this.messages.start(dto, { caller, signal, only: onlyDeployment, deadlineMs });
     identify(run.who.id.slice(anthropicMessages.idPrefix.length), run.headers);
     if (!dto.stream) return this.messages.create(dto, run);
     return this.stream(run, reply, dto.thinkingEnabled, -1);

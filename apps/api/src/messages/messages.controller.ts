@@ -18,7 +18,7 @@ const ERRORS = [400, 401, 404, 413, 429, 504, 529];
  * Anthropic's Messages API. A key comes as `x-api-key` (Anthropic's clients) or `Authorization: Bearer`;
  * `anthropic-version` is accepted and not needed. Errors are in Anthropic's shape.
  */
-@Controller('v1/messages')
+@Controller(anthropicMessages.route)
 @UseAuthScheme('Bearer')
 @Speaks(anthropicMessages)
 @ApiHeader({ name: 'anthropic-version', required: false, description: 'Accepted; any version gets the same API' })

@@ -3,7 +3,7 @@ import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@co
 import { ErrorCode, type Message, type MessageTokensCount } from '@conveyor/openai';
 import { checkGeneration, RequestProblem, type MessagesPromptDto, type MessagesRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
-import { GenerationService } from '../generation/generation.service.js';
+import { GenerationService, type RequestContext } from '../generation/generation.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { TokenizeService } from '../generation/tokenize.service.js';
 import { anthropicMessages } from './anthropic-messages.dialect.js';
@@ -19,29 +19,11 @@ export class MessagesService {
   ) {}
 
   /**
-   * Enqueues the request for `caller`, who alone may resume its reply; `only` binds it to one deployment,
-   * `deadlineMs` is the deadline its headers set. Anthropic's `service_tier` (`auto` by default) asks for
-   * the priority band, served where the key may use it; `standard_only` for the default band.
+   * Enqueues the request for its caller, who alone may resume its reply; nothing is enqueued when it is
+   * refused. The one way in of every generating surface (GenerationService.start), as anthropicMessages declares it.
    */
-  start(
-    dto: MessagesRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    deadlineMs: number | null = null,
-  ): Promise<ReplyRun> {
-    const deployment = this.generation.deploymentFor(dto.model, only);
-    const checked = checkGeneration(dto, deployment, this.config.api.images);
-    return this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
-      idPrefix: anthropicMessages.idPrefix,
-      route: '/v1/messages',
-      model: dto.model,
-      stream: dto.stream === true,
-      prompt: dto.messages,
-      caller,
-      images: checked.images(),
-      asked: { tier: dto.service_tier === 'standard_only' ? 'default' : 'priority', deadlineMs },
-    });
+  start(dto: MessagesRequestDto, request: RequestContext): Promise<ReplyRun> {
+    return this.generation.start(anthropicMessages, dto, request);
   }
 
   /** A non-streamed reply: the same event path, gathered. */
@@ -50,12 +32,7 @@ export class MessagesService {
   }
 
   resume(messageId: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(
-      messageId,
-      { idPrefix: anthropicMessages.idPrefix, route: '/v1/messages' },
-      caller,
-      signal,
-    );
+    return this.generation.resume(messageId, anthropicMessages, caller, signal);
   }
 
   /** The prompt's tokens as the deployment's workers render and tokenize it: a generation's input_tokens. */

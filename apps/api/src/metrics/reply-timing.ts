@@ -1,9 +1,7 @@
 import { GEN_AI_PROVIDER } from '@conveyor/metrics';
 import type { QueueTier, ReplyEvent } from '@conveyor/queue';
+import type { GenAiOperation } from '../contracts/surface-route.js';
 import type { PlatformMetrics } from './platform-metrics.service.js';
-
-/** OpenTelemetry's `gen_ai.operation.name` of a generating route; null for routes that generate nothing. */
-export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings';
 
 /**
  * Turns one reply's events into queue-wait, first-token, inter-token and whole-request observations,

@@ -57,7 +57,11 @@ export class BackgroundResponses implements OnModuleDestroy {
         () => undefined,
         (err: Error) => this.logger.warn(`Could not take the lease of ${id}: ${err.message}`),
       );
-    const recorded = await this.responses.start(dto, caller, controller.signal, only, 'queued', hold);
+    const recorded = await this.responses.start(
+      dto,
+      { caller, signal: controller.signal, only, deadlineMs: null },
+      { status: 'queued', beforeStored: hold },
+    );
     const { started } = recorded;
     const id = started.run.who.id;
     const following = this.follow(recorded);

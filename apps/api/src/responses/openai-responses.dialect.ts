@@ -17,6 +17,8 @@ export const openAiResponses: StreamingDialect<ResponseStreamEvent> = {
   ...OPENAI,
   name: 'openai-responses',
   idPrefix: RESPONSE_ID_PREFIX,
+  route: '/v1/responses',
+  operation: 'chat',
   framing: {
     eventName: (event) => event.type,
     error: (err) => ({ body: err.toBody() }),

@@ -68,7 +68,7 @@ export class ResponsesHttpHandler {
       name(response);
       return response;
     }
-    const recorded = await this.responses.start(dto, caller, signal, only, 'in_progress', undefined, deadlineMs);
+    const recorded = await this.responses.start(dto, { caller, signal, only, deadlineMs });
     name(recorded.run.who, recorded.run.headers);
     if (!dto.stream) return recorded.drain();
     try {

@@ -50,7 +50,7 @@ export const InputItemsDocs = () =>
   );
 
 /** OpenAI's Responses API: create, retrieve (or resume streaming), delete, cancel, list input items. */
-@Controller('v1/responses')
+@Controller(openAiResponses.route)
 @UseAuthScheme('Bearer')
 @Speaks(openAiResponses)
 export class ResponsesController {

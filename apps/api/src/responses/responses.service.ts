@@ -1,13 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
+import { Injectable } from '@nestjs/common';
 import { ErrorCode, type ResponseInputItem, type ResponseListedItem, type ResponseObject } from '@conveyor/openai';
-import { checkGeneration, type ResponseRequestDto } from '@conveyor/protocol';
+import type { ResponseRequestDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { JobRecall } from '../generation/job-recall.js';
-import { GenerationService } from '../generation/generation.service.js';
+import { GenerationService, type RequestContext } from '../generation/generation.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { ResponseStore, type StoredResponse } from '../repositories/response-store.port.js';
 import { ResponseOutcomes, type RecordedResponse, type StartedResponse } from './response-outcomes.service.js';
+import { openAiResponses } from './openai-responses.dialect.js';
 import { RESPONSE_ID_PREFIX, echoOf, pendingResponse } from './response.mapper.js';
 
 const notFound = (id: string): OpenAiHttpError =>
@@ -45,7 +45,6 @@ function listed(responseId: string, items: readonly ResponseInputItem[]): Respon
 @Injectable()
 export class ResponsesService {
   constructor(
-    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly generation: GenerationService,
     private readonly store: ResponseStore,
     private readonly outcomes: ResponseOutcomes,
@@ -53,32 +52,22 @@ export class ResponsesService {
   ) {}
 
   /**
-   * Queues the request for `caller`; nothing is queued when it is refused. A stored one is saved as
+   * Queues the request for its caller; nothing is queued when it is refused. A stored one is saved as
    * `status` (in progress, or queued for a background one) before this returns, just after `beforeStored`;
    * its outcome is stored as its reply is taken, whatever takes it.
    */
   async start(
     dto: ResponseRequestDto,
-    caller: string,
-    signal: AbortSignal,
-    only?: DeploymentConfig,
-    status: 'queued' | 'in_progress' = 'in_progress',
-    beforeStored?: (id: string) => Promise<void>,
-    deadlineMs: number | null = null,
+    request: RequestContext,
+    {
+      status = 'in_progress',
+      beforeStored,
+    }: { status?: 'queued' | 'in_progress'; beforeStored?: (id: string) => Promise<void> } = {},
   ): Promise<RecordedResponse> {
-    const deployment = this.generation.deploymentFor(dto.model, only);
+    const { caller } = request;
+    const deployment = this.generation.deploymentFor(dto.model, request.only);
     dto.continues(await this.continued(dto, caller));
-    const checked = checkGeneration(dto, deployment, this.config.api.images);
-    const run = await this.generation.submit(deployment, (requestId, now) => checked.toJob(requestId, now), signal, {
-      idPrefix: RESPONSE_ID_PREFIX,
-      route: '/v1/responses',
-      model: dto.model,
-      stream: dto.stream === true,
-      prompt: dto.input,
-      caller,
-      images: checked.images(),
-      asked: { tier: dto.service_tier, deadlineMs },
-    });
+    const run = await this.generation.start(openAiResponses, dto, { ...request, only: deployment });
     const started: StartedResponse = {
       run,
       echo: echoOf(dto),
@@ -154,7 +143,7 @@ export class ResponsesService {
 
   /** Follows a streamed response already under way (or recently finished), for the caller that made it. */
   resume(id: string, caller: string, signal: AbortSignal): Promise<ReplyRun> {
-    return this.generation.resume(id, { idPrefix: RESPONSE_ID_PREFIX, route: '/v1/responses' }, caller, signal);
+    return this.generation.resume(id, openAiResponses, caller, signal);
   }
 
   /** Stops following a reply without stopping its job, so another replica may follow it on. */
