@@ -29,8 +29,8 @@ const shared = {
 // - e2e:    test/**/*.e2e-spec.ts, the built API and workers started as processes (npm run build first).
 export default {
   // For a bare jest run (one file named on its command line, or several projects at once): one file at a
-  // time, as end-to-end files need, each starting an API and workers. Jest takes maxWorkers for the whole
-  // run, never per project, so scripts/test.mjs sets each tier's own on its run's command line.
+  // time, the safe choice for any tier. Jest takes maxWorkers for the whole run, never per project, so
+  // scripts/test.mjs sets each tier's own on its run's command line.
   maxWorkers: 1,
   // End-to-end hooks start and stop processes; small and medium tests finish far inside this.
   // Jest reads the timeout from the top level only, so it is one for every project.
