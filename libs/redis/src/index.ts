@@ -16,3 +16,4 @@ export { CommandConnection, type CommandConnectionOptions } from './command-conn
 export { Leases, LEASE_SCRIPTS } from './lease.js';
 export { defineScripts, loadScript, type LoadedScript, type LuaScript } from './lua-scripts.js';
 export { isRedisOutage } from './redis-outage.js';
+export { QueueSet } from './queue-set.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { countSplitAtPriority } from '@conveyor/bullmq-seam';
 import { Cluster } from 'ioredis';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
@@ -15,7 +15,7 @@ import {
   routeQueuesKey,
   type QueuedJobData,
 } from '@conveyor/queue';
-import { CommandConnection, type RedisClient } from '@conveyor/redis';
+import { CommandConnection, QueueSet, type RedisClient } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
 import { JobQueue, type JobCounts } from '../contracts/job-queue.port.js';
 
@@ -30,7 +30,7 @@ import { JobQueue, type JobCounts } from '../contracts/job-queue.port.js';
 @Injectable()
 export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   private readonly logger = new Logger(BullMqJobQueue.name);
-  private readonly queues = new Map<string, Queue<QueuedJobData>>();
+  private readonly queues: QueueSet<QueuedJobData>;
   private readonly redis: RedisClient;
 
   constructor(
@@ -39,6 +39,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   ) {
     super();
     this.redis = redis;
+    this.queues = new QueueSet(redis, config.redis.prefix, (message) => this.logger.warn(message), bullMqTelemetry);
   }
 
   get reachable(): boolean {
@@ -46,17 +47,7 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
   }
 
   private queueNamed(name: string): Queue<QueuedJobData> {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new Queue<QueuedJobData>(name, {
-        connection: this.redis,
-        prefix: this.config.redis.prefix,
-        ...bullMqTelemetry(),
-      });
-      queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
-      this.queues.set(name, queue);
-    }
-    return queue;
+    return this.queues.get(name);
   }
 
   private queueFor(deployment: string): Queue<QueuedJobData> {
@@ -172,8 +163,8 @@ export class BullMqJobQueue extends JobQueue implements OnApplicationShutdown {
     });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  onApplicationShutdown(): Promise<void> {
+    return this.queues.close();
   }
 }
 

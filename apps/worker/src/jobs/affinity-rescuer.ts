@@ -10,7 +10,13 @@ import {
   routeWorkerName,
   type QueuedJobData,
 } from '@conveyor/queue';
-import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection, type RedisClient } from '@conveyor/redis';
+import {
+  MAX_RECONNECT_DELAY_MS,
+  QueueSet,
+  bullConnection,
+  releaseBullConnection,
+  type RedisClient,
+} from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
 import type { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { DeadWorkerTakeover } from './dead-worker-takeover.js';
@@ -34,7 +40,7 @@ const UNFINISHED = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 export class AffinityRescuer {
   private readonly logger = new Logger(AffinityRescuer.name);
   private readonly rescues = new Map<string, Worker<QueuedJobData>>();
-  private readonly queues = new Map<string, Queue<QueuedJobData>>();
+  private readonly queues: QueueSet<QueuedJobData>;
   private readonly goneSince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -54,6 +60,7 @@ export class AffinityRescuer {
     places: AdmissionPlaces,
   ) {
     this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance, places);
+    this.queues = new QueueSet(redis, config.redis.prefix, (message) => this.logger.warn(message), bullMqTelemetry);
   }
 
   start(): void {
@@ -118,8 +125,7 @@ export class AffinityRescuer {
       .del(routeBlocksKey(prefix, deployment, worker))
       .exec();
     this.goneSince.delete(name);
-    this.queues.delete(name);
-    await queue.close();
+    await this.queues.drop(name);
     this.logger.log(`Deleted the drained queue of gone worker ${worker}`);
   }
 
@@ -155,23 +161,13 @@ export class AffinityRescuer {
   }
 
   private queue(name: string): Queue<QueuedJobData> {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new Queue<QueuedJobData>(name, {
-        connection: this.redis,
-        prefix: this.config.redis.prefix,
-        ...bullMqTelemetry(),
-      });
-      queue.on('error', (err) => this.logger.warn(`Queue ${name}: ${err.message}`));
-      this.queues.set(name, queue);
-    }
-    return queue;
+    return this.queues.get(name);
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running;
     await Promise.allSettled([...this.rescues.values()].map((w) => w.close()));
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await this.queues.close();
   }
 }

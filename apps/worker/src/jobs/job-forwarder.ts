@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { Queue, type Job, type JobsOptions } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
 import type { PlatformConfig } from '@conveyor/config';
 import { deploymentQueueName, isGenerationJob, type QueuedJobData } from '@conveyor/queue';
-import type { RedisClient } from '@conveyor/redis';
+import { QueueSet, type RedisClient } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
 
 /** What a job sent on from a worker's own queue ends with there. */
@@ -18,26 +18,16 @@ export interface Forwarded {
  */
 export class JobForwarder {
   private readonly logger = new Logger(JobForwarder.name);
-  private readonly queues = new Map<string, Queue<QueuedJobData>>();
+  private readonly queues: QueueSet<QueuedJobData>;
 
   /** `redis`: the worker's command connection, which the queues send on and leave open when closed. */
-  constructor(
-    private readonly config: PlatformConfig,
-    private readonly redis: RedisClient,
-  ) {}
+  constructor(config: PlatformConfig, redis: RedisClient) {
+    this.queues = new QueueSet(redis, config.redis.prefix, (message) => this.logger.warn(message), bullMqTelemetry);
+  }
 
   async forward(job: Job<QueuedJobData>, why: string): Promise<Forwarded> {
     const queueName = deploymentQueueName(job.data.deployment);
-    let queue = this.queues.get(queueName);
-    if (!queue) {
-      queue = new Queue<QueuedJobData>(queueName, {
-        connection: this.redis,
-        prefix: this.config.redis.prefix,
-        ...bullMqTelemetry(),
-      });
-      queue.on('error', (err) => this.logger.warn(`Queue ${queueName}: ${err.message}`));
-      this.queues.set(queueName, queue);
-    }
+    const queue = this.queues.get(queueName);
     const data: QueuedJobData = isGenerationJob(job.data)
       ? { ...job.data, attemptBase: (job.data.attemptBase ?? 0) + job.attemptsStarted }
       : job.data;
@@ -50,7 +40,7 @@ export class JobForwarder {
     return { forwardedTo: queueName };
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  close(): Promise<void> {
+    return this.queues.close();
   }
 }
