@@ -1,7 +1,7 @@
 import type { OutputPiece } from '@conveyor/engine';
 import type { PlatformConfig } from '@conveyor/config';
 import type { FinishReason, ReplyEvent, SentReply, TokenUsage, Tokenized } from '@conveyor/queue';
-import type { ReplySink } from '../../apps/worker/src/reply/reply-sink.js';
+import type { ReplyEnding, ReplySink } from '../../apps/worker/src/reply/reply-sink.js';
 import { ReplyStreams, type ReplyAddress } from '../../apps/worker/src/reply/reply-streams.port.js';
 
 /** What the worker's sinks read of the platform config: the key prefix. */
@@ -36,7 +36,7 @@ export class RecordingSink implements ReplySink {
     this.events.push({ type: 'tokens', tokenized });
   }
 
-  async end(finishReasons: readonly FinishReason[], usage: TokenUsage): Promise<void> {
+  async end({ finishReasons, usage }: ReplyEnding): Promise<void> {
     this.events.push({ type: 'end', finishReasons: [...finishReasons], usage });
   }
 

@@ -1,12 +1,6 @@
 import type { OutputPiece } from '@conveyor/engine';
-import {
-  ReplyAccumulator,
-  type BatchLineRef,
-  type FinishReason,
-  type TokenUsage,
-  type Tokenized,
-} from '@conveyor/queue';
-import type { ReplySink } from '../reply/reply-sink.js';
+import { ReplyAccumulator, type BatchLineRef, type Tokenized } from '@conveyor/queue';
+import type { ReplyEnding, ReplySink } from '../reply/reply-sink.js';
 import type { BatchResultSink } from './batch-result-sink.port.js';
 
 /** The job a batch line runs as: its batch's reference, its job id and the deployment it ran on. */
@@ -43,11 +37,7 @@ export class BatchLineSink implements ReplySink {
     this.reply.tokens(tokenized);
   }
 
-  async end(
-    finishReasons: readonly FinishReason[],
-    usage: TokenUsage,
-    stopSequences?: ReadonlyArray<string | null>,
-  ): Promise<void> {
+  async end({ finishReasons, usage, stopSequences }: ReplyEnding): Promise<void> {
     const { ref, requestId, model } = this.job;
     const reply = this.reply.finish(finishReasons, usage, stopSequences);
     await this.results.push(ref.batchId, {

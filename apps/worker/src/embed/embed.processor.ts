@@ -50,7 +50,7 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
       const usage: TokenUsage = { promptTokens: result.promptTokens, completionTokens: 0 };
       sink.start(usage.promptTokens, false);
       result.vectors.forEach((vector, index) => sink.embedding(index, toBase64Float32(vector)));
-      await sink.end(['stop'], usage);
+      await sink.end({ finishReasons: ['stop'], usage });
       this.logger.log({
         msg: 'embed job finished',
         requestId,

@@ -125,7 +125,7 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
         );
       if (result.aborted) await stopped(job, token, signal);
       this.rememberHeld(job.data, result.sequences, replies);
-      await sink.end(result.finishReasons, result.usage, result.stopSequences);
+      await sink.end(result);
       this.logger.log({
         msg: 'job finished',
         requestId,

@@ -53,7 +53,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     sink.output({ choice: 0, text: 'lo' });
     await turn();
     sink.output({ choice: 0, text: ' world' });
-    await sink.end(['length'], { promptTokens: 11, completionTokens: 3 });
+    await sink.end({ finishReasons: ['length'], usage: { promptTokens: 11, completionTokens: 3 } });
     const written: ReplyEvent[] = [
       { type: 'start', attempt: 2, seq: 0, promptTokens: 11, resumed: false },
       { type: 'delta', attempt: 2, seq: 1, text: 'Hello' },
@@ -74,7 +74,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     const stopped = outbox.open({ inbox, requestId: 'r-stop' }, 1, []);
     stopped.start(5, false);
     stopped.output({ choice: 0, text: 'Hi' });
-    await stopped.end(['stop'], usage, ['END']);
+    await stopped.end({ finishReasons: ['stop'], usage, stopSequences: ['END'] });
     const end = { type: 'end', attempt: 1, seq: 2, finishReason: 'stop', usage };
     expect((await eventsOf('r-stop')).at(-1)).toEqual({ ...end, stopSequences: ['END'] });
     const record = decodeReplyRecord((await redis.get(replyRecordKey(prefix, 'r-stop')))!);
@@ -83,7 +83,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     const ended = outbox.open({ inbox, requestId: 'r-eos' }, 1, []);
     ended.start(5, false);
     ended.output({ choice: 0, text: 'Hi' });
-    await ended.end(['stop'], usage, [null]);
+    await ended.end({ finishReasons: ['stop'], usage, stopSequences: [null] });
     expect((await eventsOf('r-eos')).at(-1)).toEqual(end);
   });
 
@@ -116,7 +116,9 @@ describe('RedisReplyOutbox against real Redis', () => {
         ['x'],
         ['y'],
       ]);
-    await Promise.all(sinks.map((s) => s.end(['stop'], { promptTokens: 3, completionTokens: 3 })));
+    await Promise.all(
+      sinks.map((s) => s.end({ finishReasons: ['stop'], usage: { promptTokens: 3, completionTokens: 3 } })),
+    );
     // Ending in one round, the three ends share one entry too.
     expect(await entries()).toHaveLength(written.length + 1);
     // Before a reply ends, its history is its fields among the inbox's entries.
@@ -171,7 +173,9 @@ describe('RedisReplyOutbox against real Redis', () => {
       await turn();
       await flaky.connect();
       sink.output({ choice: 0, text: 'after' });
-      await expect(sink.end(['length'], { promptTokens: 4, completionTokens: 3 })).rejects.toThrow();
+      await expect(
+        sink.end({ finishReasons: ['length'], usage: { promptTokens: 4, completionTokens: 3 } }),
+      ).rejects.toThrow();
       // What the client read stops where the first write failed; the job's retry continues from there.
       expect((await eventsOf('r3')).map((e) => (e.type === 'delta' ? e.text : e.type))).toEqual(['start', 'before']);
       expect(await redis.get(replyRecordKey(prefix, 'r3'))).toBeNull();
@@ -190,7 +194,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     sink.output({ choice: 0, toolCall: { index: 0, arguments: '{"x":' } });
     sink.output({ choice: 0, toolCall: { index: 0, arguments: '1}' } });
     sink.output({ choice: 1, reasoning: 'late' });
-    await sink.end(['tool_calls', 'stop'], { promptTokens: 4, completionTokens: 9 });
+    await sink.end({ finishReasons: ['tool_calls', 'stop'], usage: { promptTokens: 4, completionTokens: 9 } });
     expect((await eventsOf('r4')).slice(1)).toEqual([
       { type: 'delta', attempt: 1, seq: 1, choice: 1, text: 'b' },
       {
@@ -220,7 +224,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     sink.output({ choice: 0, toolCall: { index: 0, arguments: '{}' } });
     sink.output({ choice: 0, toolCall: { index: 1, id: 'call_2', name: 'g', arguments: '{"b":' } });
     sink.output({ choice: 0, toolCall: { index: 1, arguments: '2}' } });
-    await sink.end(['tool_calls'], { promptTokens: 4, completionTokens: 8 });
+    await sink.end({ finishReasons: ['tool_calls'], usage: { promptTokens: 4, completionTokens: 8 } });
     expect((await eventsOf('r4b')).slice(1, -1)).toEqual([
       { type: 'delta', attempt: 1, seq: 1, text: '', toolCall: { index: 0, id: 'call_1', name: 'f', arguments: '{}' } },
       {
@@ -241,7 +245,7 @@ describe('RedisReplyOutbox against real Redis', () => {
     const sink = outbox.open({ inbox, requestId: 'r5' }, 2, earlier);
     sink.start(4, true);
     sink.output({ choice: 0, text: 'lo', tokens: 2 });
-    await sink.end(['stop'], { promptTokens: 4, completionTokens: 2 });
+    await sink.end({ finishReasons: ['stop'], usage: { promptTokens: 4, completionTokens: 2 } });
     const record = decodeReplyRecord((await redis.get(replyRecordKey(prefix, 'r5')))!);
     expect(record.map((e) => `${e.attempt}:${e.type}${e.type === 'delta' ? `:${e.text}` : ''}`)).toEqual([
       '1:start',

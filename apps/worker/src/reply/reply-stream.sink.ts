@@ -2,13 +2,11 @@ import type { OutputPiece } from '@conveyor/engine';
 import {
   encodeReplyRecord,
   ReplyFence,
-  type FinishReason,
   type ReplyEvent,
-  type TokenUsage,
   type Tokenized,
   type UnnumberedReplyEvent,
 } from '@conveyor/queue';
-import type { ReplySink } from './reply-sink.js';
+import type { ReplyEnding, ReplySink } from './reply-sink.js';
 import type { ReplyAddress } from './reply-streams.port.js';
 
 type Pending = Omit<OutputPiece, 'choice'> & { text: string };
@@ -108,15 +106,8 @@ export class ReplyStreamSink implements ReplySink {
     this.queue({ type: 'tokens', attempt: this.attempt, tokens, maxModelLen, ...(text !== undefined ? { text } : {}) });
   }
 
-  /**
-   * `finishReasons`: every choice's, in choice order; `stopSequences`: by choice, the stop string that
-   * ended it. Resolves once the end (and the record) is written.
-   */
-  end(
-    finishReasons: readonly FinishReason[],
-    usage: TokenUsage,
-    stopSequences?: ReadonlyArray<string | null>,
-  ): Promise<void> {
+  /** Resolves once the end (and the record) is written. */
+  end({ finishReasons, usage, stopSequences }: ReplyEnding): Promise<void> {
     const many = finishReasons.length > 1 ? { finishReasons: [...finishReasons] } : {};
     // Written only when a stop sequence ended some choice: the end of every other reply stays as small as it was.
     const stops = stopSequences?.some((s) => s !== null) ? { stopSequences: [...stopSequences] } : {};

@@ -47,7 +47,7 @@ export class TokenizeProcessor implements JobHandler<TokenizeJobData, JobResult>
       const usage = { promptTokens: tokenize.kind === 'detokenize' ? 0 : answer.tokens.length, completionTokens: 0 };
       sink.start(usage.promptTokens, false);
       sink.tokens(answer);
-      await sink.end(['stop'], usage);
+      await sink.end({ finishReasons: ['stop'], usage });
       this.logger.debug({ msg: 'tokenize job finished', requestId, deployment, kind: tokenize.kind });
       return { finishReason: 'stop', usage };
     } catch (err) {
