@@ -26,7 +26,7 @@ import { CancellationTracker, STOP, type StopReason } from '../../apps/worker/sr
 import { EngineRegistry } from '../../apps/worker/src/engine/engine-registry.js';
 import { GenerationProcessor } from '../../apps/worker/src/generation/generation.processor.js';
 import { ImageReleaser } from '../../apps/worker/src/images/image-releaser.port.js';
-import { ReplySinks } from '../../apps/worker/src/reply/reply-sinks.js';
+import { ReplySinks } from '../../apps/worker/src/jobs/reply-sinks.js';
 import { PrefixRoutes } from '../../apps/worker/src/routing/prefix-routes.port.js';
 import { RecordingReplyStreams, REPLY_CONFIG } from './reply-streams.js';
 

@@ -1,4 +1,4 @@
-import { useHashTags } from '@conveyor/queue';
+import { EMBED_JOB, GENERATE_JOB, TOKENIZE_JOB, useHashTags } from '@conveyor/queue';
 import { DynamicModule, Module } from '@nestjs/common';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
 import { CommandConnection } from '@conveyor/redis';
@@ -18,13 +18,18 @@ import { SERVED_DEPLOYMENTS } from './engine/served-deployments.token.js';
 import { EngineRegistry } from './engine/engine-registry.js';
 import { RedisImageSource } from './images/redis-image.source.js';
 import { WorkerMetricsServer } from './metrics/worker-metrics.server.js';
-import { JOB_HANDLERS } from './jobs/job-handler.js';
+import { AffinityRescuer } from './jobs/affinity-rescuer.js';
+import { DeadWorkerTakeover } from './jobs/dead-worker-takeover.js';
+import { JobForwarder } from './jobs/job-forwarder.js';
+import { JOB_HANDLERS, type JobHandler } from './jobs/job-handler.js';
+import { JobRouter } from './jobs/job-router.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
 import { WorkerHost } from './jobs/worker-host.js';
 import { RedisReplyOutbox } from './reply/redis-reply.outbox.js';
 import { ReplyStreams } from './reply/reply-streams.port.js';
-import { ReplySinks } from './reply/reply-sinks.js';
-import { WORKER_IDENTITY, workerIdentity } from './presence/worker-identity.js';
+import { ReplySinks } from './jobs/reply-sinks.js';
+import { WORKER_IDENTITY, workerIdentity, type WorkerIdentity } from './presence/worker-identity.js';
+import { WorkerPresence } from './presence/worker-presence.js';
 import { PrefixRoutes } from './routing/prefix-routes.port.js';
 import { RedisPrefixRoutes } from './routing/redis-prefix-routes.js';
 import { workerRedis } from './worker-redis.js';
@@ -34,6 +39,7 @@ export class WorkerModule {
   static forDeployments(config: PlatformConfig, deployments: DeploymentConfig[]): DynamicModule {
     // Before any key is named: keys carry hash tags on a Redis Cluster only.
     useHashTags(config.redis.cluster !== null);
+    const served = deployments.map((d) => d.id);
     return {
       module: WorkerModule,
       providers: [
@@ -75,6 +81,46 @@ export class WorkerModule {
           ],
         },
         UnrunFailures,
+        // The parts the worker host runs, wired here rather than built by it.
+        {
+          provide: JobRouter,
+          inject: [JOB_HANDLERS, AdmissionPlaces],
+          useFactory: (handlers: JobHandler[], places: AdmissionPlaces) =>
+            new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB], places),
+        },
+        {
+          provide: WorkerPresence,
+          inject: [WORKER_IDENTITY],
+          useFactory: (identity: WorkerIdentity) =>
+            new WorkerPresence(config.redis, {
+              prefix: config.redis.prefix,
+              workerId: identity.id,
+              instance: identity.instance,
+              deployments: served,
+              heartbeatMs: config.worker.heartbeatMs,
+            }),
+        },
+        {
+          provide: JobForwarder,
+          inject: [CommandConnection],
+          useFactory: ({ redis }: CommandConnection) => new JobForwarder(config, redis),
+        },
+        {
+          provide: DeadWorkerTakeover,
+          inject: [CommandConnection, WORKER_IDENTITY, AdmissionPlaces],
+          useFactory: ({ redis }: CommandConnection, identity: WorkerIdentity, places: AdmissionPlaces) =>
+            new DeadWorkerTakeover(redis, config, served, identity.instance, places),
+        },
+        {
+          provide: AffinityRescuer,
+          inject: [CommandConnection, WORKER_IDENTITY, JobForwarder, DeadWorkerTakeover],
+          useFactory: (
+            { redis }: CommandConnection,
+            identity: WorkerIdentity,
+            forwarder: JobForwarder,
+            takeover: DeadWorkerTakeover,
+          ) => new AffinityRescuer(config, served, identity.routeName, forwarder, redis, takeover),
+        },
         WorkerHost,
         WorkerMetricsServer,
       ],

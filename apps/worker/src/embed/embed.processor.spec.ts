@@ -6,7 +6,7 @@ import type { BatchLineRef, BatchLineResult, EmbedJobData, JobResult } from '@co
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { CancellationTracker, STOP, type StopReason } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from '../jobs/reply-sinks.js';
 import { toBase64Float32 } from './float32-base64.js';
 import { EmbedProcessor } from './embed.processor.js';
 import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';

@@ -5,7 +5,7 @@ import { CancellationTracker } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { attemptOf, refuseIfExpired, reportFailure, stopped } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from '../jobs/reply-sinks.js';
 import { toBase64Float32 } from './float32-base64.js';
 
 /**

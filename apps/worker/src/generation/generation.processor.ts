@@ -14,7 +14,7 @@ import { EngineRegistry } from '../engine/engine-registry.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
 import { attemptOf, endsForGood, refuseIfExpired, reportFailure, stopped } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from '../jobs/reply-sinks.js';
 import { PrefixRoutes } from '../routing/prefix-routes.port.js';
 import { GenerationSpan } from './generation-span.js';
 

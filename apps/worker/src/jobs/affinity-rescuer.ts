@@ -18,8 +18,7 @@ import {
   type RedisClient,
 } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
-import type { AdmissionPlaces } from '../admission/admission-places.port.js';
-import { DeadWorkerTakeover } from './dead-worker-takeover.js';
+import type { DeadWorkerTakeover } from './dead-worker-takeover.js';
 import type { JobForwarder } from './job-forwarder.js';
 
 /** How long a worker must have been gone before its drained queue is deleted (an API may still be adding to it). */
@@ -44,22 +43,19 @@ export class AffinityRescuer {
   private readonly goneSince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private readonly takeover: DeadWorkerTakeover;
 
   /**
-   * `self`: this worker's route name; `instance`: this process (WorkerIdentity); `redis`: the worker's
-   * command connection (each rescue's BullMQ worker has its own, for its blocking fetches).
+   * `self`: this worker's route name; `redis`: the worker's command connection (each rescue's BullMQ
+   * worker has its own, for its blocking fetches); `takeover`: what moves dead workers' running jobs back.
    */
   constructor(
     private readonly config: PlatformConfig,
     private readonly deployments: readonly string[],
     private readonly self: string,
-    instance: string,
     private readonly forwarder: JobForwarder,
     private readonly redis: RedisClient,
-    places: AdmissionPlaces,
+    private readonly takeover: DeadWorkerTakeover,
   ) {
-    this.takeover = new DeadWorkerTakeover(this.redis, config, deployments, instance, places);
     this.queues = new QueueSet(redis, config.redis.prefix, (message) => this.logger.warn(message), bullMqTelemetry);
   }
 

@@ -13,7 +13,7 @@ import { ReplyStreams } from '../reply/reply-streams.port.js';
 import { REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 import { EVENTUALLY_MS, waitFor } from '../../../../test/support/jobs.js';
 import type { ReplySink } from '../reply/reply-sink.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from './reply-sinks.js';
 import { UnrunFailures } from './unrun-failures.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

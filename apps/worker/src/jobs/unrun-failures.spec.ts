@@ -4,7 +4,7 @@ import type { Job } from 'bullmq';
 import type { BatchLineResult, GenerationJobData, ImageRef, QueuedJobData } from '@conveyor/queue';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from './reply-sinks.js';
 import { UnrunFailures } from './unrun-failures.js';
 import { RecordingReplyStreams, REPLY_CONFIG } from '../../../../test/support/reply-streams.js';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { jobImageHashes, type QueuedJobData } from '@conveyor/queue';
 import { ImageReleaser } from '../images/image-releaser.port.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from './reply-sinks.js';
 import { attemptOf, serverFailure } from './job-endings.js';
 
 /**

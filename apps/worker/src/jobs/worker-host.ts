@@ -2,17 +2,9 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import {
-  GENERATE_JOB,
-  EMBED_JOB,
-  TOKENIZE_JOB,
-  affinityQueueName,
-  deploymentQueueName,
-  isBatchLinePriority,
-} from '@conveyor/queue';
-import { CommandConnection, MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
+import { affinityQueueName, deploymentQueueName } from '@conveyor/queue';
+import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
-import { AdmissionPlaces } from '../admission/admission-places.port.js';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 import { CancellationTracker, STOP } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -20,7 +12,6 @@ import { WORKER_IDENTITY, bullWorkerId, type WorkerIdentity } from '../presence/
 import { WorkerPresence } from '../presence/worker-presence.js';
 import { RedisPrefixRoutes } from '../routing/redis-prefix-routes.js';
 import { AffinityRescuer } from './affinity-rescuer.js';
-import { JOB_HANDLERS, type JobHandler } from './job-handler.js';
 import { JobForwarder } from './job-forwarder.js';
 import { JobRouter } from './job-router.js';
 import { SlotGate, type SharedIntake } from './slot-gate.js';
@@ -35,43 +26,21 @@ import { UnrunFailures } from './unrun-failures.js';
 @Injectable()
 export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerHost.name);
-  private readonly router: JobRouter;
   private readonly workers: Worker[] = [];
-  private readonly presence: WorkerPresence;
-  private readonly forwarder: JobForwarder;
-  private readonly rescuer: AffinityRescuer;
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     @Inject(SERVED_DEPLOYMENTS) private readonly deployments: DeploymentConfig[],
-    @Inject(JOB_HANDLERS) handlers: JobHandler[],
     @Inject(WORKER_IDENTITY) private readonly identity: WorkerIdentity,
     private readonly engines: EngineRegistry,
     private readonly cancellation: CancellationTracker,
     private readonly routes: RedisPrefixRoutes,
     private readonly unrun: UnrunFailures,
-    private readonly places: AdmissionPlaces,
-    { redis }: CommandConnection,
-  ) {
-    this.router = new JobRouter(handlers, [GENERATE_JOB, EMBED_JOB, TOKENIZE_JOB]);
-    this.presence = new WorkerPresence(config.redis, {
-      prefix: config.redis.prefix,
-      workerId: identity.id,
-      instance: identity.instance,
-      deployments: deployments.map((d) => d.id),
-      heartbeatMs: config.worker.heartbeatMs,
-    });
-    this.forwarder = new JobForwarder(config, redis);
-    this.rescuer = new AffinityRescuer(
-      config,
-      deployments.map((d) => d.id),
-      identity.routeName,
-      identity.instance,
-      this.forwarder,
-      redis,
-      places,
-    );
-  }
+    private readonly router: JobRouter,
+    private readonly presence: WorkerPresence,
+    private readonly forwarder: JobForwarder,
+    private readonly rescuer: AffinityRescuer,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // Registered before taking from it, so a job routed here is always found by whoever looks for it.
@@ -112,9 +81,8 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       deploymentQueueName(deployment.id),
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         gate.enterShared();
-        this.taken(deployment.id, job);
         try {
-          return await this.router.route(job, token, signal);
+          return await this.router.route(deployment.id, job, token, signal);
         } finally {
           gate.leaveShared();
         }
@@ -128,9 +96,8 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
         if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
-        this.taken(deployment.id, job);
         try {
-          return await this.router.route(job, token, signal);
+          return await this.router.route(deployment.id, job, token, signal);
         } finally {
           gate.leaveRouted();
         }
@@ -148,18 +115,6 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       void worker.run();
       this.workers.push(worker);
     }
-  }
-
-  /**
-   * The job's request waits no more: its place in the queue is given back, without holding up the job (a
-   * place not given back lapses). Batch lines are not admitted, so hold none; requests of every service
-   * tier are, whatever BullMQ priority their tier gave them.
-   */
-  private taken(deployment: string, job: Job): void {
-    if (isBatchLinePriority(job.opts.priority) || !job.id) return;
-    this.places.taken(deployment, job.id).catch((err: Error) => {
-      this.logger.warn(`Could not give back the queue place of ${job.id}: ${err.message}`);
-    });
   }
 
   /**

@@ -12,7 +12,7 @@ import {
 import { EngineRegistry } from '../engine/engine-registry.js';
 import { attemptOf, refuseIfExpired, reportFailure } from '../jobs/job-endings.js';
 import type { JobHandler } from '../jobs/job-handler.js';
-import { ReplySinks } from '../reply/reply-sinks.js';
+import { ReplySinks } from '../jobs/reply-sinks.js';
 
 /**
  * Answers one tokenize job (count_tokens, /tokenize, /detokenize) with the deployment's own tokenizer

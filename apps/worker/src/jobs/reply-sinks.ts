@@ -4,8 +4,8 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { replayReply, replyInboxKey, type QueuedJobData, type SentReply } from '@conveyor/queue';
 import { BatchLineSink } from '../batch/batch-line.sink.js';
 import { BatchResultSink } from '../batch/batch-result-sink.port.js';
-import type { ReplySink } from './reply-sink.js';
-import { ReplyStreams } from './reply-streams.port.js';
+import type { ReplySink } from '../reply/reply-sink.js';
+import { ReplyStreams } from '../reply/reply-streams.port.js';
 
 /** A job attempt's sink, and what earlier attempts already sent its client (null on a first attempt, or a batch line). */
 export interface OpenedSink {
