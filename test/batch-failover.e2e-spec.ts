@@ -74,6 +74,9 @@ describe('batches survive the API replica that drives them being killed, at any 
         killedThisRound = await attemptRound(at as number);
       if (killedThisRound) kills++;
     },
+    // Up to five batches, and a new replica for each kill: on a loaded machine (other files running beside
+    // this one) a late kill point can take several tries of ten seconds and more each.
+    300_000,
   );
 
   /** One batch, its driver killed `at` of the way through; true when a kill happened. */
