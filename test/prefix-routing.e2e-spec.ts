@@ -1,8 +1,12 @@
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import type { ChatCompletion } from '@conveyor/openai';
+import { routeBlocksKey, routeLoadKey, routeWorkerName } from '@conveyor/queue';
 import { fileLines, jsonl, submitBatch, waitForBatch } from './support/batches.js';
+import { EVENTUALLY_MS, waitFor } from './support/jobs.js';
 import { readJson } from './support/json.js';
-import { TestPlatform, type ManagedProcess } from './support/platform.js';
+import { REDIS_URL, TestPlatform, type ManagedProcess } from './support/platform.js';
 
 const MODEL = 'conveyor-tiny';
 type Turn = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -25,6 +29,28 @@ const ranOn = (platform: TestPlatform, completionId: string): ManagedProcess | u
     w.output.some((chunk) => chunk.includes(`"requestId":"${requestId}"`) && chunk.includes('job started')),
   );
 };
+
+/**
+ * What `worker` has announced for routing: its free sequences and the prompt blocks it holds. A worker
+ * writes them a moment after a reply ends, so a request sent right after one may find the announcement
+ * before it lands; a test about where routing sends a request waits for it first.
+ */
+async function announcement(
+  platform: TestPlatform,
+  worker: ManagedProcess,
+): Promise<{ free: number; blocks: string[] }> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    const name = routeWorkerName(`${hostname()}:${worker.proc.pid}`);
+    const [free, blocks] = await Promise.all([
+      redis.hget(routeLoadKey(platform.prefix, MODEL), name),
+      redis.smembers(routeBlocksKey(platform.prefix, MODEL, name)),
+    ]);
+    return { free: Number(free ?? 0), blocks };
+  } finally {
+    redis.disconnect();
+  }
+}
 
 const chat = async (platform: TestPlatform, body: Record<string, unknown>): Promise<ChatCompletion> => {
   const res = await fetch(`${platform.baseUrl}/v1/chat/completions`, {
@@ -158,6 +184,14 @@ describe('cache-aware routing under load and faults', () => {
     ];
     const first = await chat(platform, { messages: history });
     const holder = ranOn(platform, first.id)!;
+    const tides = await waitFor(
+      async () => {
+        const { blocks } = await announcement(platform, holder);
+        return blocks.length ? blocks : undefined;
+      },
+      EVENTUALLY_MS,
+      'the holder announcing the tides',
+    );
     // Two other conversations at once, one per worker: the holder's only sequence is taken, and the tides
     // go to its host memory (PROMPT_CACHE_RAM, on by default).
     const others = await Promise.all(
@@ -171,6 +205,15 @@ describe('cache-aware routing under load and faults', () => {
       ),
     );
     expect(others.map((o) => ranOn(platform, o.id))).toContain(holder);
+    // The holder announces its sequence free again and the tides still held (in host memory now).
+    await waitFor(
+      async () => {
+        const { free, blocks } = await announcement(platform, holder);
+        return free > 0 && tides.every((b) => blocks.includes(b)) ? true : undefined;
+      },
+      EVENTUALLY_MS,
+      'the holder announcing a free sequence and the tides in host memory',
+    );
     history.push({ role: 'assistant', content: first.choices[0]!.message.content ?? '' });
     history.push({ role: 'user', content: 'And the one after?' });
     const next = await chat(platform, { messages: history });
