@@ -84,6 +84,11 @@ export class OpenAiHttpError extends Error {
     return new OpenAiHttpError(500, 'server_error', message, null, code);
   }
 
+  /** Redis, and with it the queue, does not answer: refused at once rather than left waiting on a connection. */
+  static queueUnreachable(): OpenAiHttpError {
+    return OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+  }
+
   static unavailable(message: string): OpenAiHttpError {
     // A 503 always says when to try again, as a 429 does.
     return new OpenAiHttpError(503, 'service_unavailable', message, null, ErrorCode.serviceUnavailable, {

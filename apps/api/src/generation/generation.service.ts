@@ -170,6 +170,6 @@ export class GenerationService {
 
   /** A request is refused at once while Redis is unreachable, rather than waiting on a connection. */
   private assertQueueReachable(): void {
-    if (!this.submission.reachable) throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+    if (!this.submission.reachable) throw OpenAiHttpError.queueUnreachable();
   }
 }

@@ -31,7 +31,7 @@ export class ReplyResumption {
     caller: string,
     signal: AbortSignal,
   ): Promise<ReplyRun> {
-    if (!this.queue.reachable) throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+    if (!this.queue.reachable) throw OpenAiHttpError.queueUnreachable();
     const requestId = completionId.startsWith(idPrefix) ? completionId.slice(idPrefix.length) : '';
     if (!isRequestId(requestId)) {
       throw OpenAiHttpError.invalidRequest(

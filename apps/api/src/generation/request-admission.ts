@@ -128,7 +128,7 @@ export class RequestAdmission {
     const admission = await this.places
       .reserve(deployment, requestId, limit, fairShares ? asker : undefined)
       .catch(() => {
-        throw OpenAiHttpError.unavailable('The queue is unreachable; try again shortly.');
+        throw OpenAiHttpError.queueUnreachable();
       });
     if (!admission.admitted && flex && admission.held === undefined) {
       throw new OpenAiHttpError(
