@@ -145,8 +145,7 @@ export class GenerationService {
       events: this.replies.readQueued(source, signal, {
         job,
         owner: caller,
-        route,
-        operation: options.surface.operation,
+        surface: options.surface,
         tier,
         receivedAt,
         reservedAt,

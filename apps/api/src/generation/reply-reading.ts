@@ -5,8 +5,7 @@ import { TokenQuota } from '../auth/token-quota.service.js';
 import type { ReplyRun } from '../contracts/reply-run.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.service.js';
 import { ReplyTiming } from '../metrics/reply-timing.js';
-import type { GenAiOperation } from '../contracts/surface-route.js';
-import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
+import type { SurfaceRoute, UncountedJob } from '../contracts/surface-route.js';
 import { UsageLedger } from '../repositories/usage-ledger.port.js';
 import { FollowedJobs } from './followed-jobs.js';
 import { countUsage, type FollowedReply } from './followed-reply.js';
@@ -19,8 +18,8 @@ export interface QueuedReply {
   job: QueuedJobData;
   /** The key name that made the request. */
   owner: string;
-  route: RunnerEndpointUrl | null;
-  operation: GenAiOperation | null;
+  /** The surface that accepted it: the route its usage is counted under, how it is timed. */
+  surface: SurfaceRoute | UncountedJob;
   tier: QueueTier;
   /** When the request arrived, when its place was reserved and when it was admitted (ms since the epoch). */
   receivedAt: number;
@@ -77,8 +76,8 @@ export class ReplyReading {
       requestId,
       images,
       owner: queued.owner,
-      route: queued.route,
-      operation: queued.operation,
+      route: queued.surface.route,
+      operation: queued.surface.operation,
     };
     return this.read(source, signal, deadlines, followed, { enqueuedAt: admittedAt, queued: true, tier: queued.tier });
   }
