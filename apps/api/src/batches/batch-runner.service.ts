@@ -14,7 +14,7 @@ import { BatchEvents } from '../webhooks/batch-events.service.js';
 import { InputUnreadable } from './batch-input.reader.js';
 import { BatchPlans } from './batch-plans.js';
 import { BatchValidator } from './batch-validator.js';
-import { LeasedBatch } from './leased-batch.js';
+import { LeasedBatch, LeaseLost } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
 import { OutputExpiry } from './output-expiry.js';
@@ -113,7 +113,15 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
           continue;
         }
         let leased = this.leased.get(id);
-        if (!leased) this.leased.set(id, (leased = new LeasedBatch(id, this.instance, (b) => this.finishWith(b.id))));
+        if (!leased) {
+          leased = new LeasedBatch(
+            id,
+            this.instance,
+            (b) => this.finishWith(b.id),
+            (b) => this.lines.holdLease(b.id, this.instance, this.config.batch.leaseMs),
+          );
+          this.leased.set(id, leased);
+        }
         await this.step(leased);
       } catch (err) {
         // The cursor may be past a line whose job was never queued (Redis failed half-way through
@@ -121,6 +129,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         // (BullMQ adds nothing while the job exists), and a line that runs twice is written once.
         void this.leased.get(id)?.dropCursor();
         if (err instanceof InputUnreadable) await this.failUnreadable(id, err.message);
+        else if (err instanceof LeaseLost) this.release(id);
         else this.logger.warn(`Batch ${id}: ${(err as Error).message}`);
       }
     }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { BatchRunnerHarness, startHarness, stopHarness } from '../../../../test/support/batch-runner.js';
 import { input } from '../../../../test/support/batch-fakes.js';
 
@@ -54,5 +54,29 @@ describe('BatchValidator', () => {
       ['a', 'batch_cancelled'],
       ['b', 'batch_cancelled'],
     ]);
+  });
+
+  it('renews the lease while a long validation reads, and stops without a write where another replica took it', async () => {
+    // A lease of 3 ms (below what configuration allows), on the real clock: renewed every millisecond of reading.
+    jest.useRealTimers();
+    h.config = { ...h.config, batch: { ...h.config.batch, leaseMs: 3 } };
+    const ids = Array.from({ length: 20_000 }, (_, i) => `line-${i}`);
+    const id = await h.createBatch(ids);
+    const hold = h.lines.holdLease.bind(h.lines);
+    const holders: string[] = [];
+    h.lines.holdLease = async (batchId, holder, ttlMs) => {
+      holders.push(holder);
+      // The third hold is the second renewal: by then another replica has the batch.
+      if (holders.length === 3) h.lines.lease = { holder: 'replica-b', until: Date.now() + 60_000 };
+      return hold(batchId, holder, ttlMs);
+    };
+    await h.runner().tick();
+    expect(holders.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(holders).size).toBe(1);
+    // Nothing of its validation was written: the batch is as replica-b found it, and no file was made for it.
+    const record = h.records.records.get(id)!;
+    expect(record).toMatchObject({ status: 'validating', output_file_id: null });
+    expect(record.plan_file_id ?? null).toBeNull();
+    expect(h.unqueued.counts.size).toBe(0);
   });
 });

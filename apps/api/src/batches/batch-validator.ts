@@ -53,8 +53,10 @@ export class BatchValidator {
     private readonly metrics: PlatformMetrics,
   ) {}
 
-  async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish'>): Promise<void> {
+  async validate(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'finish' | 'holdOn'>): Promise<void> {
     const { errors, total, byDeployment, tokens, plan } = await this.check(batch, state);
+    // The check may have outlasted the lease many times over: nothing is written unless it is still ours.
+    await state.holdOn();
     const latest = await this.batches.get(batch.id);
     const startedAt = Date.now();
     // Its lines settle against the day it started in (`in_progress_at`), so the two are one instant.
@@ -89,7 +91,7 @@ export class BatchValidator {
   }
 
   /** Streams the whole input once: the first errors in line order, then the whole file's, and the plan. */
-  private async check(batch: BatchRecord, state: InputWatch): Promise<Checked> {
+  private async check(batch: BatchRecord, state: InputWatch & Pick<LeasedBatch, 'holdOn'>): Promise<Checked> {
     const planner = new PlanBuilder(batch.fold_repeats !== false);
     const errors: BatchError[] = [];
     const byDeployment = new Map<string, number>();
@@ -98,8 +100,14 @@ export class BatchValidator {
     const seen = new DigestTable();
     let total = 0;
     let tokens = 0;
+    let heldAt = Date.now();
     for await (const parsed of await this.input.open(batch, state)) {
       total++;
+      // A third of the lease between renewals, so a slow read never lets it lapse.
+      if (Date.now() - heldAt > this.config.batch.leaseMs / 3) {
+        await state.holdOn();
+        heldAt = Date.now();
+      }
       let error = parsed.ok ? null : parsed.error;
       if (parsed.ok) {
         if (seen.setIfAbsent(parsed.value.customId, parsed.line) !== undefined) {

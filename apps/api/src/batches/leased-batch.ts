@@ -40,7 +40,16 @@ export class LeasedBatch implements InputWatch {
     /** The replica holding the lease, as the lease names it. */
     readonly holder: string,
     private readonly ending: (batch: LeasedBatch) => Promise<void>,
+    private readonly renewing: (batch: LeasedBatch) => Promise<boolean> = async () => true,
   ) {}
+
+  /**
+   * Renews the lease within a step that outlasts it (validating a million lines takes a minute; the
+   * lease lasts seconds). Throws LeaseLost where another replica holds it now: that one drives the batch.
+   */
+  async holdOn(): Promise<void> {
+    if (!(await this.renewing(this))) throw new LeaseLost(this.id);
+  }
 
   /** The batch has ended (its final status is written): it leaves the active set, and this replica forgets it. */
   finish(): Promise<void> {
@@ -52,5 +61,12 @@ export class LeasedBatch implements InputWatch {
     const cursor = this.cursor;
     this.cursor = null;
     await cursor?.rest?.return(undefined);
+  }
+}
+
+/** Another replica took the batch's lease while this one was in a step: this one stops where it is. */
+export class LeaseLost extends Error {
+  constructor(batchId: string) {
+    super(`Batch ${batchId}: its lease went to another replica`);
   }
 }
