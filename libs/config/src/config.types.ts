@@ -64,7 +64,19 @@ export interface DeploymentConfig {
   vision: boolean;
   /** A request's deadline, in milliseconds from its receipt, when nothing shorter applies; null: none. */
   deadlineMs: number | null;
+  /**
+   * When a worker of its pool holds its model: `pinned`, loaded before the worker takes any job and never
+   * unloaded; `on-demand`, loaded by one worker with room in its memory budget when its queue has work
+   * and no live worker serves it, and unloaded (least recently used first) when another needs the room.
+   */
+  load: ModelLoad;
+  /** MiB its model and contexts take in a worker's memory budget; null: estimated from the model file. */
+  memoryMb: number | null;
 }
+
+/** See DeploymentConfig.load. */
+export type ModelLoad = 'pinned' | 'on-demand';
+export const MODEL_LOADS: readonly ModelLoad[] = ['pinned', 'on-demand'];
 
 /**
  * What runs a deployment's model in its workers. `llama-cpp`: node-llama-cpp in the worker's process
@@ -307,6 +319,14 @@ export interface PlatformConfig {
      * the launcher can set it. Null: libuv's default of 4 threads.
      */
     threadpoolSize: string | null;
+    /**
+     * MiB of models and contexts a worker may hold (WORKER_MEMORY_BUDGET_MB): on-demand deployments are
+     * loaded within it, pinned ones count against it. Resolved at start-up: 0 there means 80% of the
+     * memory free where the worker starts.
+     */
+    memoryBudgetMb: number;
+    /** How often a worker looks for on-demand deployments with work waiting and no worker (MODEL_DEMAND_POLL_MS). */
+    demandPollMs: number;
   };
   batch: {
     /** Where the local file store keeps uploaded files and batch results (under `files/`). */

@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { freemem, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PlatformConfig } from './config.types.js';
 import { EnvReader } from './env/env-reader.js';
@@ -26,5 +26,7 @@ export function readWorkerConfig(r: EnvReader): PlatformConfig['worker'] {
     llamaServerBin: llamaServerBin ? resolve(llamaServerBin) : null,
     llamaServerCache: readLlamaServerCache(r),
     threadpoolSize: r.optionalString('UV_THREADPOOL_SIZE') ?? null,
+    memoryBudgetMb: r.int('WORKER_MEMORY_BUDGET_MB') || Math.floor((0.8 * freemem()) / 2 ** 20),
+    demandPollMs: r.int('MODEL_DEMAND_POLL_MS'),
   };
 }

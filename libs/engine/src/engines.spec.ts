@@ -26,6 +26,8 @@ const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { eng
   task: 'generate',
   reasoningParser: 'think',
   deadlineMs: null,
+  load: 'pinned',
+  memoryMb: null,
   engine,
   vision: false,
 });

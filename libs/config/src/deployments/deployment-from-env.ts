@@ -71,5 +71,7 @@ export function deploymentFromEnv(
     vision: served.vision,
     reasoningParser: r.oneOf('REASONING_PARSER') === 'think' ? 'think' : null,
     deadlineMs: null,
+    load: 'pinned',
+    memoryMb: null,
   };
 }

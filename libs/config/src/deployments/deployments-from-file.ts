@@ -66,6 +66,8 @@ function fromFile(
     vision: served.vision,
     reasoningParser: d.reasoningParser ?? null,
     deadlineMs: d.deadlineMs ?? null,
+    load: d.load ?? 'pinned',
+    memoryMb: d.memoryMb ?? null,
   };
 }
 

@@ -66,6 +66,22 @@ export const WORKERS_VARS = {
     meaning:
       "Where a worker serves Prometheus metrics of its own at `/metrics`, on every interface (`0`: it serves none): what its engines count, such as the requests llama-server failed in its prompt cache and answered without it, and the process's own figures. Each worker on one machine needs a port of its own.",
   },
+  WORKER_MEMORY_BUDGET_MB: {
+    kind: 'int',
+    default: 0,
+    min: 0,
+    max: 1 << 30,
+    meaning:
+      'MiB of models and their contexts a worker may hold: pinned deployments count against it, and `load: on-demand` ones are loaded within it, the least recently used idle one unloaded to make room. 0: 80% of the memory free where the worker starts.',
+  },
+  MODEL_DEMAND_POLL_MS: {
+    kind: 'int',
+    default: 500,
+    min: 50,
+    max: 60_000,
+    meaning:
+      'How often a worker looks for `load: on-demand` deployments of its pool with requests waiting and no live worker: the most a cold model waits before one worker starts loading it.',
+  },
   ALLOW_CPU_FALLBACK: {
     kind: 'bool',
     default: false,

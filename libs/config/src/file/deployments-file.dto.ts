@@ -20,7 +20,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ENGINE_KINDS, type EngineKind } from '../engine-config.js';
-import { SERVICE_TIERS, type ServiceTier } from '../config.types.js';
+import { MODEL_LOADS, SERVICE_TIERS, type ModelLoad, type ServiceTier } from '../config.types.js';
 import { ALIAS_NAME, ALIAS_NAME_TEXT } from '../deployments/model-names.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -92,6 +92,8 @@ export class DeploymentDto {
   @IsOptional() @ValidateNested() @Type(() => UpstreamDto) upstream?: UpstreamDto;
   @IsOptional() @ValidateNested() @Type(() => SimulatedDto) simulated?: SimulatedDto;
   @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
+  @IsOptional() @IsIn(MODEL_LOADS) load?: ModelLoad;
+  @IsOptional() @IsInt() @Min(0) @Max(1 << 24) memoryMb?: number;
 }
 
 export class RateLimitDto {

@@ -98,6 +98,15 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     meaning:
       "A deadline for its requests, in ms from receipt: one still queued then is withdrawn, one running is stopped (504 `deadline_exceeded`); the shortest of it, the key's and the request's applies.",
   },
+  load: {
+    default: '`pinned`',
+    meaning:
+      '`pinned`: every worker of its pool loads it at start and keeps it. `on-demand`: one worker with room in its `WORKER_MEMORY_BUDGET_MB` loads it when requests wait and no worker serves it, and unloads it, least recently used first, when another model needs the room (see [Models on demand](deployments.md#models-on-demand)).',
+  },
+  memoryMb: {
+    default: "estimated: the model file plus its sequences' KV cache",
+    meaning: "MiB it takes of a worker's memory budget.",
+  },
 };
 
 export const SIMULATED_FIELDS: DocsOf<SimulatedDto> = {

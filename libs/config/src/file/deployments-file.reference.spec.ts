@@ -27,7 +27,7 @@ describe('the deployments file reference', () => {
       'apiKeys[].webhook',
       'modelAliases[]',
     ]);
-    expect(rows('deployments[]')).toHaveLength(22);
+    expect(rows('deployments[]')).toHaveLength(24);
   });
 
   it("lists a key's service tiers, token limits and webhook with what each takes", () => {
