@@ -86,6 +86,8 @@ import { ImageRepository } from './repositories/image.repository.js';
 import { ImageStore } from './repositories/image-store.port.js';
 import { LiveWorkers } from './repositories/live-workers.port.js';
 import { LiveWorkersRepository } from './repositories/live-workers.repository.js';
+import { ModelLoadsRepository } from './repositories/model-loads.repository.js';
+import { ModelLoads } from './repositories/model-loads.port.js';
 import { ResponseRepository } from './repositories/response.repository.js';
 import { ResponseStore } from './repositories/response-store.port.js';
 import { ResponseLeaseRepository } from './repositories/response-lease.repository.js';
@@ -181,6 +183,8 @@ export class AppModule {
         { provide: BatchShares, useExisting: BatchShareRepository },
         LiveWorkersRepository,
         { provide: LiveWorkers, useExisting: LiveWorkersRepository },
+        ModelLoadsRepository,
+        { provide: ModelLoads, useExisting: ModelLoadsRepository },
         RateLimitRepository,
         { provide: RateLimits, useExisting: RateLimitRepository },
         TokenQuotaRepository,

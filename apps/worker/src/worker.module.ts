@@ -25,6 +25,9 @@ import { JOB_HANDLERS, type JobHandler } from './jobs/job-handler.js';
 import { JobRouter } from './jobs/job-router.js';
 import { UnrunFailures } from './jobs/unrun-failures.js';
 import { WorkerHost } from './jobs/worker-host.js';
+import { ModelDemand } from './jobs/model-demand.port.js';
+import { OnDemandModels } from './jobs/on-demand-models.js';
+import { RedisModelDemand } from './jobs/redis-model-demand.js';
 import { RedisReplyOutbox } from './reply/redis-reply.outbox.js';
 import { ReplyStreams } from './reply/reply-streams.port.js';
 import { ReplySinks } from './jobs/reply-sinks.js';
@@ -96,7 +99,8 @@ export class WorkerModule {
               prefix: config.redis.prefix,
               workerId: identity.id,
               instance: identity.instance,
-              deployments: served,
+              // On-demand models are announced as they load (WorkerHost.hold).
+              deployments: deployments.filter((d) => d.load !== 'on-demand').map((d) => d.id),
               heartbeatMs: config.worker.heartbeatMs,
             }),
         },
@@ -122,6 +126,9 @@ export class WorkerModule {
           ) => new AffinityRescuer(config, served, identity.routeName, forwarder, redis, takeover),
         },
         WorkerHost,
+        RedisModelDemand,
+        { provide: ModelDemand, useExisting: RedisModelDemand },
+        OnDemandModels,
         WorkerMetricsServer,
       ],
     };

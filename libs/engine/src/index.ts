@@ -13,13 +13,14 @@ export { toChatHistory, toSamplingOptions } from './llama-cpp/llama-options.js';
 export { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp/llama-cpp.engine.js';
 export { GpuUnavailableError } from './llama-cpp/llama-runtime.js';
 export { resolveModelSource } from './core/model-source.js';
+export { estimateModelMemoryMb } from './core/model-memory.js';
 export {
   LlamaEmbeddingEngine,
   type EmbedResult,
   type LlamaEmbeddingEngineOptions,
 } from './llama-cpp/llama-embedding.engine.js';
 export { ImageSource } from './core/image-source.port.js';
-export { engineMetrics } from './core/engine-metrics.js';
+export { engineMetrics, modelLoads, modelMemoryHeld } from './core/engine-metrics.js';
 export { OpenAiUpstreamEngine, type OpenAiUpstreamEngineOptions } from './openai-upstream/openai-upstream.engine.js';
 export { UpstreamError } from './openai-upstream/upstream-error.js';
 export type { UpstreamDialect } from './openai-upstream/upstream-request-body.js';

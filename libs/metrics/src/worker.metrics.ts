@@ -29,3 +29,15 @@ export const VLLM_KV_CACHE_USAGE = gauge({
   help: "Fraction of a worker's KV cache cells in use, 1 meaning all (running requests and the prompt cache's kept cells), for engines that can tell: node-llama-cpp in process",
   labels: ['model_name'],
 });
+
+export const MODEL_LOADS = counter({
+  name: 'conveyor_model_loads_total',
+  help: "Models a worker loaded or unloaded, by deployment and event: loaded (an on-demand deployment's queue had work and no worker), failed (the load threw; its waiting requests were failed), unloaded (least recently used and idle, for another model's room)",
+  labels: ['deployment', 'event'],
+});
+
+export const MODEL_MEMORY_HELD = gauge({
+  name: 'conveyor_model_memory_held_mib',
+  help: "MiB of a worker's memory budget (WORKER_MEMORY_BUDGET_MB) its loaded models take, by deployment, as estimated before each load",
+  labels: ['deployment'],
+});

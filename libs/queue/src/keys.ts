@@ -90,6 +90,13 @@ export const CANCEL_TTL_MS = 10 * 60 * 1000;
 export const liveWorkersKey = (prefix: string, deployment: string): string => `${prefix}:live:${slotTag(deployment)}`;
 
 /**
+ * The worker loading an on-demand deployment's model (its id, with a TTL its loader renews): one load
+ * per fleet, not one per worker, and what `/v1/models` shows as `loading`. In the live set's slot.
+ */
+export const modelLoadingKey = (prefix: string, deployment: string): string =>
+  `${prefix}:loading:${slotTag(deployment)}`;
+
+/**
  * Heartbeats of the worker processes serving a deployment, for taking over a dead one's jobs: a sorted
  * set of process instances (`workerInstance`), each scored by when its beat lapses, in Redis's own clock.
  * Unlike `liveWorkersKey`, an entry stays until its process has finished its jobs (a graceful shutdown

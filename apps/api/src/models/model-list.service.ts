@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { DeploymentConfig } from '@conveyor/config';
 import type { Model, ModelList } from '@conveyor/openai';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { ModelLoads } from '../repositories/model-loads.port.js';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 
@@ -13,14 +14,24 @@ export class ModelListService {
   constructor(
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
+    private readonly loads: ModelLoads,
   ) {}
 
   async list(deployments: readonly DeploymentConfig[] = this.registry.all): Promise<ModelList> {
     // The counts come from the workers' heartbeats in Redis: while it is away the list is unavailable
     // (503, try again), as every route that needs Redis is, not a server error.
-    const counts = await this.workers.counts(deployments.map((d) => d.id)).catch((err: Error) => {
-      throw OpenAiHttpError.unavailable(`The live workers could not be read: ${err.message}`);
-    });
+    const ids = deployments.map((d) => d.id);
+    const onDemand = deployments.filter((d) => d.load === 'on-demand').map((d) => d.id);
+    const [counts, loading] = await Promise.all([this.workers.counts(ids), this.loads.loading(onDemand)]).catch(
+      (err: Error) => {
+        throw OpenAiHttpError.unavailable(`The live workers could not be read: ${err.message}`);
+      },
+    );
+    const status = (d: DeploymentConfig, live: number): Model['status'] => {
+      if (live > 0) return 'ready';
+      if (loading.has(d.id)) return 'loading';
+      return d.load === 'on-demand' ? 'cold' : 'no_workers';
+    };
     const entry = (id: string, d: DeploymentConfig): Model => {
       const live = counts.get(d.id) ?? 0;
       return {
@@ -28,7 +39,7 @@ export class ModelListService {
         object: 'model',
         created: this.created,
         owned_by: 'conveyor',
-        status: live > 0 ? 'ready' : 'no_workers',
+        status: status(d, live),
         live_workers: live,
         ...(id === d.id ? {} : { alias_of: d.id }),
       };

@@ -13,45 +13,76 @@ import {
 
 const logger = new Logger('Engine');
 
-/** The engines of the deployments this worker serves, loaded and warmed up before any job is taken. */
+/**
+ * The engines of the deployments this worker holds: the pinned ones loaded and warmed up before any job
+ * is taken, on-demand ones added and removed as OnDemandModels loads and unloads them.
+ */
 export class EngineRegistry {
+  private readonly roundListeners: (() => void)[] = [];
+  private readonly heldListeners: ((deployment: string, change: HeldPromptChange) => void)[] = [];
+
   /** Engines already loaded, by deployment; `load` loads them from config. */
   constructor(
     private readonly engines: Map<string, GenerationEngine>,
     private readonly embedders: Map<string, LlamaEmbeddingEngine>,
+    private readonly config?: PlatformConfig,
+    private readonly images?: ImageSource,
   ) {}
 
-  /** `images`: where the engines of deployments that take images read them from. */
+  /** Loads the pinned deployments of `deployments`; `images`: where the engines of deployments that take images read them from. */
   static async load(
     config: PlatformConfig,
     deployments: readonly DeploymentConfig[],
     images: ImageSource,
   ): Promise<EngineRegistry> {
-    const engines = new Map<string, GenerationEngine>();
-    const embedders = new Map<string, LlamaEmbeddingEngine>();
+    const registry = new EngineRegistry(new Map(), new Map(), config, images);
     try {
-      for (const d of deployments) {
-        if (d.task === 'embeddings') embedders.set(d.id, await loadEmbedder(d, config));
-        else engines.set(d.id, await loadEngine(d, engineHost(config, d.vision ? images : null)));
-      }
+      for (const d of deployments) if (d.load !== 'on-demand') await registry.add(d);
     } catch (err) {
-      await Promise.allSettled([...engines.values(), ...embedders.values()].map((e) => e.dispose()));
+      await registry.dispose();
       throw err;
     }
-    return new EngineRegistry(engines, embedders);
+    return registry;
+  }
+
+  /** Loads and warms up a deployment's engine, which then takes the listeners already registered. */
+  async add(d: DeploymentConfig): Promise<void> {
+    if (!this.config || !this.images) throw new Error('This registry was given its engines; it loads none.');
+    if (d.task === 'embeddings') {
+      this.embedders.set(d.id, await loadEmbedder(d, this.config));
+      return;
+    }
+    const engine = await loadEngine(d, engineHost(this.config, d.vision ? this.images : null));
+    this.engines.set(d.id, engine);
+    for (const listener of this.roundListeners) engine.onRound?.(listener);
+    for (const listener of this.heldListeners) engine.onHeldPrompts?.((change) => listener(d.id, change));
+  }
+
+  /** Frees a deployment's engine: call once no job of it is in hand. */
+  async remove(deployment: string): Promise<void> {
+    const engine = this.engines.get(deployment) ?? this.embedders.get(deployment);
+    this.engines.delete(deployment);
+    this.embedders.delete(deployment);
+    await engine?.dispose();
+  }
+
+  has(deployment: string): boolean {
+    return this.engines.has(deployment) || this.embedders.has(deployment);
   }
 
   get(deployment: string): GenerationEngine | undefined {
     return this.engines.get(deployment);
   }
 
-  /** `listener` runs after each round of any engine that decodes in rounds. */
+  /** `listener` runs after each round of any engine that decodes in rounds, loaded now or later. */
   onRound(listener: () => void): void {
+    this.roundListeners.push(listener);
     for (const engine of this.engines.values()) engine.onRound?.(listener);
   }
 
   /** `listener` hears, by deployment, of the prompts an engine keeps beyond its sequences (see HeldPromptChange). */
   onHeldPrompts(listener: (deployment: string, change: HeldPromptChange) => void): void {
+    this.heldListeners.push(listener);
     for (const [deployment, engine] of this.engines) engine.onHeldPrompts?.((change) => listener(deployment, change));
   }
 

@@ -29,6 +29,12 @@ export class UnrunFailures {
 
   /** `reason`: why BullMQ failed the job (its deferred failure). Never throws: it runs from an event. */
   async failed(job: Job<QueuedJobData>, reason: string): Promise<void> {
+    const { code, message } = serverFailure(job.data, reason);
+    await this.refuse(job, 500, code, message);
+  }
+
+  /** Ends a job that will not run, its images released and its client (or batch) told why. Never throws. */
+  async refuse(job: Job<QueuedJobData>, status: number, code: string, message: string): Promise<void> {
     const { requestId } = job.data;
     const images = jobImageHashes(job.data);
     if (images.length) {
@@ -36,10 +42,9 @@ export class UnrunFailures {
         this.logger.warn(`Could not release the images of ${requestId}: ${err.message}`);
       });
     }
-    const { code, message } = serverFailure(job.data, reason);
     await this.sinks
       .open(job.data, attemptOf(job))
-      .then(({ sink }) => sink.fail(500, code, message))
+      .then(({ sink }) => sink.fail(status, code, message))
       .catch((err: Error) => this.logger.warn(`Could not report the failure of ${requestId}: ${err.message}`));
   }
 }

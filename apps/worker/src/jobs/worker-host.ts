@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { claimTokens, wakeFetchLoop } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type DeploymentConfig, type PlatformConfig } from '@conveyor/config';
-import { affinityQueueName, deploymentQueueName } from '@conveyor/queue';
+import { affinityQueueName, deploymentQueueName, type QueuedJobData } from '@conveyor/queue';
 import { MAX_RECONNECT_DELAY_MS, bullConnection, releaseBullConnection } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
 import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
@@ -26,7 +26,11 @@ import { UnrunFailures } from './unrun-failures.js';
 @Injectable()
 export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerHost.name);
-  private readonly workers: Worker[] = [];
+  /** The BullMQ workers taking each held deployment's jobs. */
+  private readonly workers = new Map<string, Worker[]>();
+  /** Jobs in hand by deployment, and when its last one ended: what tells an idle model to unload. */
+  private readonly inHand = new Map<string, number>();
+  private readonly lastUsed = new Map<string, number>();
 
   constructor(
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
@@ -45,7 +49,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationBootstrap(): Promise<void> {
     // Registered before taking from it, so a job routed here is always found by whoever looks for it.
     await this.routes.start();
-    for (const deployment of this.deployments) this.serve(deployment);
+    for (const deployment of this.deployments) if (deployment.load !== 'on-demand') this.serve(deployment);
     await this.presence.start();
     this.rescuer.start();
     if (this.config.worker.threadpoolSize === null) {
@@ -55,11 +59,74 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
           'Set it to the number of deployments this worker serves (npm run start:worker and the worker images set 1).',
       );
     }
+    const onDemand = this.deployments.filter((d) => d.load === 'on-demand');
     this.logger.log(
-      `Worker ready: ${this.identity.id} serving ${this.deployments.map((d) => `"${d.id}" (concurrency ${d.parallel})`).join(', ')}`,
+      `Worker ready: ${this.identity.id} serving ${[...this.workers.keys()].map((id) => `"${id}"`).join(', ') || 'nothing yet'}` +
+        (onDemand.length ? `; on demand: ${onDemand.map((d) => `"${d.id}"`).join(', ')}` : ''),
     );
   }
 
+  /** Starts taking an on-demand deployment's jobs, its model loaded, and announces it. */
+  async hold(deployment: DeploymentConfig): Promise<void> {
+    this.serve(deployment);
+    await this.presence.serve([...this.workers.keys()]);
+  }
+
+  /** Stops announcing and taking a deployment's jobs; resolves once the jobs in hand of it are done. */
+  async release(deployment: string): Promise<void> {
+    const workers = this.workers.get(deployment) ?? [];
+    this.workers.delete(deployment);
+    await this.presence.serve([...this.workers.keys()]);
+    await Promise.all(workers.map((w) => w.close()));
+  }
+
+  /**
+   * Fails the deployment's waiting jobs with `message` (503 `model_unavailable`) until the returned
+   * function is called: its model could not be loaded, and they would otherwise wait for their timeout.
+   */
+  refuse(deployment: string, message: string): () => Promise<void> {
+    const refusing = new Worker(
+      deploymentQueueName(deployment),
+      async (job: Job<QueuedJobData>) => this.unrun.refuse(job, 503, 'model_unavailable', message),
+      {
+        connection: bullConnection(
+          this.config.redis,
+          `conveyor-worker-${deployment}-refusing`,
+          'blocking',
+          this.logger,
+        ),
+        prefix: this.config.redis.prefix,
+        concurrency: 16,
+        lockDuration: this.config.worker.lockMs,
+        name: this.identity.id,
+      },
+    );
+    refusing.on('error', (err) => this.logger.warn(`Worker ${refusing.name}: ${err.message}`));
+    refusing.on('closed', () => releaseBullConnection(refusing.opts.connection));
+    return () => refusing.close();
+  }
+
+  /** Since when no job of the deployment has been in hand; null while one is. */
+  idleSince(deployment: string): number | null {
+    return this.inHand.get(deployment) ? null : (this.lastUsed.get(deployment) ?? 0);
+  }
+
+  /** Counts a deployment's job in hand while `run` runs. */
+  private async counted<T>(deployment: string, run: () => Promise<T>): Promise<T> {
+    this.inHand.set(deployment, (this.inHand.get(deployment) ?? 0) + 1);
+    try {
+      return await run();
+    } finally {
+      this.inHand.set(deployment, (this.inHand.get(deployment) ?? 1) - 1);
+      this.lastUsed.set(deployment, Date.now());
+    }
+  }
+
+  /**
+   * Takes a deployment's jobs: from its queue and, for a pinned one (which announces the prompts its
+   * sequences hold), from this worker's own queue. An on-demand model comes and goes, so the API never
+   * routes to it by prompt: a job left in an own queue would have nobody to take it.
+   */
   private serve(deployment: DeploymentConfig): void {
     const options = (name: string): WorkerOptions => ({
       connection: bullConnection(this.config.redis, name, 'blocking', this.logger),
@@ -82,7 +149,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
         gate.enterShared();
         try {
-          return await this.router.route(deployment.id, job, token, signal);
+          return await this.counted(deployment.id, () => this.router.route(deployment.id, job, token, signal));
         } finally {
           gate.leaveShared();
         }
@@ -91,21 +158,9 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
     );
     claimTokens(shared, bullWorkerId(this.identity.instance, 'shared'));
     const gate = new SlotGate(deployment.parallel, intakeOf(shared), (free) => this.routes.free(deployment.id, free));
-    const own = new Worker(
-      affinityQueueName(deployment.id, this.identity.routeName),
-      async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
-        // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
-        if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
-        try {
-          return await this.router.route(deployment.id, job, token, signal);
-        } finally {
-          gate.leaveRouted();
-        }
-      },
-      options(`conveyor-worker-${deployment.id}-own`),
-    );
-    claimTokens(own, bullWorkerId(this.identity.instance, 'own'));
-    for (const worker of [shared, own]) {
+    const workers = [shared];
+    if (deployment.load !== 'on-demand') workers.push(this.ownWorker(deployment, gate, options));
+    for (const worker of workers) {
       worker.on('error', (err) => this.logger.warn(`Worker ${worker.name}: ${err.message}`));
       worker.on('closed', () => releaseBullConnection(worker.opts.connection));
       worker.on('failed', (job, err) => this.logger.warn(`Job ${job?.id} failed: ${err.message}`));
@@ -113,8 +168,27 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
       // A worker that was frozen past its lock must stop: another worker has the job now.
       worker.on('lockRenewalFailed', (jobIds) => this.cancellation.stop(STOP.lostLock, jobIds));
       void worker.run();
-      this.workers.push(worker);
     }
+    this.workers.set(deployment.id, workers);
+  }
+
+  /** The worker on this worker's own queue of a deployment, sharing its sequences with the shared one through `gate`. */
+  private ownWorker(deployment: DeploymentConfig, gate: SlotGate, options: (name: string) => WorkerOptions): Worker {
+    const own = new Worker(
+      affinityQueueName(deployment.id, this.identity.routeName),
+      async (job: Job, token: string | undefined, signal: AbortSignal | undefined) => {
+        // Routed here for its prompt, but every sequence is busy: any worker may take it sooner.
+        if (!gate.enterRouted()) return this.forwarder.forward(job, 'no free sequence');
+        try {
+          return await this.counted(deployment.id, () => this.router.route(deployment.id, job, token, signal));
+        } finally {
+          gate.leaveRouted();
+        }
+      },
+      options(`conveyor-worker-${deployment.id}-own`),
+    );
+    claimTokens(own, bullWorkerId(this.identity.instance, 'own'));
+    return own;
   }
 
   /**
@@ -126,7 +200,7 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     await this.presence.withdraw();
     await this.rescuer.stop();
-    const closing = Promise.all(this.workers.map((w) => w.close()));
+    const closing = Promise.all([...this.workers.values()].flat().map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>(
       (r) => (timer = setTimeout(() => r('grace-over'), this.config.worker.shutdownGraceMs)),

@@ -16,8 +16,12 @@ export interface HeartbeatThreadData {
   heartbeat: HeartbeatSettings;
 }
 
-/** Main thread → heartbeat thread. */
-export type HeartbeatCommand = 'withdraw' | 'leave';
+/** Main thread → heartbeat thread: `serve` comes with the deployments to beat for from now on. */
+export type HeartbeatCommand = 'withdraw' | 'leave' | 'serve';
+export interface HeartbeatMessage {
+  command: HeartbeatCommand;
+  deployments?: readonly string[];
+}
 
 /** Heartbeat thread → main thread: the first beat landed, a command is done, or a warning to log. */
 export type HeartbeatReport =
@@ -49,8 +53,13 @@ if (port) {
     );
   void beat();
   const timer = setInterval(() => void beat(), data.heartbeat.heartbeatMs);
-  port.on('message', (command: HeartbeatCommand) => {
+  port.on('message', ({ command, deployments }: HeartbeatMessage) => {
     const done = () => report({ type: 'done', command });
+    if (command === 'serve')
+      void heartbeat
+        .serve(deployments ?? [])
+        .catch((err: Error) => warn(`Heartbeat failed: ${err.message}`))
+        .then(done);
     if (command === 'withdraw')
       void heartbeat
         .withdraw()

@@ -18,6 +18,7 @@ export interface HeartbeatSettings {
   workerId: string;
   /** This process alone (see WorkerIdentity.instance): the worker as takeover tells it apart. */
   instance: string;
+  /** The deployments it holds a model of: on-demand ones come and go (Heartbeat.serve). */
   deployments: readonly string[];
   heartbeatMs: number;
 }
@@ -35,13 +36,34 @@ export interface HeartbeatSettings {
  */
 export class Heartbeat {
   private announced = true;
+  private readonly settings: HeartbeatSettings;
 
   /** `redis`: the heartbeat's own connection (its thread's), on which its script is defined. */
   constructor(
     private readonly redis: RedisClient,
-    private readonly settings: HeartbeatSettings,
+    settings: HeartbeatSettings,
   ) {
+    this.settings = { ...settings };
     defineScripts(redis, HEARTBEAT_SCRIPTS);
+  }
+
+  /**
+   * Beats for `deployments` from now on, at once for those added; those left out (a model unloaded, with
+   * no job of it in hand) lose both the announcement and the heartbeat, as after a graceful shutdown.
+   */
+  async serve(deployments: readonly string[]): Promise<void> {
+    const { prefix, instance, workerId } = this.settings;
+    const gone = this.settings.deployments.filter((d) => !deployments.includes(d));
+    this.settings.deployments = [...deployments];
+    await Promise.all(
+      gone.map((d) =>
+        Promise.all([
+          this.redis.zrem(liveWorkersKey(prefix, d), workerId),
+          this.redis.zrem(workerBeatsKey(prefix, d), instance),
+        ]),
+      ),
+    );
+    await this.beat();
   }
 
   get lapseMs(): number {

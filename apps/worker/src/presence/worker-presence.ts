@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import type { RedisSettings } from '@conveyor/redis';
 import type { HeartbeatSettings } from './heartbeat.js';
-import type { HeartbeatCommand, HeartbeatReport, HeartbeatThreadData } from './heartbeat.thread.js';
+import type { HeartbeatCommand, HeartbeatMessage, HeartbeatReport, HeartbeatThreadData } from './heartbeat.thread.js';
 
 /** How long a shutdown waits for the heartbeat thread to withdraw or leave, with Redis perhaps gone. */
 const COMMAND_TIMEOUT_MS = 3000;
@@ -43,6 +43,11 @@ export class WorkerPresence {
     await this.command('withdraw');
   }
 
+  /** Announces the worker for `deployments` from now on (see Heartbeat.serve); resolves once it is in Redis. */
+  async serve(deployments: readonly string[]): Promise<void> {
+    await this.command('serve', deployments);
+  }
+
   /** Stops the heartbeat and removes it: call once no job is in hand, or a job still running could be taken over. */
   async stop(): Promise<void> {
     await this.command('leave');
@@ -50,7 +55,7 @@ export class WorkerPresence {
     this.thread = null;
   }
 
-  private async command(command: HeartbeatCommand): Promise<void> {
+  private async command(command: HeartbeatCommand, deployments?: readonly string[]): Promise<void> {
     const thread = this.thread;
     if (!thread) return;
     let timer: NodeJS.Timeout | undefined;
@@ -62,7 +67,7 @@ export class WorkerPresence {
       };
       thread.on('message', onReport);
       timer = setTimeout(resolve, COMMAND_TIMEOUT_MS);
-      thread.postMessage(command);
+      thread.postMessage({ command, deployments } satisfies HeartbeatMessage);
     });
     clearTimeout(timer);
   }

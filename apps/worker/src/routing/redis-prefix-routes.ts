@@ -43,7 +43,8 @@ export class RedisPrefixRoutes extends PrefixRoutes implements OnApplicationShut
     super();
     this.worker = identity.routeName;
     this.redis = redis;
-    for (const d of deployments)
+    // On-demand models come and go, and are never routed to by prompt (see WorkerHost.serve).
+    for (const d of deployments.filter((d) => d.load !== 'on-demand'))
       this.announcements.set(d.id, {
         sequences: new Map(),
         apart: new Map(),

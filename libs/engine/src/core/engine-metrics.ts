@@ -1,6 +1,8 @@
 import { Registry } from 'prom-client';
 import {
   LLAMA_SERVER_UNCACHED_RETRIES,
+  MODEL_LOADS,
+  MODEL_MEMORY_HELD,
   PROMPT_CACHE_RAM_BYTES,
   PROMPT_CACHE_RAM_EVENTS,
   VLLM_KV_CACHE_USAGE,
@@ -53,3 +55,9 @@ export function reportPromptCacheRam(deployment: string, bytes: () => number): (
     if (promptCacheRam.get(deployment) === bytes) promptCacheRam.delete(deployment);
   };
 }
+
+/** Models loaded, failed and unloaded on demand, by deployment (OnDemandModels in the worker counts them). */
+export const modelLoads = counterOf(MODEL_LOADS, engineMetrics);
+
+/** The budget's MiB each model a worker holds takes, by deployment. */
+export const modelMemoryHeld = gaugeOf(MODEL_MEMORY_HELD, engineMetrics);
