@@ -115,7 +115,8 @@ export type EngineConfig =
       text: string;
     };
 
-export type DeploymentTask = 'generate' | 'embeddings';
+export const DEPLOYMENT_TASKS = ['generate', 'embeddings', 'rerank'] as const;
+export type DeploymentTask = (typeof DEPLOYMENT_TASKS)[number];
 export type FlashAttention = 'auto' | 'on' | 'off';
 /** `think`: the segment between `<think>` and `</think>` (DeepSeek-R1, Qwen3 and similar templates). */
 export type ReasoningParser = 'think';

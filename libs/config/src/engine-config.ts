@@ -85,8 +85,8 @@ export function resolveEngine(
       );
     }
   }
-  if (kind !== 'llama-cpp' && fields.task === 'embeddings') {
-    problems.push(`${names.task} embeddings runs on engine llama-cpp only (${names.engine} is ${kind})`);
+  if (kind !== 'llama-cpp' && fields.task !== 'generate') {
+    problems.push(`${names.task} ${fields.task} runs on engine llama-cpp only (${names.engine} is ${kind})`);
     kind = 'llama-cpp';
   }
 

@@ -17,6 +17,8 @@ export interface ModelPreset {
   thinking?: boolean;
   /** A vision model: the projector (mmproj) generated beside it, which turns images into its embeddings. */
   projector?: ProjectorPreset;
+  /** A reranker: a Qwen3 model with a one-logit rank head (`cls.output`), for `task: rerank`. */
+  reranker?: boolean;
 }
 
 /**
@@ -77,6 +79,8 @@ export const MODEL_PRESETS = {
       seed: 3,
     },
   },
+  /** `tiny` as a reranker (Qwen3 with a rank head), for `task: rerank` deployments. */
+  rerank: { ...TINY, name: 'conveyor-tiny-rerank', reranker: true, seed: 4 },
   bench: {
     name: 'conveyor-bench',
     vocabSize: 32000,

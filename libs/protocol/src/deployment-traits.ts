@@ -14,7 +14,7 @@ export interface SamplingPreset {
 export interface DeploymentTraits {
   id: string;
   /** `generate`: chat and text completions; `embeddings`: `/v1/embeddings` only. */
-  task: 'generate' | 'embeddings';
+  task: 'generate' | 'embeddings' | 'rerank';
   /** Tokens of context per sequence, prompt and reply together. */
   contextSize: number;
   /** The most characters one token can stand for: a prompt longer than contextSize times this cannot fit. */

@@ -21,13 +21,11 @@ export function checkPromptLength(
   );
 }
 
-/** The deployment generates text (not embeddings only): what a body that tokenizes or generates needs. */
+/** The deployment generates text (not embeddings or reranking only): what a body that tokenizes or generates needs. */
 export function checkGenerates(deployment: DeploymentTraits): void {
-  if (deployment.task === 'embeddings') {
-    throw new RequestProblem(
-      `The model '${deployment.id}' serves embeddings only (POST /v1/embeddings).`,
-      'model',
-      ErrorCode.modelNotSupported,
-    );
+  if (deployment.task !== 'generate') {
+    const only =
+      deployment.task === 'embeddings' ? 'embeddings only (POST /v1/embeddings)' : 'reranking only (POST /v1/rerank)';
+    throw new RequestProblem(`The model '${deployment.id}' serves ${only}.`, 'model', ErrorCode.modelNotSupported);
   }
 }

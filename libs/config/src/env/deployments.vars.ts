@@ -1,4 +1,5 @@
 import { ENGINE_KINDS } from '../engine-config.js';
+import { DEPLOYMENT_TASKS } from '../config.types.js';
 import type { EnvVarSpec } from './env-var.js';
 
 /** The settings from CONTEXT_SIZE on are also the defaults of the deployments file's deployments. */
@@ -13,7 +14,7 @@ export const DEPLOYMENTS_VARS = {
   MODEL: {
     kind: 'text',
     defaultText: '`tiny`',
-    allowedText: 'a preset (`tiny`, `think`, `vision`, `bench`), a `.gguf` path or an `hf:` URI',
+    allowedText: 'a preset (`tiny`, `think`, `vision`, `rerank`, `bench`), a `.gguf` path or an `hf:` URI',
     meaning:
       'Without a file: the model served, generated on first use for a preset, downloaded for an `hf:` URI; with an upstream, the name it serves the model under.',
   },
@@ -33,8 +34,9 @@ export const DEPLOYMENTS_VARS = {
   TASK: {
     kind: 'enum',
     default: 'generate',
-    values: ['generate', 'embeddings'],
-    meaning: 'Without a file: chat and text completions, or embeddings (`/v1/embeddings`) only.',
+    values: DEPLOYMENT_TASKS,
+    meaning:
+      'Without a file: chat and text completions, embeddings (`/v1/embeddings`) only, or reranking (`/v1/rerank`) only.',
   },
   ENGINE: {
     kind: 'enum',

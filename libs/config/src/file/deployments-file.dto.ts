@@ -20,7 +20,14 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ENGINE_KINDS, type EngineKind } from '../engine-config.js';
-import { MODEL_LOADS, SERVICE_TIERS, type ModelLoad, type ServiceTier } from '../config.types.js';
+import {
+  DEPLOYMENT_TASKS,
+  MODEL_LOADS,
+  SERVICE_TIERS,
+  type DeploymentTask,
+  type ModelLoad,
+  type ServiceTier,
+} from '../config.types.js';
 import { ALIAS_NAME, ALIAS_NAME_TEXT } from '../deployments/model-names.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -81,7 +88,7 @@ export class DeploymentDto {
   @IsOptional() @ValidateNested() @Type(() => SamplingPresetDto) defaults?: SamplingPresetDto;
   @IsOptional() @ValidateNested() @Type(() => AppAliasDto) alias?: AppAliasDto;
   @IsOptional() @IsIn(['private', 'public']) auth?: 'private' | 'public';
-  @IsOptional() @IsIn(['generate', 'embeddings']) task?: 'generate' | 'embeddings';
+  @IsOptional() @IsIn(DEPLOYMENT_TASKS) task?: DeploymentTask;
   @IsOptional() @IsIn(['think']) reasoningParser?: 'think';
 
   @IsOptional() @IsIn(ENGINE_KINDS) engine?: EngineKind;

@@ -49,7 +49,7 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
   model: {
     default: 'required, unless `upstream.model` names it; `simulated` for a simulated engine',
     meaning:
-      'The model served: a preset (`tiny`, `think`, `vision`, `bench`), a `.gguf` path or an `hf:` URI; with an upstream, the name it serves the model under; with a simulated engine, any name.',
+      'The model served: a preset (`tiny`, `think`, `vision`, `rerank`, `bench`), a `.gguf` path or an `hf:` URI; with an upstream, the name it serves the model under; with a simulated engine, any name.',
   },
   pool: { default: '`cpu`', meaning: 'The worker pool that serves it.' },
   contextSize: { default: '`CONTEXT_SIZE`', meaning: 'Tokens of context per sequence.' },
@@ -73,7 +73,10 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
   defaults: { meaning: 'Sampling fields a request gets when it leaves them unset.' },
   alias: { meaning: 'Also serve it at `/<org>/<app>/v1/...`.' },
   auth: { default: '`private`', meaning: '`private`: the alias routes need an API key; `public`: they need none.' },
-  task: { default: '`generate`', meaning: 'Chat and text completions, or embeddings (`/v1/embeddings`) only.' },
+  task: {
+    default: '`generate`',
+    meaning: 'Chat and text completions, embeddings (`/v1/embeddings`) only, or reranking (`/v1/rerank`) only.',
+  },
   reasoningParser: {
     meaning: "`think`: return a thinking model's `<think>…</think>` segment as `reasoning_content`.",
   },
