@@ -10,6 +10,7 @@ export type {
 } from './core/generation-engine.js';
 export { EngineInputError, EngineOutputError } from './core/generation-engine.js';
 export { toChatHistory, toSamplingOptions } from './llama-cpp/llama-options.js';
+export { LlamaRankingEngine, type RankResult } from './llama-cpp/llama-ranking.engine.js';
 export { LlamaCppEngine, type LlamaCppEngineOptions } from './llama-cpp/llama-cpp.engine.js';
 export { GpuUnavailableError } from './llama-cpp/llama-runtime.js';
 export { resolveModelSource } from './core/model-source.js';

@@ -5,14 +5,20 @@ import { TOKENIZE_JOB, isTokenizeJob, type TokenizeJobData } from './tokenize-jo
 
 export const EMBED_JOB = 'embed' as const;
 
-/** Payload of one embeddings request: every input is embedded, in order, and published as `embedding` events. */
+/**
+ * Payload of one embeddings request: every input is embedded, in order, and published as `embedding`
+ * events. A rerank request is one too, with its `query`: each input is a document, scored against the
+ * query, and its score published as a vector of one value (the reply's events are the same).
+ */
 export interface EmbedJobData extends JobTerms {
   requestId: string;
   deployment: string;
   /** The model name the client sent, where it is an alias of `deployment`: what the reply's `model` says. */
   model?: string;
-  /** Text, or text already tokenized (token ids). */
+  /** Text, or text already tokenized (token ids); a rerank job's documents, text only. */
   inputs: Array<string | number[]>;
+  /** Set on a rerank job: what its documents are scored against. */
+  query?: string;
   enqueuedAt: number;
   /** Name of the API key that made the request, as on a generation job. */
   owner?: string;

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
+import type { EmbedResult } from '@conveyor/engine';
 import { EMBED_JOB, type JobResult, type EmbedJobData, type TokenUsage } from '@conveyor/queue';
 import { CancellationTracker } from '../cancel/cancellation-tracker.port.js';
 import { EngineRegistry } from '../engine/engine-registry.js';
@@ -38,11 +39,7 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
     // A batch line has no client to cancel it.
     if (!batch) this.cancellation.abortIfCancelled(requestId);
     try {
-      const engine = this.engines.embedder(deployment);
-      // Queues are per deployment and the API checks the task, so this only happens to a job put on a queue by hand.
-      if (!engine)
-        throw new UnrecoverableError(`This worker does not serve embeddings for deployment "${deployment}".`);
-      const result = await engine.embed(job.data.inputs, signal).catch(async (err: unknown) => {
+      const result = await this.run(job.data, signal).catch(async (err: unknown) => {
         // The engine gives up when it is stopped: the stop says how the job ends.
         if (signal.aborted) await stopped(job, token, signal);
         throw err;
@@ -57,6 +54,7 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
         deployment,
         attempt,
         inputs: result.vectors.length,
+        ...(job.data.query !== undefined ? { rerank: true } : {}),
         promptTokens: usage.promptTokens,
         ms: Date.now() - started,
       });
@@ -66,5 +64,20 @@ export class EmbedProcessor implements JobHandler<EmbedJobData, JobResult> {
     } finally {
       this.cancellation.untrack(requestId);
     }
+  }
+
+  /** Embeds the inputs, or scores them against a rerank job's query (each score a vector of one value). */
+  private async run({ deployment, inputs, query }: EmbedJobData, signal: AbortSignal): Promise<EmbedResult> {
+    // Queues are per deployment and the API checks the task, so a missing engine only happens to a job put on a queue by hand.
+    if (query !== undefined) {
+      const ranker = this.engines.ranker(deployment);
+      if (!ranker) throw new UnrecoverableError(`This worker does not rerank for deployment "${deployment}".`);
+      const documents = inputs.filter((d): d is string => typeof d === 'string');
+      const { scores, promptTokens } = await ranker.rank(query, documents, signal);
+      return { vectors: scores.map((score) => Float32Array.of(score)), promptTokens };
+    }
+    const engine = this.engines.embedder(deployment);
+    if (!engine) throw new UnrecoverableError(`This worker does not serve embeddings for deployment "${deployment}".`);
+    return engine.embed(inputs, signal);
   }
 }

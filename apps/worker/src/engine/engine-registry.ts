@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { DeploymentConfig, PlatformConfig } from '@conveyor/config';
 import {
   LlamaEmbeddingEngine,
+  LlamaRankingEngine,
   llamaEmbeddingOptions,
   resolveModelSource,
   startEngine,
@@ -18,6 +19,7 @@ const logger = new Logger('Engine');
  * is taken, on-demand ones added and removed as OnDemandModels loads and unloads them.
  */
 export class EngineRegistry {
+  private readonly rankers = new Map<string, LlamaRankingEngine>();
   private readonly roundListeners: (() => void)[] = [];
   private readonly heldListeners: ((deployment: string, change: HeldPromptChange) => void)[] = [];
 
@@ -52,6 +54,10 @@ export class EngineRegistry {
       this.embedders.set(d.id, await loadEmbedder(d, this.config));
       return;
     }
+    if (d.task === 'rerank') {
+      this.rankers.set(d.id, await loadRanker(d, this.config));
+      return;
+    }
     const engine = await loadEngine(d, engineHost(this.config, d.vision ? this.images : null));
     this.engines.set(d.id, engine);
     for (const listener of this.roundListeners) engine.onRound?.(listener);
@@ -60,14 +66,15 @@ export class EngineRegistry {
 
   /** Frees a deployment's engine: call once no job of it is in hand. */
   async remove(deployment: string): Promise<void> {
-    const engine = this.engines.get(deployment) ?? this.embedders.get(deployment);
+    const engine = this.engines.get(deployment) ?? this.embedders.get(deployment) ?? this.rankers.get(deployment);
     this.engines.delete(deployment);
     this.embedders.delete(deployment);
+    this.rankers.delete(deployment);
     await engine?.dispose();
   }
 
   has(deployment: string): boolean {
-    return this.engines.has(deployment) || this.embedders.has(deployment);
+    return this.engines.has(deployment) || this.embedders.has(deployment) || this.rankers.has(deployment);
   }
 
   get(deployment: string): GenerationEngine | undefined {
@@ -91,8 +98,14 @@ export class EngineRegistry {
     return this.embedders.get(deployment);
   }
 
+  /** The ranking engine of a deployment with `task: rerank`. */
+  ranker(deployment: string): LlamaRankingEngine | undefined {
+    return this.rankers.get(deployment);
+  }
+
   async dispose(): Promise<void> {
-    await Promise.allSettled([...this.engines.values(), ...this.embedders.values()].map((e) => e.dispose()));
+    const all = [...this.engines.values(), ...this.embedders.values(), ...this.rankers.values()];
+    await Promise.allSettled(all.map((e) => e.dispose()));
   }
 }
 
@@ -138,6 +151,19 @@ async function loadEmbedder(deployment: DeploymentConfig, config: PlatformConfig
   logger.log(
     `Loaded ${modelPath} for embeddings "${deployment.id}" (${deployment.pool} pool) in ${Date.now() - started} ms ` +
       `(context ${deployment.contextSize}, ${engine.dimensions} dimensions, ${deployment.threads} thread(s))`,
+  );
+  return engine;
+}
+
+/** Loads a rerank deployment's model in a ranking context, then scores one pair so the first request is not a cold one. */
+async function loadRanker(deployment: DeploymentConfig, config: PlatformConfig): Promise<LlamaRankingEngine> {
+  const started = Date.now();
+  const modelPath = await resolveModelSource(deployment.model, config.modelsDir, logger);
+  const engine = await LlamaRankingEngine.load(llamaEmbeddingOptions(deployment, config.worker, modelPath));
+  await engine.rank('warm-up', ['warm-up']);
+  logger.log(
+    `Loaded ${modelPath} for reranking "${deployment.id}" (${deployment.pool} pool) in ${Date.now() - started} ms ` +
+      `(context ${deployment.contextSize}, ${deployment.threads} thread(s))`,
   );
   return engine;
 }
