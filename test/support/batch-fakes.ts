@@ -413,6 +413,7 @@ export const endpoints: BatchEndpoints = {
   '/v1/chat/completions': endpoint,
   '/v1/completions': endpoint,
   '/v1/embeddings': endpoint,
+  '/v1/rerank': endpoint,
   '/v1/responses': endpoint,
   '/v1/messages': endpoint,
 };

@@ -31,6 +31,8 @@ import { OpenApiDocument } from './docs/openapi.document.js';
 import { EmbeddingsController } from './embeddings/embeddings.controller.js';
 import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
+import { RerankController } from './rerank/rerank.controller.js';
+import { RerankService } from './rerank/rerank.service.js';
 import { ApiExceptionFilter } from './http/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
@@ -152,6 +154,7 @@ export class AppModule {
         ModelsController,
         ChatController,
         EmbeddingsController,
+        RerankController,
         CompletionsController,
         ResponsesController,
         MessagesController,
@@ -237,6 +240,7 @@ export class AppModule {
         CompletionsService,
         CompletionsHttpHandler,
         EmbeddingsService,
+        RerankService,
         EmbeddingsHttpHandler,
         ResponsesService,
         ResponseOutcomes,

@@ -26,6 +26,7 @@ export const BATCH_ENDPOINT_URLS = [
   '/v1/chat/completions',
   '/v1/completions',
   '/v1/embeddings',
+  '/v1/rerank',
   '/v1/responses',
 ] as const;
 export type BatchEndpointUrl = (typeof BATCH_ENDPOINT_URLS)[number];

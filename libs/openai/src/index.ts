@@ -5,6 +5,7 @@ export type * from './batch.types.js';
 export { BATCH_ENDPOINT_URLS } from './batch.types.js';
 export type * from './completions.types.js';
 export type * from './embeddings.types.js';
+export type * from './rerank.types.js';
 export type * from './responses.types.js';
 export { ErrorCode, errorTypeFor } from './error-codes.js';
 export type * from './messages.types.js';

@@ -1,7 +1,7 @@
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 
-/** OpenTelemetry's `gen_ai.operation.name` of a generating route. */
-export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings';
+/** OpenTelemetry's `gen_ai.operation.name` of a generating route (`rerank` is the platform's own: the conventions name none). */
+export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings' | 'rerank';
 
 /**
  * Where a generating API surface is reached and how its replies are named and timed, declared once with

@@ -1,6 +1,7 @@
 import { describe, it, expect } from '@jest/globals';
 import type { ReplyResult } from '@conveyor/queue';
-import { dimensionsOf, fromBase64Float32, toEmbeddingList } from './embeddings-response.mapper.js';
+import { fromBase64Float32 } from '../generation/float32-base64.js';
+import { dimensionsOf, toEmbeddingList } from './embeddings-response.mapper.js';
 
 /** How a worker encodes a vector: little-endian float32 bytes, base64. */
 function encode(values: number[]): string {

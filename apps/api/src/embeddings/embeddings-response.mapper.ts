@@ -1,14 +1,6 @@
 import type { EmbeddingEncodingFormat, EmbeddingList } from '@conveyor/openai';
 import type { ReplyResult } from '@conveyor/queue';
-
-/** The floats of a vector as workers send it (little-endian float32, base64). */
-export function fromBase64Float32(vector: string): number[] {
-  const bytes = Buffer.from(vector, 'base64');
-  const values = new Array<number>(bytes.length >> 2);
-  // Nine significant digits print every float32 exactly, in about half the characters of a double.
-  for (let i = 0; i < values.length; i++) values[i] = Number(bytes.readFloatLE(i * 4).toPrecision(9));
-  return values;
-}
+import { fromBase64Float32 } from '../generation/float32-base64.js';
 
 /** A finished embeddings reply in OpenAI's shape; base64 is passed through as the worker encoded it. */
 export function toEmbeddingList(model: string, reply: ReplyResult, encoding: EmbeddingEncodingFormat): EmbeddingList {
