@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import { ensurePresetModel, isModelPresetName } from '@conveyor/gguf';
+import { ensurePresetAdapter, ensurePresetModel, isAdapterPresetName, isModelPresetName } from '@conveyor/gguf';
 import { resolveModelFile } from 'node-llama-cpp';
 
 export interface ModelSourceLogger {
@@ -12,6 +12,7 @@ export interface ModelSourceLogger {
  * into the models folder, and a plain path must already exist.
  */
 export async function resolveModelSource(model: string, modelsDir: string, logger: ModelSourceLogger): Promise<string> {
+  if (isAdapterPresetName(model)) return ensurePresetAdapter(model, modelsDir);
   if (isModelPresetName(model)) {
     const path = await ensurePresetModel(model, modelsDir);
     logger.log(
