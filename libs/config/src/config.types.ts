@@ -72,6 +72,20 @@ export interface DeploymentConfig {
   load: ModelLoad;
   /** MiB its model and contexts take in a worker's memory budget; null: estimated from the model file. */
   memoryMb: number | null;
+  /**
+   * The LoRA adapter its contexts apply (scaled by `scale`), for a deployment made of another's `adapters`
+   * entry: the same model, under the adapter's name, with a queue and contexts of its own, so requests
+   * for different adapters never share a decode batch. Null for a deployment of the model as it is.
+   */
+  lora: LoraAdapter | null;
+}
+
+export interface LoraAdapter {
+  /** A `.gguf` adapter path, an `hf:` URI, or a generated adapter preset. */
+  path: string;
+  scale: number;
+  /** The deployment whose model it adapts. */
+  base: string;
 }
 
 /** See DeploymentConfig.load. */

@@ -28,6 +28,7 @@ const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { eng
   deadlineMs: null,
   load: 'pinned',
   memoryMb: null,
+  lora: null,
   engine,
   vision: false,
 });

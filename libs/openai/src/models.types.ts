@@ -12,6 +12,8 @@ export interface Model {
   live_workers: number;
   /** Set on an alias: the id of the deployment the name reaches. */
   alias_of?: string;
+  /** Set on a LoRA adapter's model, as vLLM lists one: the deployment whose model it adapts. */
+  parent?: string;
 }
 
 export interface ModelList {

@@ -42,6 +42,7 @@ export class ModelListService {
         status: status(d, live),
         live_workers: live,
         ...(id === d.id ? {} : { alias_of: d.id }),
+        ...(d.lora ? { parent: d.lora.base } : {}),
       };
     };
     const aliases = this.registry.aliases.filter((a) => deployments.includes(a.deployment));

@@ -73,5 +73,6 @@ export function deploymentFromEnv(
     deadlineMs: null,
     load: 'pinned',
     memoryMb: null,
+    lora: null,
   };
 }

@@ -68,7 +68,29 @@ function fromFile(
     deadlineMs: d.deadlineMs ?? null,
     load: d.load ?? 'pinned',
     memoryMb: d.memoryMb ?? null,
+    lora: null,
   };
+}
+
+/**
+ * A deployment and one more per adapter it lists: the same deployment under the adapter's name, its
+ * contexts applying the adapter. Adapters run in process (node-llama-cpp), on a model that generates.
+ */
+function withAdapters(d: DeploymentDto, base: DeploymentConfig, i: number, problems: string[]): DeploymentConfig[] {
+  if (!d.adapters?.length) return [base];
+  if (base.engine.kind !== 'llama-cpp' || base.task !== 'generate') {
+    problems.push(`deployments[${i}].adapters needs engine llama-cpp and task generate`);
+    return [base];
+  }
+  return [
+    base,
+    ...d.adapters.map((a) => ({
+      ...base,
+      id: a.name,
+      alias: undefined,
+      lora: { path: a.path, scale: a.scale ?? 1, base: base.id },
+    })),
+  ];
 }
 
 /** The deployments and API keys of the file CONVEYOR_CONFIG names; none when it cannot be read. */
@@ -84,7 +106,9 @@ export function deploymentsFromFile(
     return { deployments: [], apiKeys: [], modelNames: { aliases: [], defaultDeployment: null } };
   }
   return {
-    deployments: read.value.deployments.map((d, i) => fromFile(d, i, defaults, context, problems)),
+    deployments: read.value.deployments.flatMap((d, i) =>
+      withAdapters(d, fromFile(d, i, defaults, context, problems), i, problems),
+    ),
     apiKeys: (read.value.apiKeys ?? []).map((k) => ({
       name: k.name,
       sha256: k.sha256.toLowerCase(),

@@ -57,6 +57,19 @@ export class SimulatedDto {
   @IsOptional() @IsString() @Matches(/\S/, { message: 'text must hold at least one word' }) text?: string;
 }
 
+/** A LoRA adapter of a deployment's model, served under a model name of its own. */
+export class AdapterDto {
+  @IsString()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/, {
+    message: "name must be 1-128 letters, digits, '.', '_', '-' or '/'",
+  })
+  name: string;
+
+  /** A `.gguf` adapter path, an `hf:` URI, or a generated adapter preset (`tiny-lora`). */
+  @IsString() @IsNotEmpty() path: string;
+  @IsOptional() @IsNumber() @Min(-10) @Max(10) scale?: number;
+}
+
 /**
  * A deployment served by an upstream may leave `model` out (`upstream.model` names it then), and so
  * may a simulated one, whose model is only a name.
@@ -101,6 +114,7 @@ export class DeploymentDto {
   @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
   @IsOptional() @IsIn(MODEL_LOADS) load?: ModelLoad;
   @IsOptional() @IsInt() @Min(0) @Max(1 << 24) memoryMb?: number;
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => AdapterDto) adapters?: AdapterDto[];
 }
 
 export class RateLimitDto {

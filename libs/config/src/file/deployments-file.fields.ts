@@ -8,6 +8,7 @@ import type {
   ModelAliasDto,
   RateLimitDto,
   SimulatedDto,
+  AdapterDto,
   TokenLimitDto,
   UpstreamDto,
   WebhookDto,
@@ -106,6 +107,10 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     meaning:
       '`pinned`: every worker of its pool loads it at start and keeps it. `on-demand`: one worker with room in its `WORKER_MEMORY_BUDGET_MB` loads it when requests wait and no worker serves it, and unloads it, least recently used first, when another model needs the room (see [Models on demand](deployments.md#models-on-demand)).',
   },
+  adapters: {
+    meaning:
+      "LoRA adapters of its model, each served as a model of its own: `name` (the `model` clients send), `path` (a `.gguf` adapter, an `hf:` URI, or the generated `tiny-lora`) and `scale` (default 1); each gets this deployment's settings, a queue and contexts of its own (see [Adapters](deployments.md#lora-adapters)). In-process engine only.",
+  },
   memoryMb: {
     default: "estimated: the model file plus its sequences' KV cache",
     meaning: "MiB it takes of a worker's memory budget.",
@@ -195,4 +200,13 @@ export const WEBHOOK_FIELDS: DocsOf<WebhookDto> = {
 export const RATE_LIMIT_FIELDS: DocsOf<RateLimitDto> = {
   requests: { meaning: 'Requests allowed in one window.' },
   perSeconds: { meaning: 'The window, in seconds.' },
+};
+
+export const ADAPTER_FIELDS: DocsOf<AdapterDto> = {
+  name: { meaning: "The `model` clients send for it; it also names the adapter's queue, and `/v1/models` lists it." },
+  path: {
+    meaning:
+      "The adapter: a `.gguf` LoRA adapter of the deployment's model, an `hf:` URI, or the generated `tiny-lora`.",
+  },
+  scale: { default: '`1`', meaning: 'How strongly the adapter applies.' },
 };

@@ -137,4 +137,25 @@ describe('deployments file engines', () => {
       'deployments[1].vision is not for engine simulated: it takes no images',
     ]);
   });
+
+  it('serves each adapter as a deployment of its own: the base model, its settings, and the adapter', async () => {
+    const config = await load([
+      {
+        id: 'chat',
+        model: 'tiny',
+        parallel: 3,
+        load: 'on-demand',
+        adapters: [{ name: 'chat-pirate', path: 'tiny-lora' }],
+      },
+    ]);
+    expect(config.deployments.map((d) => [d.id, d.model, d.parallel, d.load, d.lora])).toEqual([
+      ['chat', 'tiny', 3, 'on-demand', null],
+      ['chat-pirate', 'tiny', 3, 'on-demand', { path: 'tiny-lora', scale: 1, base: 'chat' }],
+    ]);
+    expect(
+      await problems([
+        { id: 'up', upstream: { url: 'http://127.0.0.1:1', model: 'm' }, adapters: [{ name: 'x', path: 'a.gguf' }] },
+      ]),
+    ).toEqual([expect.stringMatching(/deployments\[0\]\.adapters needs engine llama-cpp and task generate/)]);
+  });
 });

@@ -19,6 +19,7 @@ describe('the deployments file reference', () => {
       'deployments[]',
       'deployments[].upstream',
       'deployments[].simulated',
+      'deployments[].adapters[]',
       'deployments[].alias',
       'deployments[].defaults',
       'apiKeys[]',
@@ -27,7 +28,8 @@ describe('the deployments file reference', () => {
       'apiKeys[].webhook',
       'modelAliases[]',
     ]);
-    expect(rows('deployments[]')).toHaveLength(24);
+    expect(rows('deployments[]')).toHaveLength(25);
+    expect(rows('deployments[].adapters[]')).toHaveLength(3);
   });
 
   it("lists a key's service tiers, token limits and webhook with what each takes", () => {

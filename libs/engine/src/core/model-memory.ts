@@ -25,6 +25,7 @@ export async function estimateModelMemoryMb(
   if (engine.kind === 'llama-server' && engine.mmproj) {
     bytes += (await stat(await resolveModelSource(engine.mmproj, modelsDir, logger))).size;
   }
+  if (deployment.lora) bytes += (await stat(await resolveModelSource(deployment.lora.path, modelsDir, logger))).size;
   bytes += await kvCacheBytes(path, deployment.contextSize * deployment.parallel);
   return Math.ceil(bytes / MIB);
 }

@@ -45,6 +45,8 @@ export interface LlamaCppEngineOptions {
   promptCacheRam?: number;
   /** The deployment its KV cache usage is reported under (`vllm:kv_cache_usage_perc`); none: not reported. */
   deployment?: string;
+  /** A LoRA adapter (a GGUF path) the context applies to every sequence, scaled by `scale`. */
+  lora?: { path: string; scale: number };
   /** Where the engine warns of what it works around (a prefix it could not keep in host memory). */
   log?: EngineLogger;
 }
@@ -116,6 +118,8 @@ export class LlamaCppEngine implements GenerationEngine {
       threads: options.threads,
       // The largest round: a prompt alone goes in 512 tokens at a time; with fixed chunks, two of them share it.
       batchSize: 2 * PREFILL_CHUNK,
+      // Applied to the context: every sequence runs with it, so its requests never share a batch with others.
+      ...(options.lora ? { lora: { adapters: [{ filePath: options.lora.path, scale: options.lora.scale }] } } : {}),
     });
     assertNativeLayer(model, context);
     // Every sequence is taken now and kept: each holds the cells of its last reply for the next request to reuse.

@@ -6,7 +6,10 @@ import { LlamaCppEngine } from './llama-cpp.engine.js';
 /** node-llama-cpp in the worker's own process: the model is found (or generated, or downloaded), then loaded. */
 export const startLlamaCppEngine: EngineFactory<'llama-cpp'> = async (deployment, host) => {
   const modelPath = await resolveModelSource(deployment.model, host.modelsDir, host.log);
-  const options = llamaCppOptions(deployment, host, modelPath);
+  const lora = deployment.lora
+    ? { path: await resolveModelSource(deployment.lora.path, host.modelsDir, host.log), scale: deployment.lora.scale }
+    : undefined;
+  const options = { ...llamaCppOptions(deployment, host, modelPath), ...(lora ? { lora } : {}) };
   const engine = await LlamaCppEngine.load(options);
   // The budget is resolved here from the memory free now: the log says what it came to.
   const ram = engine.hostCache.budget
@@ -14,6 +17,8 @@ export const startLlamaCppEngine: EngineFactory<'llama-cpp'> = async (deployment
     : '';
   return {
     engine,
-    describe: `${modelPath} (${describeContext(deployment)}, prompt cache ${deployment.promptCache}${ram})`,
+    describe:
+      `${modelPath}${lora ? ` with the adapter ${lora.path} (scale ${lora.scale})` : ''} ` +
+      `(${describeContext(deployment)}, prompt cache ${deployment.promptCache}${ram})`,
   };
 };
