@@ -28,6 +28,7 @@ const API_LAYERS = [
   'http',
   'health',
   // The features: side by side, none imports another.
+  'console',
   'files',
   'keys',
   'models',
@@ -54,6 +55,7 @@ if (unplaced.length) throw new Error(`eslint.config.mjs: place apps/api/src/${un
  * hosted forms' paths to the features' own handlers, so it may use them; no feature may use hosted-routes/.
  */
 const API_FEATURES = [
+  'console',
   'chat',
   'completions',
   'responses',
@@ -221,6 +223,12 @@ export default tseslint.config(
   {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.medium-spec.ts', 'test/**/*.ts'],
     languageOptions: { globals: { ...globals.jest } },
+  },
+  {
+    // The console's page runs in the browser, as plain JavaScript with no build step (see console/).
+    files: ['apps/api/src/console/assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { ...globals.browser }, parserOptions: { project: null } },
   },
   ...folderBoundaries,
   ...layerRules,

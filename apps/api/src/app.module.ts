@@ -116,6 +116,8 @@ import { UsageLedger } from './repositories/usage-ledger.port.js';
 import { UsageRepository } from './repositories/usage.repository.js';
 import { FleetGauges } from './metrics/fleet.gauges.js';
 import { UsageController } from './usage/usage.controller.js';
+import { OwnUsageController } from './usage/own-usage.controller.js';
+import { ConsoleController } from './console/console.controller.js';
 import { ApiKeysController } from './keys/api-keys.controller.js';
 import { ApiKeysService } from './keys/api-keys.service.js';
 import { ApiKeys } from './repositories/api-keys.port.js';
@@ -167,6 +169,8 @@ export class AppModule {
         OrgAppController,
         OrgAppMessagesController,
         UsageController,
+        OwnUsageController,
+        ConsoleController,
         ApiKeysController,
         OrgAppTokenizeController,
       ],
