@@ -6,8 +6,8 @@ import { TestPlatform, type ManagedProcess } from './support/platform.js';
 /**
  * Two real llama.cpp models loaded on demand, on one worker whose memory budget holds one of them beside
  * a pinned deployment: each generated model takes 4 MiB as estimated (its 2.5 MB file and the KV cache of
- * 2 sequences of 512 tokens), the pinned one 5, the budget 11. A third on-demand deployment names a file
- * that does not exist.
+ * 2 sequences of 512 tokens), the pinned one 5, one kept warm 1, the budget 11. Another on-demand
+ * deployment names a file that does not exist.
  */
 const config = writeDeploymentsFile({
   deployments: [
@@ -15,6 +15,8 @@ const config = writeDeploymentsFile({
     { id: 'first', model: 'tiny', load: 'on-demand', parallel: 2, contextSize: 512 },
     { id: 'second', model: 'think', load: 'on-demand', parallel: 2, contextSize: 512 },
     { id: 'missing', model: '/nonexistent/model.gguf', load: 'on-demand' },
+    // Kept warm on one worker, with no request: loaded at once, never unloaded for the others.
+    { id: 'warm', engine: 'simulated', load: 'on-demand', minWarm: 1, memoryMb: 1 },
   ],
 });
 
@@ -48,8 +50,15 @@ describe('models on demand within a worker memory budget', () => {
     await platform?.stop();
   });
 
-  it('lists on-demand models as cold before any request, the pinned one as ready', async () => {
-    expect(await statuses()).toEqual({ pinned: 'ready', first: 'cold', second: 'cold', missing: 'cold' });
+  it('lists on-demand models as cold before any request, the pinned one as ready, and loads the one kept warm', async () => {
+    expect(await statuses()).toMatchObject({ pinned: 'ready', first: 'cold', second: 'cold', missing: 'cold' });
+    for (
+      const until = Date.now() + 15_000;
+      (await statuses()).warm !== 'ready';
+      await new Promise((r) => setTimeout(r, 100))
+    )
+      if (Date.now() > until) throw new Error('the deployment kept warm was never loaded');
+    expect(logged('Loaded "warm" on demand')).toBe(1);
   });
 
   it('answers requests alternating between two models that do not fit together, loading one at a time', async () => {
@@ -69,7 +78,8 @@ describe('models on demand within a worker memory budget', () => {
     expect(logged('Unloaded "pinned"')).toBe(0);
     expect((await chat('pinned')).status).toBe(200);
     expect((await statuses()).second).toBe('ready');
-    expect(logged('Loaded "second" on demand in \\d+ ms \\(4 MiB; 9 MiB held\\)')).toBe(3);
+    expect(logged('Loaded "second" on demand in \\d+ ms \\(4 MiB; 10 MiB held\\)')).toBe(3);
+    expect(logged('Unloaded "warm"')).toBe(0);
   });
 
   it('answers every request of a burst to both models at once, none lost', async () => {

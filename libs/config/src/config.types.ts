@@ -73,6 +73,11 @@ export interface DeploymentConfig {
   /** MiB its model and contexts take in a worker's memory budget; null: estimated from the model file. */
   memoryMb: number | null;
   /**
+   * For an on-demand deployment: workers that keep it loaded with no work waiting. Below it, a worker
+   * with room loads it; at or below it, none unloads it for another model. 0: loaded only on demand.
+   */
+  minWarm: number;
+  /**
    * The LoRA adapter its contexts apply (scaled by `scale`), for a deployment made of another's `adapters`
    * entry: the same model, under the adapter's name, with a queue and contexts of its own, so requests
    * for different adapters never share a decode batch. Null for a deployment of the model as it is.

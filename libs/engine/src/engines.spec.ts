@@ -29,6 +29,7 @@ const deployment = <E extends EngineConfig>(engine: E): DeploymentConfig & { eng
   load: 'pinned',
   memoryMb: null,
   lora: null,
+  minWarm: 0,
   engine,
   vision: false,
 });

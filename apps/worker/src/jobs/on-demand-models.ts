@@ -78,8 +78,10 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
     for (const d of this.candidates) {
       if (!this.timer) return;
       if (this.held.has(d.id) || (this.failedUntil.get(d.id) ?? 0) > Date.now()) continue;
-      if (!(await this.demand.waiting(d.id))) continue;
-      if (await this.demand.liveWorkers(d.id)) continue;
+      const live = await this.demand.liveWorkers(d.id);
+      // Wanted: work waits and no worker serves it, or fewer workers hold it than it keeps warm.
+      if (live >= Math.max(1, d.minWarm) || (live === 0 && d.minWarm === 0 && !(await this.demand.waiting(d.id))))
+        continue;
       await this.load(d);
     }
   }
@@ -133,10 +135,16 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
   private async makeRoom(need: number): Promise<boolean> {
     const budget = this.config.worker.memoryBudgetMb;
     while (this.usedMb() + need > budget) {
-      const idle = [...this.held.keys()]
-        .map((id) => ({ id, since: this.host.idleSince(id) }))
-        .filter((m): m is { id: string; since: number } => m.since !== null)
-        .sort((a, b) => a.since - b.since);
+      const idle: { id: string; since: number }[] = [];
+      for (const id of this.held.keys()) {
+        const since = this.host.idleSince(id);
+        if (since === null) continue;
+        // A model no more workers hold than it keeps warm stays.
+        const warm = this.candidates.find((d) => d.id === id)?.minWarm ?? 0;
+        if (warm && (await this.demand.liveWorkers(id)) <= warm) continue;
+        idle.push({ id, since });
+      }
+      idle.sort((a, b) => a.since - b.since);
       const victim = idle[0];
       if (!victim) return false;
       await this.host.release(victim.id);

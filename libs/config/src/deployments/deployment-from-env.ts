@@ -73,6 +73,7 @@ export function deploymentFromEnv(
     deadlineMs: null,
     load: 'pinned',
     memoryMb: null,
+    minWarm: 0,
     lora: null,
   };
 }

@@ -68,6 +68,7 @@ function fromFile(
     deadlineMs: d.deadlineMs ?? null,
     load: d.load ?? 'pinned',
     memoryMb: d.memoryMb ?? null,
+    minWarm: d.minWarm ?? 0,
     lora: null,
   };
 }

@@ -114,6 +114,7 @@ export class DeploymentDto {
   @IsOptional() @IsInt() @Min(1) @Max(86_400_000) deadlineMs?: number;
   @IsOptional() @IsIn(MODEL_LOADS) load?: ModelLoad;
   @IsOptional() @IsInt() @Min(0) @Max(1 << 24) memoryMb?: number;
+  @IsOptional() @IsInt() @Min(0) @Max(10_000) minWarm?: number;
   @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => AdapterDto) adapters?: AdapterDto[];
 }
 

@@ -111,6 +111,11 @@ export const DEPLOYMENT_FIELDS: DocsOf<DeploymentDto> = {
     meaning:
       "LoRA adapters of its model, each served as a model of its own: `name` (the `model` clients send), `path` (a `.gguf` adapter, an `hf:` URI, or the generated `tiny-lora`) and `scale` (default 1); each gets this deployment's settings, a queue and contexts of its own (see [Adapters](deployments.md#lora-adapters)). In-process engine only.",
   },
+  minWarm: {
+    default: '`0`',
+    meaning:
+      'With `load: on-demand`: workers that keep it loaded with no request waiting. Below it, a worker with room loads it; none unloads it for another model while it has no more.',
+  },
   memoryMb: {
     default: "estimated: the model file plus its sequences' KV cache",
     meaning: "MiB it takes of a worker's memory budget.",

@@ -28,7 +28,7 @@ describe('the deployments file reference', () => {
       'apiKeys[].webhook',
       'modelAliases[]',
     ]);
-    expect(rows('deployments[]')).toHaveLength(25);
+    expect(rows('deployments[]')).toHaveLength(26);
     expect(rows('deployments[].adapters[]')).toHaveLength(3);
   });
 
