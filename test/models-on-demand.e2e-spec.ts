@@ -1,6 +1,7 @@
 import type { ChatCompletion, ModelList, OpenAiErrorBody } from '@conveyor/openai';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { readJson } from './support/json.js';
+import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { TestPlatform, type ManagedProcess } from './support/platform.js';
 
 /**
@@ -23,6 +24,7 @@ const config = writeDeploymentsFile({
 describe('models on demand within a worker memory budget', () => {
   let platform: TestPlatform;
   let worker: ManagedProcess;
+  let receiver: OtlpReceiver;
 
   const chat = (model: string, content = 'Hello on demand.') =>
     fetch(`${platform.baseUrl}/v1/chat/completions`, {
@@ -39,16 +41,33 @@ describe('models on demand within a worker memory budget', () => {
     worker.output.join('').match(new RegExp(text.replace(/"/g, '\\\\?"'), 'g'))?.length ?? 0;
 
   beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
     platform = await TestPlatform.start({
       workers: 0,
-      env: { CONVEYOR_CONFIG: config, HEARTBEAT_MS: '300', QUEUE_TIMEOUT_MS: '60000' },
+      env: {
+        CONVEYOR_CONFIG: config,
+        HEARTBEAT_MS: '300',
+        QUEUE_TIMEOUT_MS: '60000',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
     });
     worker = await platform.startWorker({ WORKER_MEMORY_BUDGET_MB: '11', MODEL_DEMAND_POLL_MS: '100' });
   });
 
   afterAll(async () => {
     await platform?.stop();
+    await receiver?.stop();
   });
+
+  /** The first span `pick` takes, once its process has exported it (spans go out in batches, later). */
+  const spanWhere = async (pick: (s: ReceivedSpan) => boolean): Promise<ReceivedSpan[]> => {
+    for (const until = Date.now() + 45_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const found = receiver.spans.filter(pick);
+      if (found.length) return found;
+    }
+    throw new Error('no such span came');
+  };
 
   it('lists on-demand models as cold before any request, the pinned one as ready, and loads the one kept warm', async () => {
     expect(await statuses()).toMatchObject({ pinned: 'ready', first: 'cold', second: 'cold', missing: 'cold' });
@@ -80,6 +99,12 @@ describe('models on demand within a worker memory budget', () => {
     expect((await statuses()).second).toBe('ready');
     expect(logged('Loaded "second" on demand in \\d+ ms \\(4 MiB; 10 MiB held\\)')).toBe(3);
     expect(logged('Unloaded "warm"')).toBe(0);
+  });
+
+  it("draws the load a request waited for in that request's trace", async () => {
+    const [load] = await spanWhere((s) => s.name === 'model load' && s.attributes['conveyor.deployment'] === 'first');
+    const generation = await spanWhere((s) => s.traceId === load!.traceId && s.name === 'chat first');
+    expect(generation[0]!.spanId).toBe(load!.parentSpanId);
   });
 
   it('answers every request of a burst to both models at once, none lost', async () => {

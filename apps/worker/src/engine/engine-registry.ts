@@ -14,12 +14,20 @@ import {
 
 const logger = new Logger('Engine');
 
+/** When a model's load began and ended, in ms since the epoch. */
+export interface ModelLoadTime {
+  startedAt: number;
+  endedAt: number;
+}
+
 /**
  * The engines of the deployments this worker holds: the pinned ones loaded and warmed up before any job
  * is taken, on-demand ones added and removed as OnDemandModels loads and unloads them.
  */
 export class EngineRegistry {
   private readonly rankers = new Map<string, LlamaRankingEngine>();
+  /** When each engine's load began and ended (ms): a request that waited for it sees it in its trace. */
+  private readonly loads = new Map<string, ModelLoadTime>();
   private readonly roundListeners: (() => void)[] = [];
   private readonly heldListeners: ((deployment: string, change: HeldPromptChange) => void)[] = [];
 
@@ -49,6 +57,17 @@ export class EngineRegistry {
 
   /** Loads and warms up a deployment's engine, which then takes the listeners already registered. */
   async add(d: DeploymentConfig): Promise<void> {
+    const startedAt = Date.now();
+    await this.load(d);
+    this.loads.set(d.id, { startedAt, endedAt: Date.now() });
+  }
+
+  /** When the deployment's engine was loaded, if this registry loaded it. */
+  loadOf(deployment: string): ModelLoadTime | undefined {
+    return this.loads.get(deployment);
+  }
+
+  private async load(d: DeploymentConfig): Promise<void> {
     if (!this.config || !this.images) throw new Error('This registry was given its engines; it loads none.');
     if (d.task === 'embeddings') {
       this.embedders.set(d.id, await loadEmbedder(d, this.config));
@@ -70,6 +89,7 @@ export class EngineRegistry {
     this.engines.delete(deployment);
     this.embedders.delete(deployment);
     this.rankers.delete(deployment);
+    this.loads.delete(deployment);
     await engine?.dispose();
   }
 

@@ -26,7 +26,14 @@ export class GenerationSpan {
   private firstChunkAt: number | null = null;
   private readonly outputs: string[] = [];
 
-  constructor(data: GenerationJobData, engine: EngineConfig['kind'] | undefined, attempt: number, resumed: boolean) {
+  /** `load`: when the deployment's model was loaded here, drawn in the trace of a job that waited for it. */
+  constructor(
+    data: GenerationJobData,
+    engine: EngineConfig['kind'] | undefined,
+    attempt: number,
+    resumed: boolean,
+    load?: { startedAt: number; endedAt: number },
+  ) {
     const operation: GenAiOperation = data.prompts ? 'text_completion' : 'chat';
     const model = data.model ?? data.deployment;
     const s = data.sampling;
@@ -57,6 +64,16 @@ export class GenerationSpan {
     // The wait between the API queuing the job and this attempt taking it, drawn where it happened.
     const parent = trace.setSpan(context.active(), this.span);
     if (attempt === 1) tracer().startSpan('queue wait', { startTime: data.enqueuedAt }, parent).end(this.startedAt);
+    // The job waited for its model to load on demand: the load, as part of the wait.
+    if (load && load.endedAt > data.enqueuedAt) {
+      tracer()
+        .startSpan(
+          'model load',
+          { startTime: load.startedAt, attributes: { 'conveyor.deployment': data.deployment } },
+          parent,
+        )
+        .end(load.endedAt);
+    }
     if (tracePrompts())
       this.span.setAttribute(GEN_AI.inputMessages, JSON.stringify(data.prompts ?? data.messages ?? []));
   }

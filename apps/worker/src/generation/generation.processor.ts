@@ -94,7 +94,13 @@ export class GenerationProcessor implements JobHandler<GenerationJobData, JobRes
       if (sent?.ended) return { finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
       const resume = sent !== null && engine.continuesReplies && continuable(job.data);
       const replies = new ReplyTexts(resume ? sent.text : '');
-      const span = new GenerationSpan(job.data, this.engineKind(deployment), attempt, resume);
+      const span = new GenerationSpan(
+        job.data,
+        this.engineKind(deployment),
+        attempt,
+        resume,
+        this.engines.loadOf(deployment),
+      );
       const result = await span
         .run(() =>
           engine.generate(
