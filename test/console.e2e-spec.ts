@@ -122,7 +122,7 @@ describeInBrowser('the console in headless Chromium', () => {
     }
   });
 
-  it('lets the admin make a key, shown once, revoke it, and see the fleet', async () => {
+  it('lets the admin make a key, shown once, edit its limits, revoke it, and see the fleet', async () => {
     const { context, page } = await signIn(ADMIN_KEY);
     try {
       await page.getByRole('button', { name: 'Keys' }).click();
@@ -136,6 +136,18 @@ describeInBrowser('the console in headless Chromium', () => {
       const row = page.locator('tr[data-key="carol"]');
       await row.waitFor();
       expect(await row.textContent()).not.toContain(secret!);
+
+      // Its limits, edited on the page, are the admin API's.
+      await page.getByRole('button', { name: 'Edit the limits of carol' }).click();
+      await page.getByLabel('Tokens per day').last().fill('5000');
+      await page.getByLabel('Tiers (comma-separated)').fill('default, flex');
+      await page.getByRole('button', { name: 'Save limits' }).click();
+      await row.getByText('5000 tokens a day; tiers default, flex').waitFor({ timeout: 15_000 });
+      const carol = (await (
+        await fetch(`${platform.baseUrl}/v1/admin/keys/carol`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as { tokenLimit: unknown; tiers: unknown };
+      expect(carol).toMatchObject({ tokenLimit: { perDay: 5000 }, tiers: ['default', 'flex'] });
+
       await page.getByRole('button', { name: 'Revoke carol' }).click();
       await row.waitFor({ state: 'detached', timeout: 15_000 });
       const revoked = await fetch(`${platform.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });

@@ -333,6 +333,8 @@ async function refreshKeys() {
       if (k.source === 'runtime') {
         const name = encodeURIComponent(k.name);
         actions.append(
+          button('Edit', () => openEditor(k), `Edit the limits of ${k.name}`),
+          ' ',
           button(
             'Rotate',
             async () => shownOnce(await json(`/v1/admin/keys/${name}/rotate`, { method: 'POST' })),
@@ -349,6 +351,59 @@ async function refreshKeys() {
       return row;
     }),
   );
+}
+
+/** The key being edited, its form filled with what it has now. */
+let editing = null;
+function openEditor(k) {
+  editing = k.name;
+  $('key-edit-title').textContent = `Limits of ${k.name}`;
+  $('edit-per-day').value = k.tokenLimit?.perDay ?? '';
+  $('edit-per-minute').value = k.tokenLimit?.perMinute ?? '';
+  $('edit-requests').value = k.rateLimit && k.rateLimit.perSeconds === 60 ? k.rateLimit.requests : '';
+  $('edit-tiers').value = k.tiers?.join(', ') ?? '';
+  $('edit-weight').value = k.weight ?? '';
+  $('edit-deadline').value = k.deadlineMs ?? '';
+  $('edit-webhook').value = k.webhook?.url ?? '';
+  $('edit-webhook-secret').value = '';
+  $('key-edit').hidden = false;
+  $('edit-per-day').focus();
+}
+
+/** The admin API sets each field given and removes each given as null (its default applies again). */
+async function saveLimits(event) {
+  event.preventDefault();
+  $('key-error').textContent = '';
+  const number = (id) => ($(id).value === '' ? null : Number($(id).value));
+  const perDay = number('edit-per-day');
+  const perMinute = number('edit-per-minute');
+  const requests = number('edit-requests');
+  const tiers = $('edit-tiers')
+    .value.split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const url = $('edit-webhook').value.trim();
+  const secret = $('edit-webhook-secret').value.trim();
+  const body = {
+    tokenLimit: perDay || perMinute ? { ...(perDay ? { perDay } : {}), ...(perMinute ? { perMinute } : {}) } : null,
+    rateLimit: requests ? { requests, perSeconds: 60 } : null,
+    tiers: tiers.length ? tiers : null,
+    weight: number('edit-weight'),
+    deadlineMs: number('edit-deadline'),
+    // A webhook is changed only with its secret, which is never shown back; an empty URL removes it.
+    ...(url ? (secret ? { webhook: { url, secret } } : {}) : { webhook: null }),
+  };
+  try {
+    await api(`/v1/admin/keys/${encodeURIComponent(editing)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    $('key-edit').hidden = true;
+    await refreshKeys();
+  } catch (err) {
+    $('key-error').textContent = `The limits were not saved: ${err.message}`;
+  }
 }
 
 // ── Fleet (admin) ─────────────────────────────────────────────────────────────────────────────────────
@@ -390,4 +445,6 @@ $('sign-out').addEventListener('click', signOut);
 for (const b of document.querySelectorAll('[data-tab]')) b.addEventListener('click', () => show(b.dataset.tab));
 $('batch-form').addEventListener('submit', startBatch);
 $('key-form').addEventListener('submit', createKey);
+$('key-edit').addEventListener('submit', saveLimits);
+$('key-edit-cancel').addEventListener('click', () => ($('key-edit').hidden = true));
 if (state.key) signIn(state.key).catch(() => signOut());
