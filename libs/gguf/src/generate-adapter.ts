@@ -2,7 +2,7 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GgmlType, ggufHeaderMatches, GgufType, writeGguf, type GgufTensor, type GgufValue } from './gguf-writer.js';
 import { MODEL_PRESETS, type ModelPresetName } from './model-presets.js';
-import { Prng } from './prng.js';
+import { randomWeights } from './generate-model.js';
 
 /**
  * A LoRA adapter of a generated model: low-rank updates (`lora_a`, `lora_b`) of every layer's attention
@@ -42,16 +42,7 @@ function adapterMetadata(preset: AdapterPreset): Record<string, GgufValue> {
 function adapterTensors(preset: AdapterPreset): GgufTensor[] {
   const base = MODEL_PRESETS[preset.base];
   const kvDim = (base.embedding / base.heads) * base.kvHeads;
-  const rng = new Prng(preset.seed);
-  const random = (dims: [number, number], scale: number) => {
-    const own = rng.int(2 ** 32);
-    return () => {
-      const r = new Prng(own);
-      const out = new Float32Array(dims[0] * dims[1]);
-      for (let i = 0; i < out.length; i++) out[i] = (r.next() * 2 - 1) * scale;
-      return out;
-    };
-  };
+  const random = randomWeights(preset.seed);
   const tensors: GgufTensor[] = [];
   for (let l = 0; l < base.layers; l++) {
     // A weight of [in, out] is updated by lora_b · lora_a, with lora_a [in, rank] and lora_b [rank, out].

@@ -67,7 +67,7 @@ const zeros = (n: number) => () => new Float32Array(n);
 const scaled = (fanIn: number) => Math.sqrt(3 / fanIn);
 
 /** Random uniform weights from one seed. Each tensor draws from its own stream so tensor order never changes another tensor's weights. */
-function randomWeights(seed: number): (dims: readonly number[], scale: number) => () => Float32Array {
+export function randomWeights(seed: number): (dims: readonly number[], scale: number) => () => Float32Array {
   const rng = new Prng(seed);
   return (dims, scale) => {
     const own = rng.int(2 ** 32);
