@@ -78,6 +78,13 @@ describe('models on demand within a worker memory budget', () => {
     )
       if (Date.now() > until) throw new Error('the deployment kept warm was never loaded');
     expect(logged('Loaded "warm" on demand')).toBe(1);
+    // Ready with cold on-demand models: they load when asked, so the API must be reachable to ask.
+    const ready = await fetch(`${platform.baseUrl}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      status: 'ready',
+      deployments: { pinned: { live_workers: 1 }, first: { live_workers: 0, on_demand: true } },
+    });
   });
 
   it('answers requests alternating between two models that do not fit together, loading one at a time', async () => {

@@ -7,7 +7,8 @@ import { LiveWorkers } from '../repositories/live-workers.port.js';
 
 interface Readiness {
   status: 'ready' | 'not_ready' | 'draining';
-  deployments: Record<string, { live_workers: number }>;
+  /** `on_demand`: loaded by a worker when its requests wait, so none need hold it for the API to be ready. */
+  deployments: Record<string, { live_workers: number; on_demand?: true }>;
 }
 
 @Controller()
@@ -26,7 +27,10 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: 503 until every deployment has at least one live worker, and from the moment the API starts draining. */
+  /**
+   * Readiness: 503 until every pinned deployment has at least one live worker (on-demand ones load when
+   * asked), and from the moment the API starts draining.
+   */
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: every deployment has a live worker, and the API is not shutting down' })
   @ApiResponse({ status: 200, description: 'ready' })
@@ -39,8 +43,16 @@ export class HealthController {
     const counts = await this.workers
       .counts(this.registry.all.map((d) => d.id))
       .catch(() => new Map(this.registry.all.map((d) => [d.id, 0])));
-    const deployments = Object.fromEntries([...counts].map(([id, n]) => [id, { live_workers: n }]));
-    const ready = [...counts.values()].every((n) => n > 0);
+    const onDemand = new Set(this.registry.all.filter((d) => d.load === 'on-demand').map((d) => d.id));
+    const deployments = Object.fromEntries(
+      [...counts].map(([id, n]) => [
+        id,
+        onDemand.has(id) ? { live_workers: n, on_demand: true as const } : { live_workers: n },
+      ]),
+    );
+    // An on-demand model waits for its first request to be loaded: requiring a worker for it would keep
+    // the API out of its Service, and so the request that would load it from ever arriving.
+    const ready = [...counts].every(([id, n]) => n > 0 || onDemand.has(id));
     reply.status(ready ? 200 : 503);
     return { status: ready ? 'ready' : 'not_ready', deployments };
   }
