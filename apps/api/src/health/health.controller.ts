@@ -4,11 +4,12 @@ import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { DeploymentRegistry } from '../deployments/deployment-registry.service.js';
 import { DrainService } from '../platform/drain.service.js';
 import { LiveWorkers } from '../repositories/live-workers.port.js';
+import { ModelLoads } from '../repositories/model-loads.port.js';
 
 interface Readiness {
   status: 'ready' | 'not_ready' | 'draining';
   /** `on_demand`: loaded by a worker when its requests wait, so none need hold it for the API to be ready. */
-  deployments: Record<string, { live_workers: number; on_demand?: true }>;
+  deployments: Record<string, { live_workers: number; on_demand?: true; loading?: true }>;
 }
 
 @Controller()
@@ -17,6 +18,7 @@ export class HealthController {
     private readonly registry: DeploymentRegistry,
     private readonly workers: LiveWorkers,
     private readonly drain: DrainService,
+    private readonly loads: ModelLoads,
   ) {}
 
   /** Liveness: answers as soon as the process serves HTTP. */
@@ -44,10 +46,15 @@ export class HealthController {
       .counts(this.registry.all.map((d) => d.id))
       .catch(() => new Map(this.registry.all.map((d) => [d.id, 0])));
     const onDemand = new Set(this.registry.all.filter((d) => d.load === 'on-demand').map((d) => d.id));
+    const loading = await this.loads.loading([...onDemand]).catch(() => new Set<string>());
     const deployments = Object.fromEntries(
       [...counts].map(([id, n]) => [
         id,
-        onDemand.has(id) ? { live_workers: n, on_demand: true as const } : { live_workers: n },
+        {
+          live_workers: n,
+          ...(onDemand.has(id) ? { on_demand: true as const } : {}),
+          ...(loading.has(id) ? { loading: true as const } : {}),
+        },
       ]),
     );
     // An on-demand model waits for its first request to be loaded: requiring a worker for it would keep

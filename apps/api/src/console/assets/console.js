@@ -421,7 +421,16 @@ async function refreshFleet() {
       const row = document.createElement('tr');
       const w = work[id] ?? {};
       cell(row, id);
-      cell(row, d.live_workers > 0 ? 'ready' : 'no live worker');
+      cell(
+        row,
+        d.live_workers > 0
+          ? 'ready'
+          : d.loading
+            ? 'loading'
+            : d.on_demand
+              ? 'cold (loads on demand)'
+              : 'no live worker',
+      );
       cell(row, String(d.live_workers));
       cell(row, String((w.waiting ?? 0) + (w.batch_queued ?? 0) + (w.routed ?? 0)));
       cell(row, String(w.running ?? 0));
