@@ -52,8 +52,14 @@ export class RedisCancellationTracker extends CancellationTracker implements OnM
       this.connections++;
       this.knowsAll = false;
     });
-    this.subscriber.on('ready', () => void this.catchUp());
+    // The connection's first `ready` is the start's own, which the catch-up below covers: reading the marks
+    // a second time, racing the first, could say all is known after a close had said otherwise.
+    let starting = true;
+    this.subscriber.on('ready', () => {
+      if (!starting || this.connections > 0) void this.catchUp();
+    });
     await this.catchUp();
+    starting = false;
   }
 
   /** Subscribes (again), then reads every live mark: from then on, every cancel is known here. */
