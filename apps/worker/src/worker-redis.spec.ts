@@ -12,6 +12,8 @@ describe("the worker's scripts", () => {
       lapsedInstances: 2,
       forgetInstance: 1,
       bullTakeOverJobs: 8,
+      renewLease: 1,
+      releaseLease: 1,
       beatInstance: 2,
     });
   });

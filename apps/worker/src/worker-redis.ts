@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { PlatformConfig } from '@conveyor/config';
 import { IMAGE_SCRIPTS } from '@conveyor/queue';
 import { TAKE_OVER_SCRIPT } from '@conveyor/bullmq-seam';
-import { CommandConnection, type LuaScript } from '@conveyor/redis';
+import { CommandConnection, LEASE_SCRIPTS, type LuaScript } from '@conveyor/redis';
 import { TAKEOVER_SCRIPTS } from './jobs/takeover-scripts.js';
 
 /**
@@ -10,7 +10,13 @@ import { TAKEOVER_SCRIPTS } from './jobs/takeover-scripts.js';
  * calls it by: releasing a job's images, finding and forgetting dead workers (jobs/scripts/), and taking
  * their jobs back from BullMQ (the seam's script).
  */
-export const WORKER_SCRIPTS: readonly LuaScript[] = [IMAGE_SCRIPTS.release, ...TAKEOVER_SCRIPTS, TAKE_OVER_SCRIPT];
+export const WORKER_SCRIPTS: readonly LuaScript[] = [
+  IMAGE_SCRIPTS.release,
+  ...TAKEOVER_SCRIPTS,
+  TAKE_OVER_SCRIPT,
+  // An on-demand model's one load in the fleet is a lease (jobs/redis-model-demand.ts).
+  ...LEASE_SCRIPTS,
+];
 
 /** The heartbeat thread's script, on that thread's own connection (see presence/heartbeat.thread.ts). */
 export const HEARTBEAT_SCRIPTS: readonly LuaScript[] = [
