@@ -1,8 +1,10 @@
+import { Redis } from 'ioredis';
 import type { ChatCompletion, ModelList, OpenAiErrorBody } from '@conveyor/openai';
+import { admissionKey } from '@conveyor/queue';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { readJson } from './support/json.js';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
-import { TestPlatform, type ManagedProcess } from './support/platform.js';
+import { REDIS_URL, TestPlatform, type ManagedProcess } from './support/platform.js';
 
 /**
  * Two real llama.cpp models loaded on demand, on one worker whose memory budget holds one of them beside
@@ -130,5 +132,12 @@ describe('models on demand within a worker memory budget', () => {
     expect(error.code).toBe('model_unavailable');
     expect(error.message).toMatch(/could not be loaded: Model file not found/);
     expect(Date.now() - started).toBeLessThan(30_000);
+    // Its place in the queue was given back, as a worker taking a job gives it back.
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.zcard(admissionKey(platform.prefix, 'missing'))).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 });

@@ -36,7 +36,7 @@ export class JobRouter {
    * place not given back lapses). Batch lines are not admitted, so hold none; requests of every service
    * tier are, whatever BullMQ priority their tier gave them.
    */
-  private taken(deployment: string, job: Job): void {
+  taken(deployment: string, job: Job): void {
     if (isBatchLinePriority(job.opts.priority) || !job.id) return;
     this.places.taken(deployment, job.id).catch((err: Error) => {
       this.logger.warn(`Could not give back the queue place of ${job.id}: ${err.message}`);

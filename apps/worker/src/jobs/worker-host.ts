@@ -87,7 +87,11 @@ export class WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown
   refuse(deployment: string, message: string): () => Promise<void> {
     const refusing = new Worker(
       deploymentQueueName(deployment),
-      async (job: Job<QueuedJobData>) => this.unrun.refuse(job, 503, 'model_unavailable', message),
+      async (job: Job<QueuedJobData>) => {
+        // Taken from the queue as the router takes a job: its place there is given back.
+        this.router.taken(deployment, job);
+        await this.unrun.refuse(job, 503, 'model_unavailable', message);
+      },
       {
         connection: bullConnection(
           this.config.redis,
