@@ -93,10 +93,6 @@ export class EngineRegistry {
     await engine?.dispose();
   }
 
-  has(deployment: string): boolean {
-    return this.engines.has(deployment) || this.embedders.has(deployment) || this.rankers.has(deployment);
-  }
-
   get(deployment: string): GenerationEngine | undefined {
     return this.engines.get(deployment);
   }
