@@ -17,7 +17,10 @@ const FAILED_LOAD_BACKOFF_MS = 30_000;
  * budget (WORKER_MEMORY_BUDGET_MB): every MODEL_DEMAND_POLL_MS it looks for a deployment whose queue
  * has work and that no live worker serves, claims its one load in the fleet (so a cold model loads on
  * one worker, not on every one), makes room by unloading the least recently used idle on-demand model,
- * loads it and starts taking its jobs. A load that fails fails the waiting jobs with the reason, rather
+ * loads it and starts taking its jobs. A deployment whose workers are all busy (work still waiting at two
+ * looks in a row) gets another copy here, one load at a time in the fleet, but only into room this
+ * worker has free: an idle model is never unloaded for a second copy, so a long batch on one model cannot
+ * push every other model out of the fleet. A load that fails fails the waiting jobs with the reason, rather
  * than leaving them to time out. Pinned deployments were loaded before the worker started and count
  * against the budget; they are never unloaded.
  */
@@ -31,6 +34,8 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
   private readonly failedUntil = new Map<string, number>();
   /** Deployments already reported as never fitting this worker's budget. */
   private readonly tooLarge = new Set<string>();
+  /** Deployments served elsewhere whose queue had work waiting at the last look: busy, if it still has at this one. */
+  private readonly waitedBefore = new Set<string>();
   private pinnedMb = 0;
   private timer: NodeJS.Timeout | null = null;
   private looking: Promise<void> | null = null;
@@ -73,20 +78,33 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
     await this.looking;
   }
 
-  /** One look at every on-demand deployment not held here: the first one wanted and unserved is loaded. */
+  /**
+   * One look at every on-demand deployment not held here: one kept warm by fewer workers than it asks
+   * for, or with work waiting and no worker, is loaded (making room); one whose workers are all busy gets
+   * a copy where room is free.
+   */
   private async look(): Promise<void> {
     for (const d of this.candidates) {
       if (!this.timer) return;
-      if (this.held.has(d.id) || (this.failedUntil.get(d.id) ?? 0) > Date.now()) continue;
-      const live = await this.demand.liveWorkers(d.id);
-      // Wanted: work waits and no worker serves it, or fewer workers hold it than it keeps warm.
-      if (live >= Math.max(1, d.minWarm) || (live === 0 && d.minWarm === 0 && !(await this.demand.waiting(d.id))))
+      if (this.held.has(d.id) || (this.failedUntil.get(d.id) ?? 0) > Date.now()) {
+        this.waitedBefore.delete(d.id);
         continue;
-      await this.load(d);
+      }
+      const live = await this.demand.liveWorkers(d.id);
+      if (live < d.minWarm) {
+        await this.load(d, 'make room');
+        continue;
+      }
+      const waiting = (await this.demand.waiting(d.id)) > 0;
+      const busy = waiting && this.waitedBefore.has(d.id);
+      if (waiting) this.waitedBefore.add(d.id);
+      else this.waitedBefore.delete(d.id);
+      if (live === 0 && waiting) await this.load(d, 'make room');
+      else if (live > 0 && busy) await this.load(d, 'free room only');
     }
   }
 
-  private async load(d: DeploymentConfig): Promise<void> {
+  private async load(d: DeploymentConfig, room: 'make room' | 'free room only'): Promise<void> {
     let need: number;
     try {
       need = await this.estimate(d);
@@ -95,6 +113,8 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
       return this.failed(d, (err as Error).message);
     }
     const budget = this.config.worker.memoryBudgetMb;
+    // A copy beside busy workers only goes where it fits now: other workers may have the room.
+    if (room === 'free room only' && this.usedMb() + need > budget) return;
     if (this.pinnedMb + need > budget) {
       if (!this.tooLarge.has(d.id))
         this.logger.warn(
@@ -122,8 +142,10 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
       this.held.set(d.id, need);
       modelLoads.inc({ deployment: d.id, event: 'loaded' });
       modelMemoryHeld.set({ deployment: d.id }, need);
+      this.waitedBefore.delete(d.id);
       this.logger.log(
-        `Loaded "${d.id}" on demand in ${Date.now() - started} ms (${need} MiB; ${this.usedMb()} MiB held)`,
+        `Loaded "${d.id}" on demand in ${Date.now() - started} ms (${need} MiB; ${this.usedMb()} MiB held)` +
+          (room === 'free room only' ? ', a copy beside busy workers' : ''),
       );
     } finally {
       clearInterval(renewal);
