@@ -25,7 +25,7 @@ import { stringify } from 'yaml';
 import { parseCli, positiveInt } from './lib/cli.mjs';
 import { HealthProbe } from './lib/health-probe.mjs';
 import { Children, freePort, stopChildrenOnSignal, waitForLiveWorkers } from './lib/processes.mjs';
-import { machineBusyMs, processCpuMs, processMemory, RedisNodes } from './lib/redis-info.mjs';
+import { machineBusyMs, processCpuMs, processMemory, RedisNodes, redisDelta } from './lib/redis-info.mjs';
 import { assertBuilt, runHeader } from './lib/report.mjs';
 import { pct, sleep, table } from './lib/stats.mjs';
 import { seededWords } from './lib/words.mjs';
@@ -434,6 +434,9 @@ try {
   let batch;
   let cpuAtValidated = cpuReading(parts);
   let cpuAtFinalizing = cpuAtValidated;
+  // Redis commands while the batch runs: per line, a count that holds where times do not.
+  let redisAtValidated = await redis.read();
+  let redisAtFinalizing = redisAtValidated;
   let lastDone = -1;
   let lastProgress = Date.now();
   let lastPrinted = 0;
@@ -448,11 +451,13 @@ try {
     if (!at.validated && batch.status !== 'validating') {
       at.validated = now;
       cpuAtValidated = cpuReading(parts);
+      redisAtValidated = await redis.read();
       console.error(`validated in ${sec(at.validated - at.created)} s: ${batch.status}`);
     }
     if (!at.finalizing && at.validated && batch.status !== 'in_progress') {
       at.finalizing = now;
       cpuAtFinalizing = cpuReading(parts);
+      redisAtFinalizing = await redis.read();
       if (CANCEL_AFTER_MS) doneAtFinalizing = done;
     }
     if (CANCEL_AFTER_MS && !cancelSent && at.validated && now - at.validated > CANCEL_AFTER_MS) {
@@ -503,6 +508,15 @@ try {
   const serverRunningS =
     batch.in_progress_at && batch.finalizing_at ? batch.finalizing_at - batch.in_progress_at : null;
   const running = coresBusy(cpuAtValidated, cpuAtFinalizing, runningMs);
+  const redisRunning = redisDelta(redisAtValidated, redisAtFinalizing);
+  const perLine = (/** @type {number} */ n) => n / Math.max(1, doneAtFinalizing);
+  const redisPerLine = {
+    commands: perLine(redisRunning.commands),
+    top: [...redisRunning.calls]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([name, n]) => [name, perLine(n)]),
+  };
   const phases = /** @type {const} */ ([
     ['upload', at.start, at.accepted],
     ['validating', at.accepted, at.validated],
@@ -559,6 +573,7 @@ try {
     redisKeyShapesEnd: Object.fromEntries(keyShapes),
     health,
     coresBusyWhileRunning: running,
+    redisCommandsPerLineWhileRunning: redisPerLine,
     plan: batch.plan ?? null,
     planExpected: { groups: groupsExpected, repeats_folded: repeats },
   };
@@ -625,6 +640,10 @@ try {
     [
       'cores busy while running: API, workers, Redis, bench, others',
       `${share(running.api)}, ${share(running.workers)}, ${share(running.redis)}, ${share(running.bench)}, ${share(running.others)} (machine ${share(running.machine / os.cpus().length)} of ${os.cpus().length} cores)`,
+    ],
+    [
+      'Redis commands per line while running (most called)',
+      `${redisPerLine.commands.toFixed(1)} (${redisPerLine.top.map(([name, n]) => `${name} ${Number(n).toFixed(1)}`).join(', ')})`,
     ],
   ];
   const text = table(['measure', 'value'], rows);
