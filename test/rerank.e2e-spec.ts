@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import type { OpenAiErrorBody, RerankResponse } from '@conveyor/openai';
+import type { OpenAiErrorBody, RerankResponse, ScoreResponse } from '@conveyor/openai';
 import { fileLines, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { readJson } from './support/json.js';
@@ -120,5 +120,78 @@ describe('rerank end to end (API → BullMQ → worker ranking context → clien
     expect(out.get('a')?.response?.status_code).toBe(200);
     expect(out.get('a')?.response?.body.results).toEqual(direct.results);
     expect(out.get('b')?.response?.body.results).toHaveLength(2);
+  });
+
+  describe('/v1/score (vLLM’s score API)', () => {
+    const score = async (body: Record<string, unknown>): Promise<ScoreResponse> => {
+      const res = await post({ model: RANKER, ...body }, '/v1/score');
+      expect(res.status).toBe(200);
+      return readJson<ScoreResponse>(res);
+    };
+
+    it('scores one text_1 against each text_2, in order, as rerank scores its documents', async () => {
+      const scored = await score({ text_1: QUERY, text_2: DOCUMENTS });
+      expect(scored).toMatchObject({ object: 'list', model: RANKER, id: expect.stringMatching(/^score-/) });
+      expect(typeof scored.created).toBe('number');
+      expect(scored.data.map((d) => [d.index, d.object])).toEqual(DOCUMENTS.map((_, i) => [i, 'score']));
+      const ranked = await rerank({});
+      for (const r of ranked.results) expect(scored.data[r.index]!.score).toBe(r.relevance_score);
+      expect(scored.usage.prompt_tokens).toBe(ranked.usage.prompt_tokens);
+      // Both strings: one pair.
+      const one = await score({ text_1: QUERY, text_2: DOCUMENTS[1] });
+      expect(one.data).toEqual([{ index: 0, object: 'score', score: scored.data[1]!.score }]);
+    });
+
+    it('pairs lists of the same length item by item', async () => {
+      const queries = [QUERY, 'a yellow fruit', QUERY];
+      const texts = [DOCUMENTS[1]!, DOCUMENTS[2]!, DOCUMENTS[0]!];
+      const pairs = await score({ text_1: queries, text_2: texts });
+      expect(pairs.data).toHaveLength(3);
+      // Each pair as scored alone.
+      for (const [i, text] of texts.entries()) {
+        const alone = await score({ text_1: queries[i], text_2: text });
+        expect(pairs.data[i]!.score).toBe(alone.data[0]!.score);
+      }
+      expect(pairs.data[0]!.score).not.toBe(pairs.data[1]!.score);
+    });
+
+    it('refuses what it cannot pair, and models that do not rerank, in OpenAI’s shape', async () => {
+      const refused = async (body: Record<string, unknown>) => {
+        const res = await post(body, '/v1/score');
+        expect(res.status).toBe(400);
+        return (await readJson<OpenAiErrorBody>(res)).error;
+      };
+      expect(await refused({ model: RANKER, text_1: [QUERY, QUERY], text_2: DOCUMENTS })).toMatchObject({
+        param: 'text_1',
+      });
+      expect(await refused({ model: RANKER, text_1: QUERY, text_2: [] })).toMatchObject({ param: 'text_2' });
+      expect(await refused({ model: RANKER, text_1: QUERY, text_2: [''] })).toMatchObject({ param: 'text_2' });
+      expect(await refused({ model: RANKER, text_2: DOCUMENTS })).toMatchObject({ param: 'text_1' });
+      expect(await refused({ model: CHAT, text_1: QUERY, text_2: DOCUMENTS })).toMatchObject({
+        code: 'model_not_supported',
+        param: 'model',
+      });
+    });
+
+    it('runs score lines as a batch, each answered as the route answers it', async () => {
+      const body = { model: RANKER, text_1: QUERY, text_2: DOCUMENTS };
+      const file = await client.files.create({
+        file: await toFile(
+          Buffer.from(JSON.stringify({ custom_id: 's', method: 'POST', url: '/v1/score', body }) + '\n'),
+          's.jsonl',
+        ),
+        purpose: 'batch',
+      });
+      const created = await client.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/score' as '/v1/embeddings',
+        completion_window: '24h',
+      });
+      const batch = await waitForBatch(client, created.id);
+      expect(batch.status).toBe('completed');
+      const [line] = await fileLines<ScoreResponse>(client, batch.output_file_id);
+      expect(line?.response?.status_code).toBe(200);
+      expect(line?.response?.body.data).toEqual((await score(body)).data);
+    });
   });
 });

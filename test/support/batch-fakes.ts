@@ -415,6 +415,7 @@ export const endpoints: BatchEndpoints = {
   '/v1/embeddings': endpoint,
   '/v1/rerank': endpoint,
   '/v1/responses': endpoint,
+  '/v1/score': endpoint,
   '/v1/messages': endpoint,
 };
 

@@ -33,6 +33,8 @@ import { EmbeddingsHttpHandler } from './embeddings/embeddings-http.handler.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { RerankController } from './rerank/rerank.controller.js';
 import { RerankService } from './rerank/rerank.service.js';
+import { ScoreController } from './score/score.controller.js';
+import { ScoreService } from './score/score.service.js';
 import { ApiExceptionFilter } from './http/api-exception.filter.js';
 import { FilesController } from './files/files.controller.js';
 import { FilesService } from './files/files.service.js';
@@ -157,6 +159,7 @@ export class AppModule {
         ChatController,
         EmbeddingsController,
         RerankController,
+        ScoreController,
         CompletionsController,
         ResponsesController,
         MessagesController,
@@ -245,6 +248,7 @@ export class AppModule {
         CompletionsHttpHandler,
         EmbeddingsService,
         RerankService,
+        ScoreService,
         EmbeddingsHttpHandler,
         ResponsesService,
         ResponseOutcomes,

@@ -4,6 +4,7 @@ import { openAiEmbeddings } from './embeddings/openai-embeddings.dialect.js';
 import { anthropicMessages } from './messages/anthropic-messages.dialect.js';
 import { openAiResponses } from './responses/openai-responses.dialect.js';
 import { openAiRerank } from './rerank/openai-rerank.dialect.js';
+import { openAiScore } from './score/openai-score.dialect.js';
 
 /**
  * The generating API surfaces, each declared once by its own feature's dialect (route, reply ids, GenAI
@@ -16,5 +17,6 @@ export const SURFACES = [
   openAiEmbeddings,
   openAiRerank,
   openAiResponses,
+  openAiScore,
   anthropicMessages,
 ] as const;

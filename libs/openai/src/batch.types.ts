@@ -28,6 +28,7 @@ export const BATCH_ENDPOINT_URLS = [
   '/v1/embeddings',
   '/v1/rerank',
   '/v1/responses',
+  '/v1/score',
 ] as const;
 export type BatchEndpointUrl = (typeof BATCH_ENDPOINT_URLS)[number];
 

@@ -6,6 +6,7 @@ export { BATCH_ENDPOINT_URLS } from './batch.types.js';
 export type * from './completions.types.js';
 export type * from './embeddings.types.js';
 export type * from './rerank.types.js';
+export type * from './score.types.js';
 export type * from './responses.types.js';
 export { ErrorCode, errorTypeFor } from './error-codes.js';
 export type * from './messages.types.js';

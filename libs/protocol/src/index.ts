@@ -25,6 +25,7 @@ export {
   embeddingInputs,
 } from './embedding-request.dto.js';
 export { MAX_RERANK_DOCUMENTS, RerankRequestDto } from './rerank-request.dto.js';
+export { ScoreRequestDto } from './score-request.dto.js';
 export { GenerationFieldsDto, MAX_TOKENS_LIMIT } from './generation-fields.dto.js';
 export { DEFAULT_TEMPERATURE, SamplingFieldsDto, SamplingPresetDto } from './sampling-fields.dto.js';
 export { RequestProblem } from './request-problem.js';

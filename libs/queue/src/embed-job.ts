@@ -17,8 +17,11 @@ export interface EmbedJobData extends JobTerms {
   model?: string;
   /** Text, or text already tokenized (token ids); a rerank job's documents, text only. */
   inputs: Array<string | number[]>;
-  /** Set on a rerank job: what its documents are scored against. */
-  query?: string;
+  /**
+   * Set on a rerank or score job: what its documents are scored against, one text for them all, or one
+   * per document (a score request's pairs, `text_1[i]` with `text_2[i]`).
+   */
+  query?: string | string[];
   enqueuedAt: number;
   /** Name of the API key that made the request, as on a generation job. */
   owner?: string;

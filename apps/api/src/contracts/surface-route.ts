@@ -1,7 +1,7 @@
 import type { RunnerEndpointUrl } from '../repositories/batch-record.js';
 
-/** OpenTelemetry's `gen_ai.operation.name` of a generating route (`rerank` is the platform's own: the conventions name none). */
-export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings' | 'rerank';
+/** OpenTelemetry's `gen_ai.operation.name` of a generating route (`rerank` and `score` are the platform's own: the conventions name neither). */
+export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings' | 'rerank' | 'score';
 
 /**
  * Where a generating API surface is reached and how its replies are named and timed, declared once with

@@ -42,17 +42,28 @@ export class LlamaRankingEngine {
   }
 
   /**
-   * Scores every document against the query, in order. Every pair is checked to fit before any is
-   * evaluated, so a document too long costs no compute. `signal` is checked between documents.
+   * Scores every document against the query, in order: one query for them all, or one per document
+   * (`query[i]` with `documents[i]`). Every pair is checked to fit before any is evaluated, so a
+   * document too long costs no compute. `signal` is checked between documents.
    */
-  async rank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<RankResult> {
-    const queryTokens = this.model.tokenize(query).length;
+  async rank(
+    query: string | readonly string[],
+    documents: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<RankResult> {
+    const queryOf = (index: number): string => (typeof query === 'string' ? query : (query[index] ?? ''));
+    const queryTokens = new Map<string, number>();
+    const tokensOf = (text: string): number => {
+      let n = queryTokens.get(text);
+      if (n === undefined) queryTokens.set(text, (n = this.model.tokenize(text).length));
+      return n;
+    };
     const { bos, eos, sep } = this.model.tokens;
     // node-llama-cpp's pair without a template of the model's own: [bos] query eos [sep] document eos.
     const specials = (bos == null ? 0 : 1) + (eos == null ? 0 : 2) + (sep == null ? 0 : 1);
     let promptTokens = 0;
     documents.forEach((document, index) => {
-      const length = queryTokens + this.model.tokenize(document).length + specials;
+      const length = tokensOf(queryOf(index)) + this.model.tokenize(document).length + specials;
       if (length >= this.contextSize) {
         throw new EngineInputError(
           `documents[${index}] with the query is ${length} tokens, which does not fit this model's context of ${this.contextSize} tokens.`,
@@ -62,9 +73,9 @@ export class LlamaRankingEngine {
       promptTokens += length;
     });
     const scores: number[] = [];
-    for (const document of documents) {
+    for (const [index, document] of documents.entries()) {
       signal?.throwIfAborted();
-      scores.push(await this.context.rank(query, document));
+      scores.push(await this.context.rank(queryOf(index), document));
     }
     return { scores, promptTokens };
   }
