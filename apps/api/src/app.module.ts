@@ -16,6 +16,7 @@ import { LineFeeder } from './batches/line-feeder.js';
 import { LineShares } from './batches/line-shares.js';
 import { LineRecovery } from './batches/line-recovery.js';
 import { ResultWriter } from './batches/result-writer.js';
+import { AdminBatchesController } from './batches/admin-batches.controller.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { BatchesService } from './batches/batches.service.js';
 import { MessageBatchesController } from './batches/message-batches.controller.js';
@@ -167,6 +168,7 @@ export class AppModule {
         TokenizeV1Controller,
         FilesController,
         BatchesController,
+        AdminBatchesController,
         MessageBatchesController,
         PredictController,
         OrgAppController,

@@ -68,6 +68,16 @@ export interface Batch {
 }
 
 /**
+ * A batch as the admin sees it (`GET /v1/admin/batches`): every key's, with the key's name. Anthropic's
+ * Message Batches are among them, in this shape, with the endpoint their requests run on.
+ */
+export type AdminBatch = Omit<Batch, 'endpoint'> & {
+  endpoint: BatchEndpointUrl | '/v1/messages';
+  /** The name of the API key that created it. */
+  owner: string;
+};
+
+/**
  * What a batch's plan did (a Conveyor extension, on OpenAI's batches and Anthropic's Message Batches):
  * lines that begin alike were fed together, and lines asked again were answered by one run.
  */

@@ -1,13 +1,21 @@
-import type { Batch, BatchEndpointUrl } from '@conveyor/openai';
+import type { AdminBatch, Batch, BatchEndpointUrl } from '@conveyor/openai';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { planReport } from './plan-report.mapper.js';
 
 /** A batch record as the Batches API answers it. */
 export function toBatch(r: BatchRecord & { endpoint: BatchEndpointUrl }): Batch {
+  return { ...batchFields(r), endpoint: r.endpoint };
+}
+
+/** Any key's batch, a Message Batch too, in the Batches API's shape with its owner: what the admin lists. */
+export function toAdminBatch(r: BatchRecord): AdminBatch {
+  return { ...batchFields(r), endpoint: r.endpoint, owner: r.owner };
+}
+
+function batchFields(r: BatchRecord): Omit<Batch, 'endpoint'> {
   return {
     id: r.id,
     object: 'batch',
-    endpoint: r.endpoint,
     errors: r.errors ? { object: 'list', data: r.errors } : null,
     input_file_id: r.input_file_id,
     completion_window: r.completion_window,

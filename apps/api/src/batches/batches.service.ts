@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FileNotFoundError, FileStore, assertFileId } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { ErrorCode, type Batch, type BatchEndpointUrl, type ListPage } from '@conveyor/openai';
-import { isBatchId, newBatchId } from '@conveyor/queue';
+import { ErrorCode, type AdminBatch, type Batch, type BatchEndpointUrl, type ListPage } from '@conveyor/openai';
+import { isBatchId, isMessageBatchId, newBatchId } from '@conveyor/queue';
 import { parseExpiresAfter, validateDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { isOpenAiBatch, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { FileExpiries } from '../repositories/file-expiries.port.js';
-import { toBatch } from './batch.mapper.js';
+import { toAdminBatch, toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
 
 const notFound = (id: string) =>
@@ -80,7 +80,22 @@ export class BatchesService {
   }
 
   async list(owner: string, after: string | undefined, limit: number): Promise<ListPage<Batch>> {
-    const data: Batch[] = [];
+    // Message Batches share the index; only Anthropic's routes show them.
+    return this.page(after, limit, (r) => (r.owner === owner && isOpenAiBatch(r) ? toBatch(r) : null));
+  }
+
+  /** Every key's batches, Message Batches among them, newest first; `owner` keeps one key's. */
+  async listEvery(after: string | undefined, limit: number, owner?: string): Promise<ListPage<AdminBatch>> {
+    return this.page(after, limit, (r) => (owner === undefined || r.owner === owner ? toAdminBatch(r) : null));
+  }
+
+  /** A page of the batches `shown` answers for (null: not this list's), newest first, after `after`. */
+  private async page<T extends { id: string }>(
+    after: string | undefined,
+    limit: number,
+    shown: (r: BatchRecord) => T | null,
+  ): Promise<ListPage<T>> {
+    const data: T[] = [];
     let cursor = after;
     let more = true;
     while (data.length <= limit && more) {
@@ -88,8 +103,8 @@ export class BatchesService {
       more = ids.length === 100;
       for (const id of ids) {
         const r = await this.repo.get(id);
-        // Message Batches share the index; only Anthropic's routes show them.
-        if (r && r.owner === owner && isOpenAiBatch(r)) data.push(toBatch(r));
+        const item = r && shown(r);
+        if (item) data.push(item);
       }
       cursor = ids.at(-1);
       if (!cursor) break;
@@ -106,9 +121,23 @@ export class BatchesService {
 
   async cancel(owner: string, id: string): Promise<Batch> {
     const record = await this.record(owner, id);
+    return toBatch({ ...record, ...(await this.cancelRecord(record)) });
+  }
+
+  /** The admin's cancel of any key's batch, a Message Batch too: the same as its owner's. */
+  async cancelAny(id: string): Promise<AdminBatch> {
+    if (!isBatchId(id) && !isMessageBatchId(id)) throw notFound(id);
+    const record = await this.repo.get(id);
+    if (!record) throw notFound(id);
+    return toAdminBatch({ ...record, ...(await this.cancelRecord(record)) });
+  }
+
+  private async cancelRecord(
+    record: BatchRecord,
+  ): Promise<Pick<BatchRecord, 'cancel_requested' | 'status' | 'cancelling_at'>> {
     if (!['validating', 'in_progress', 'cancelling'].includes(record.status)) {
       throw OpenAiHttpError.invalidRequest(
-        `Batch ${id} is ${record.status} and can no longer be cancelled.`,
+        `Batch ${record.id} is ${record.status} and can no longer be cancelled.`,
         'batch_id',
         ErrorCode.batchNotCancellable,
       );
@@ -120,7 +149,7 @@ export class BatchesService {
       status: 'cancelling' as const,
       cancelling_at: record.cancelling_at ?? Math.floor(Date.now() / 1000),
     };
-    await this.repo.update(id, cancelling);
-    return toBatch({ ...record, ...cancelling });
+    await this.repo.update(record.id, cancelling);
+    return cancelling;
   }
 }
