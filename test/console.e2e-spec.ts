@@ -122,7 +122,7 @@ describeInBrowser('the console in headless Chromium', () => {
     }
   });
 
-  it('lets the admin make a key, shown once, edit its limits, revoke it, and see the fleet', async () => {
+  it("lets the admin make a key, shown once, edit its limits, revoke it, see every key's batches and the fleet", async () => {
     const { context, page } = await signIn(ADMIN_KEY);
     try {
       await page.getByRole('button', { name: 'Keys' }).click();
@@ -152,6 +152,13 @@ describeInBrowser('the console in headless Chromium', () => {
       await row.waitFor({ state: 'detached', timeout: 15_000 });
       const revoked = await fetch(`${platform.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
       expect(revoked.status).toBe(401);
+
+      // Every key's batches, with the key that started each, and no form to start one.
+      await page.getByRole('button', { name: 'Batches' }).click();
+      const alices = page.locator('tr[data-batch]', { hasText: 'alice' }).first();
+      await alices.waitFor({ timeout: 15_000 });
+      expect(await alices.textContent()).toContain('completed');
+      expect(await page.locator('#batch-form').isVisible()).toBe(false);
 
       await page.getByRole('button', { name: 'Fleet' }).click();
       const sim = page.locator('#fleet-rows tr', { hasText: 'sim' });

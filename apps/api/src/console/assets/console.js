@@ -54,7 +54,9 @@ async function signIn(key) {
   $('sign-in').hidden = true;
   $('tabs').hidden = false;
   for (const b of document.querySelectorAll('[data-admin]')) b.hidden = !state.admin;
-  for (const b of document.querySelectorAll('[data-tab="batches"]')) b.hidden = state.admin;
+  // The admin key owns no files: it sees and cancels every key's batches, and starts none.
+  for (const b of document.querySelectorAll('[data-user]')) b.hidden = state.admin;
+  $('batch-caption').textContent = state.admin ? "Every key's batches, newest first" : 'Your batches, newest first';
   $('who').textContent = state.admin ? 'Signed in with the admin key' : 'Signed in with an API key';
   show(state.admin ? 'usage' : 'batches');
 }
@@ -116,8 +118,25 @@ async function startBatch(event) {
   }
 }
 
+/** Every key's batches, for the admin: the admin routes list and cancel them; the files stay their owners'. */
+async function listEveryBatch() {
+  return (await json('/v1/admin/batches?limit=50')).data.map((b) => ({
+    id: b.id,
+    owner: b.owner,
+    status: b.status,
+    done: b.request_counts.completed + b.request_counts.failed,
+    failed: b.request_counts.failed,
+    total: b.request_counts.total,
+    created: b.created_at,
+    plan: b.plan,
+    files: [],
+    cancel: ['validating', 'in_progress'].includes(b.status) ? `/v1/admin/batches/${b.id}/cancel` : null,
+  }));
+}
+
 /** OpenAI's batches and Anthropic's Message Batches as one kind of row. */
 async function listBatches() {
+  if (state.admin) return listEveryBatch();
   const openai = (await json('/v1/batches?limit=50')).data.map((b) => ({
     id: b.id,
     status: b.status,
@@ -182,6 +201,7 @@ async function refreshBatches() {
     const row = document.createElement('tr');
     row.dataset.batch = b.id;
     cell(row, b.id);
+    if (state.admin) cell(row, b.owner);
     cell(row, b.status).className = 'status';
     const progress = document.createElement('progress');
     progress.max = Math.max(1, b.total);
