@@ -20,6 +20,7 @@ import type { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lin
 import type { BatchShares } from '../../apps/api/src/repositories/batch-shares.port.js';
 import { BatchInput } from '../../apps/api/src/batches/batch-input.reader.js';
 import { BatchPlans } from '../../apps/api/src/batches/batch-plans.js';
+import { BatchEnding } from '../../apps/api/src/batches/batch-ending.js';
 import { BatchRunner } from '../../apps/api/src/batches/batch-runner.service.js';
 import { BatchValidator } from '../../apps/api/src/batches/batch-validator.js';
 import { LineFeeder } from '../../apps/api/src/batches/line-feeder.js';
@@ -107,12 +108,18 @@ export function composeBatchRunner(p: BatchRunnerParts) {
     feeder,
     writer,
     recovery,
-    p.unqueued,
-    p.quota,
-    new BatchEvents(configuredKeys(p.config), p.outbox),
-    new OutputExpiry(p.expiries ?? new MemoryExpiries()),
-    shares,
     plans,
+    new BatchEnding(
+      p.config,
+      p.records,
+      p.lines,
+      new BatchEvents(configuredKeys(p.config), p.outbox),
+      new OutputExpiry(p.expiries ?? new MemoryExpiries()),
+      plans,
+      p.quota,
+      p.unqueued,
+      shares,
+    ),
   );
   return { runner, input, validator, feeder, writer, recovery };
 }

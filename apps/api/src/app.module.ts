@@ -9,6 +9,7 @@ import { ApiKeyStore } from './auth/api-key.store.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
 import { TokenQuota } from './auth/token-quota.service.js';
 import { BatchInput } from './batches/batch-input.reader.js';
+import { BatchEnding } from './batches/batch-ending.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { BatchPlans } from './batches/batch-plans.js';
 import { BatchValidator } from './batches/batch-validator.js';
@@ -270,6 +271,7 @@ export class AppModule {
         LineShares,
         ResultWriter,
         LineRecovery,
+        BatchEnding,
         BatchRunner,
         BatchEvents,
         OutputExpiry,

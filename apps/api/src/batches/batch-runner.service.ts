@@ -3,22 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { ErrorCode, type BatchError } from '@conveyor/openai';
-import { TokenQuota } from '../auth/token-quota.service.js';
 import { FileStoreCheck, FileStoreMismatch } from '../platform/file-store.check.js';
 import { PeriodicPass } from '../platform/periodic-pass.js';
 import type { BatchRecord } from '../repositories/batch-record.js';
 import { BatchLines } from '../repositories/batch-lines.port.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
-import { UnqueuedLines } from '../repositories/unqueued-lines.port.js';
-import { BatchEvents } from '../webhooks/batch-events.service.js';
+import { BatchEnding } from './batch-ending.js';
 import { InputUnreadable } from './batch-input.reader.js';
 import { BatchPlans } from './batch-plans.js';
 import { BatchValidator } from './batch-validator.js';
 import { LeasedBatch, LeaseLost } from './leased-batch.js';
 import { LineFeeder } from './line-feeder.js';
 import { LineRecovery } from './line-recovery.js';
-import { OutputExpiry } from './output-expiry.js';
-import { LineShares } from './line-shares.js';
 import { ResultWriter } from './result-writer.js';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -28,7 +24,8 @@ const now = () => Math.floor(Date.now() / 1000);
  * replica drives a batch at a time), it hands the batch to the collaborator for its status. A new batch
  * is validated (BatchValidator); a running or cancelling one has its results written (ResultWriter),
  * its lost lines recovered or, on cancel or expiry, drained (LineRecovery), and its window topped up
- * (LineFeeder), until every custom_id is written once and the writer completes it.
+ * (LineFeeder), until every custom_id is written once and the writer completes it; BatchEnding then
+ * closes it.
  *
  * What the runner keeps of each batch between ticks is one LeasedBatch, dropped whole when the batch
  * ends or the lease is another replica's; everything else lives in Redis and the batch's files.
@@ -59,12 +56,8 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly feeder: LineFeeder,
     private readonly writer: ResultWriter,
     private readonly recovery: LineRecovery,
-    private readonly unqueued: UnqueuedLines,
-    private readonly quota: TokenQuota,
-    private readonly events: BatchEvents,
-    private readonly outputExpiry: OutputExpiry,
-    private readonly shares: LineShares,
     private readonly plans: BatchPlans,
+    private readonly ending: BatchEnding,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -171,10 +164,7 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
         ? ErrorCode.batchExpired
         : null;
     if (stop) {
-      // Lines not yet queued never will be: the pool need not scale for them while the batch drains, and
-      // its key's share goes to other keys' batches.
-      await this.unqueued.forget(batch.id, this.deploymentIds());
-      await this.shares.forget(batch.id, this.deploymentIds());
+      await this.ending.stopFeeding(batch.id);
       return this.recovery.drain(batch, leased, stop);
     }
     await this.recovery.sweep(batch, leased);
@@ -185,32 +175,9 @@ export class BatchRunner implements OnApplicationBootstrap, OnApplicationShutdow
     await this.writer.complete(batch, leased);
   }
 
-  /**
-   * The batch has ended: only its record and files remain. Its event goes to the webhook outbox, and its
-   * files' expiry is set, before it leaves the active set: a replica that dies in between leaves it
-   * active, and whoever takes it next comes here again, with the same event and the same end time.
-   */
+  /** The batch has ended: this replica forgets it, and only its record and files remain. */
   private async finishWith(id: string): Promise<void> {
     this.release(id);
-    const ended = await this.batches.get(id);
-    if (ended) {
-      await this.events.announce(ended);
-      await this.outputExpiry.apply(ended);
-      await this.plans.discard(ended);
-    }
-    // What its lines that never ran (cancelled, expired, lost) still hold of its owner's day goes back.
-    if (ended?.in_progress_at) {
-      await this.quota.settleBatch(ended.owner, id, ended.in_progress_at * 1000, { lines: 0, used: 0, ended: true });
-    }
-    await this.batches.retire(id);
-    // Per-line bookkeeping leaves Redis with the batch.
-    await this.lines.clear(id);
-    await this.unqueued.forget(id, this.deploymentIds());
-    await this.shares.forget(id, this.deploymentIds());
-  }
-
-  /** Every deployment a batch's lines may go to: its counts of unqueued lines are kept per deployment. */
-  private deploymentIds(): string[] {
-    return this.config.deployments.map((d) => d.id);
+    await this.ending.close(id);
   }
 }
