@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import OpenAI from 'openai';
 import { hashKey } from '@conveyor/config';
+import type { WebhookDeliveryObject } from '@conveyor/openai';
 import { chatLine, jsonl, submitBatch, waitForBatch } from './support/batches.js';
 import { writeDeploymentsFile } from './support/deployments-file.js';
 import { TestPlatform } from './support/platform.js';
@@ -70,10 +71,24 @@ describe("batch events posted to the owner key's webhook, signed as Standard Web
     receiver.failFirst = 0;
   });
 
+  /** The batch's webhook deliveries, once `done` holds for one (the receiver has answered before the queue records it). */
+  const deliveriesOf = async (id: string, done: (d: WebhookDeliveryObject) => boolean) => {
+    for (const until = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const res = await fetch(`${platform.baseUrl}/v1/batches/${id}/webhook_deliveries`, {
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      expect(res.status).toBe(200);
+      const { data } = (await res.json()) as { data: WebhookDeliveryObject[] };
+      if (data.some(done) || Date.now() > until) return data;
+    }
+  };
+
   it('a batch that completes: one batch.completed event, signed, its webhook-id the event id', async () => {
     const batch = await submitBatch(client, jsonl([chatLine('a'), chatLine('b')]));
     expect((await waitForBatch(client, batch.id)).status).toBe('completed');
     await expectOneEvent(await receiver.taken(batch.id), batch.id, 'batch.completed');
+    const [delivery] = await deliveriesOf(batch.id, (d) => d.status === 'delivered');
+    expect(delivery).toMatchObject({ attempts: 1, last_error: null, type: 'batch.completed' });
   });
 
   it('a batch whose input fails validation: one batch.failed event', async () => {
@@ -127,5 +142,18 @@ describe("batch events posted to the owner key's webhook, signed as Standard Web
     expect(received.map((r) => r.status)).toEqual([500, 500, 500, 200]);
     expect(new Set(received.map((r) => r.webhookId)).size).toBe(1);
     expect(received.every((r) => r.verified && r.event.type === 'batch.completed')).toBe(true);
+    // The batch's deliveries say so: delivered at the fourth attempt, the refusals' reason kept.
+    const deliveries = await deliveriesOf(batch.id, (d) => d.status === 'delivered');
+    expect(deliveries).toEqual([
+      {
+        object: 'webhook_delivery',
+        event_id: received[0]!.webhookId,
+        type: 'batch.completed',
+        status: 'delivered',
+        attempts: 4,
+        last_error: expect.stringContaining('500'),
+        finished_at: expect.any(Number),
+      },
+    ]);
   });
 });

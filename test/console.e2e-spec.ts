@@ -85,6 +85,9 @@ describeInBrowser('the console in headless Chromium', () => {
       await expect(row.locator('progress').getAttribute('value')).resolves.toBe('12');
       // What the plan did, as the batch reports it.
       expect(await row.textContent()).toMatch(/\d+ groups, \d+ repeats folded, \d+ prompt tokens saved/);
+      // Its webhook deliveries: this key has no webhook, so its event went nowhere.
+      await row.getByRole('button', { name: /Show the webhook deliveries/ }).click();
+      await row.getByText('no webhook event').waitFor({ timeout: 15_000 });
 
       const [download] = await Promise.all([
         page.waitForEvent('download'),

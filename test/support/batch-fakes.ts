@@ -26,7 +26,11 @@ import { UnqueuedLines } from '../../apps/api/src/repositories/unqueued-lines.po
 import { WorkerRoutes, type RoutePick } from '../../apps/api/src/repositories/worker-routes.port.js';
 import { FileExpiries } from '../../apps/api/src/repositories/file-expiries.port.js';
 import type { BodyStream } from '../../apps/api/src/http/streamed-body.js';
-import { WebhookOutbox, type WebhookDelivery } from '../../apps/api/src/webhooks/webhook-outbox.port.js';
+import {
+  WebhookOutbox,
+  type WebhookDelivery,
+  type WebhookDeliveryState,
+} from '../../apps/api/src/webhooks/webhook-outbox.port.js';
 
 export const MODEL = 'conveyor-tiny';
 
@@ -100,6 +104,10 @@ export class MemoryOutbox extends WebhookOutbox {
   readonly events = new Map<string, WebhookDelivery>();
   async enqueue(delivery: WebhookDelivery): Promise<void> {
     if (!this.events.has(delivery.event.id)) this.events.set(delivery.event.id, delivery);
+  }
+  /** Queued and never sent: nothing here delivers. */
+  async state(eventId: string): Promise<WebhookDeliveryState | null> {
+    return this.events.has(eventId) ? { status: 'pending', attempts: 0, lastError: null, finishedAt: null } : null;
   }
 }
 

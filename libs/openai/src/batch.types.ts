@@ -129,3 +129,22 @@ export interface WebhookEvent {
   type: BatchEventType;
   data: { id: string };
 }
+
+/**
+ * How the delivery of one of a batch's events to its owner's webhook stands (`GET
+ * /v1/batches/{id}/webhook_deliveries`, the platform's own): waiting for its first attempt, waiting to be
+ * tried again after a failed one, taken by the receiver, or given up after the last attempt.
+ */
+export interface WebhookDeliveryObject {
+  object: 'webhook_delivery';
+  /** The event's id, which is also every attempt's `webhook-id`. */
+  event_id: string;
+  type: BatchEventType;
+  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  /** Attempts made so far. */
+  attempts: number;
+  /** Why the last failed attempt failed (a delivered event keeps it where one failed first). */
+  last_error: string | null;
+  /** Unix seconds of the attempt the receiver took, or of the last one where it was given up. */
+  finished_at: number | null;
+}

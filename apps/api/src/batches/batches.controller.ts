@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import type { Batch, ListPage } from '@conveyor/openai';
+import type { Batch, ListPage, WebhookDeliveryObject } from '@conveyor/openai';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
@@ -45,6 +45,19 @@ export class BatchesController {
   @ApiJsonOk('A batch')
   get(@Param('id') id: string, @Caller() owner: string): Promise<Batch> {
     return this.batches.get(owner, id);
+  }
+
+  @Get(':id/webhook_deliveries')
+  @ApiRoute("The deliveries of the batch's event to its key's webhook (the platform's own)", {
+    auth: 'Bearer',
+    errors: [400, 401, 404],
+  })
+  @ApiParam({ name: 'id', description: 'batch_…' })
+  @ApiJsonOk(
+    '`{object: "list", data: [{object: "webhook_delivery", event_id, type, status, attempts, last_error, finished_at}]}`',
+  )
+  webhookDeliveries(@Param('id') id: string, @Caller() owner: string): Promise<ListPage<WebhookDeliveryObject>> {
+    return this.batches.webhookDeliveries(owner, id);
   }
 
   @Post(':id/cancel')

@@ -9,7 +9,7 @@ describe('BatchesService.cancel', () => {
 
   beforeEach(() => {
     h = startHarness();
-    service = new BatchesService(h.config, h.records, h.files, h.expiries);
+    service = new BatchesService(h.config, h.records, h.files, h.expiries, h.outbox);
   });
   afterEach(stopHarness);
 

@@ -1,13 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FileNotFoundError, FileStore, assertFileId } from '@conveyor/batch-store';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
-import { ErrorCode, type AdminBatch, type Batch, type BatchEndpointUrl, type ListPage } from '@conveyor/openai';
+import {
+  ErrorCode,
+  type AdminBatch,
+  type Batch,
+  type BatchEndpointUrl,
+  type ListPage,
+  type WebhookDeliveryObject,
+} from '@conveyor/openai';
 import { isBatchId, isMessageBatchId, newBatchId } from '@conveyor/queue';
 import { parseExpiresAfter, validateDto } from '@conveyor/protocol';
 import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { isOpenAiBatch, newBatchRecord, type BatchRecord } from '../repositories/batch-record.js';
 import { BatchRecords } from '../repositories/batch-records.port.js';
 import { FileExpiries } from '../repositories/file-expiries.port.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.port.js';
 import { toAdminBatch, toBatch } from './batch.mapper.js';
 import { CreateBatchDto, windowSeconds } from './create-batch.dto.js';
 
@@ -22,6 +30,7 @@ export class BatchesService {
     private readonly repo: BatchRecords,
     private readonly store: FileStore,
     private readonly expiries: FileExpiries,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   async create(owner: string, body: unknown): Promise<Batch> {
@@ -77,6 +86,36 @@ export class BatchesService {
 
   async get(owner: string, id: string): Promise<Batch> {
     return toBatch(await this.record(owner, id));
+  }
+
+  /**
+   * The deliveries of the batch's events to its owner's webhook: its one event, once it has ended and the
+   * owner has a webhook; none before, or without one.
+   */
+  async webhookDeliveries(owner: string, id: string): Promise<ListPage<WebhookDeliveryObject>> {
+    const event = (await this.record(owner, id)).ended_event;
+    const state = event ? await this.outbox.state(event.id) : null;
+    const data: WebhookDeliveryObject[] =
+      event && state
+        ? [
+            {
+              object: 'webhook_delivery',
+              event_id: event.id,
+              type: event.type,
+              status: state.status,
+              attempts: state.attempts,
+              last_error: state.lastError,
+              finished_at: state.finishedAt === null ? null : Math.floor(state.finishedAt / 1000),
+            },
+          ]
+        : [];
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.event_id ?? null,
+      last_id: data[0]?.event_id ?? null,
+      has_more: false,
+    };
   }
 
   async list(owner: string, after: string | undefined, limit: number): Promise<ListPage<Batch>> {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job, type JobState } from 'bullmq';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import { webhookQueueName } from '@conveyor/queue';
 import { CommandConnection, bullConnection, releaseBullConnection, type BullConnection } from '@conveyor/redis';
 import { bullMqTelemetry } from '@conveyor/telemetry';
-import { WebhookOutbox, type WebhookDelivery } from './webhook-outbox.port.js';
+import { WebhookOutbox, type WebhookDelivery, type WebhookDeliveryState } from './webhook-outbox.port.js';
 import { WebhookSender } from './webhook-sender.js';
 
 /** A delivered (or given up) event's job is kept this long, so queueing its event again adds nothing. */
@@ -49,6 +49,12 @@ export class BullMqWebhookOutbox extends WebhookOutbox implements OnApplicationB
     });
   }
 
+  async state(eventId: string): Promise<WebhookDeliveryState | null> {
+    const job = await this.queue.getJob(eventId);
+    if (!job) return null;
+    return deliveryState(await job.getState(), job);
+  }
+
   onApplicationBootstrap(): void {
     const { timeoutMs } = this.config.batch.webhook;
     // A lock lapses a little after an attempt's own timeout: a replica that died mid-delivery holds its
@@ -84,4 +90,19 @@ export class BullMqWebhookOutbox extends WebhookOutbox implements OnApplicationB
     if (this.connection) releaseBullConnection(this.connection);
     await this.queue.close();
   }
+}
+
+/**
+ * A delivery job's BullMQ state as the delivery's: done is delivered, failed for good is given up, a
+ * job waiting after an attempt that failed (delayed, as BullMQ backs a retry off) is retrying.
+ */
+export function deliveryState(
+  state: JobState | 'unknown',
+  job: Pick<Job, 'attemptsMade' | 'failedReason' | 'finishedOn'>,
+): WebhookDeliveryState {
+  const attempts = job.attemptsMade;
+  const lastError = job.failedReason || null;
+  if (state === 'completed') return { status: 'delivered', attempts, lastError, finishedAt: job.finishedOn ?? null };
+  if (state === 'failed') return { status: 'failed', attempts, lastError, finishedAt: job.finishedOn ?? null };
+  return { status: attempts > 0 ? 'retrying' : 'pending', attempts, lastError, finishedAt: null };
 }

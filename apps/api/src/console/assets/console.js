@@ -4,7 +4,15 @@
 
 const KEY_ITEM = 'conveyor-console-key';
 const $ = (id) => document.getElementById(id);
-const state = { key: sessionStorage.getItem(KEY_ITEM), admin: false, tab: 'batches', timer: null, seen: new Map() };
+const state = {
+  key: sessionStorage.getItem(KEY_ITEM),
+  admin: false,
+  tab: 'batches',
+  timer: null,
+  seen: new Map(),
+  /** Each batch's webhook deliveries as last asked for, in words. */
+  webhooks: new Map(),
+};
 
 /** Calls the API with the key: Anthropic's routes take it as x-api-key, the others as a Bearer token. */
 async function api(path, init = {}) {
@@ -150,6 +158,9 @@ async function listBatches() {
       ['errors', b.error_file_id && `/v1/files/${b.error_file_id}/content`],
     ],
     cancel: ['validating', 'in_progress'].includes(b.status) ? `/v1/batches/${b.id}/cancel` : null,
+    webhook: ['completed', 'failed', 'expired', 'cancelled'].includes(b.status)
+      ? `/v1/batches/${b.id}/webhook_deliveries`
+      : null,
   }));
   const anthropic = (await json('/v1/messages/batches?limit=50').catch(() => ({ data: [] }))).data.map((b) => {
     const c = b.request_counts;
@@ -220,12 +231,39 @@ async function refreshBatches() {
     for (const [label, path] of b.files)
       if (path)
         files.append(button(label, () => download(path, `${b.id}_${label}.jsonl`), `Download the ${label} of ${b.id}`));
+    if (!state.admin) webhookCell(row, b);
     const actions = cell(row, '');
     if (b.cancel)
       actions.append(button('Cancel', () => api(b.cancel, { method: 'POST' }).then(refreshBatches), `Cancel ${b.id}`));
     rows.push(row);
   }
   $('batch-rows').replaceChildren(...rows);
+}
+
+/** What became of the batch's event at its key's webhook, asked for on a click (then kept). */
+function webhookCell(row, batch) {
+  const td = cell(row, state.webhooks.get(batch.id) ?? '');
+  if (!batch.webhook || state.webhooks.has(batch.id)) return;
+  td.append(
+    button(
+      'Webhook',
+      async () => {
+        const { data } = await json(batch.webhook);
+        const said = data.length
+          ? data
+              .map(
+                (d) =>
+                  `${d.type}: ${d.status} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}` +
+                  (d.status !== 'delivered' && d.last_error ? ` (${d.last_error})` : ''),
+              )
+              .join('; ')
+          : 'no webhook event';
+        state.webhooks.set(batch.id, said);
+        td.replaceChildren(said);
+      },
+      `Show the webhook deliveries of ${batch.id}`,
+    ),
+  );
 }
 
 // ── Usage ─────────────────────────────────────────────────────────────────────────────────────────────
