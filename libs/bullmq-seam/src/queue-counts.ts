@@ -28,18 +28,47 @@ export async function countSplitAtPriority(
   queue: string,
   splitAt: number,
 ): Promise<SplitCounts> {
+  const { wait, bands, delayed, active } = await countByPriority(redis, prefix, queue, [splitAt]);
+  return { wait, before: bands[0] ?? 0, from: bands[1] ?? 0, delayed, active };
+}
+
+/** One queue's unfinished jobs, its prioritized ones counted per band of priorities. */
+export interface BandCounts {
+  /** Jobs waiting without a priority. */
+  wait: number;
+  /** Prioritized jobs per band: below the first bound, between each bound and the next, from the last. */
+  bands: number[];
+  delayed: number;
+  active: number;
+}
+
+/**
+ * As countSplitAtPriority, with the prioritized jobs counted in the bands that `bounds` (rising
+ * priorities) make: one more band than bounds. All in one transaction, on the queue's own keys.
+ */
+export async function countByPriority(
+  redis: RedisClient,
+  prefix: string,
+  queue: string,
+  bounds: readonly number[],
+): Promise<BandCounts> {
   const prioritized = bullQueueKey(prefix, queue, 'prioritized');
-  const replies = await redis
-    .multi()
-    .llen(bullQueueKey(prefix, queue, 'wait'))
-    .zcount(prioritized, 0, `(${splitAt * PRIORITY_SCORE}`)
-    .zcount(prioritized, splitAt * PRIORITY_SCORE, '+inf')
+  const multi = redis.multi().llen(bullQueueKey(prefix, queue, 'wait'));
+  const edges = [0, ...bounds.map((b) => b * PRIORITY_SCORE)];
+  edges.forEach((from, i) => {
+    const to = edges[i + 1];
+    multi.zcount(prioritized, from, to === undefined ? '+inf' : `(${to}`);
+  });
+  const replies = await multi
     .zcard(bullQueueKey(prefix, queue, 'delayed'))
     .llen(bullQueueKey(prefix, queue, 'active'))
     .exec();
-  const [wait = 0, before = 0, from = 0, delayed = 0, active = 0] = (replies ?? []).map(([err, n]) => {
+  const counts = (replies ?? []).map(([err, n]) => {
     if (err) throw err;
     return Number(n);
   });
-  return { wait, before, from, delayed, active };
+  const [wait = 0, ...rest] = counts;
+  const bands = rest.slice(0, edges.length);
+  const [delayed = 0, active = 0] = rest.slice(edges.length);
+  return { wait, bands, delayed, active };
 }
