@@ -32,6 +32,7 @@ const API_LAYERS = [
   'files',
   'keys',
   'models',
+  'fleet',
   'usage',
   'tokenize',
   'chat',
@@ -68,6 +69,7 @@ const API_FEATURES = [
   'batches',
   'files',
   'models',
+  'fleet',
   'usage',
   'keys',
 ];

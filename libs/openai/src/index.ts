@@ -7,6 +7,7 @@ export type * from './completions.types.js';
 export type * from './embeddings.types.js';
 export type * from './rerank.types.js';
 export type * from './score.types.js';
+export type * from './fleet.types.js';
 export type * from './responses.types.js';
 export { ErrorCode, errorTypeFor } from './error-codes.js';
 export type * from './messages.types.js';

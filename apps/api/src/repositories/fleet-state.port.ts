@@ -6,6 +6,8 @@ export interface DeploymentFleet {
   free: number;
   /** Live workers that announced their free sequences. */
   announced: number;
+  /** Each live worker's free sequences as it last announced them (null: not announced yet). */
+  perWorker: { id: string; free: number | null }[];
 }
 
 /**

@@ -26,13 +26,19 @@ export class FleetStateRepository extends FleetState {
     ]);
     let free = 0;
     let announced = 0;
+    const perWorker: DeploymentFleet['perWorker'] = [];
     for (const id of workers) {
       const count = load[routeWorkerName(id)];
-      if (count === undefined) continue;
+      if (count === undefined) {
+        perWorker.push({ id, free: null });
+        continue;
+      }
       announced++;
       // A count a request routed here took down before the worker reported again can dip below zero.
-      free += Math.max(0, Number(count) || 0);
+      const own = Math.max(0, Number(count) || 0);
+      free += own;
+      perWorker.push({ id, free: own });
     }
-    return { workers, free, announced };
+    return { workers, free, announced, perWorker };
   }
 }

@@ -1,3 +1,5 @@
+import type { QueueTier } from '@conveyor/queue';
+
 /** The work one deployment has that no worker has finished, by where it is. */
 export interface DeploymentWork {
   /** Requests waiting in the deployment's queue, whatever their service tier, or to be retried. */
@@ -10,6 +12,11 @@ export interface DeploymentWork {
   running: number;
   /** Lines of running batches for the deployment that are still in their input file, not yet queued. */
   batchUnqueued: number;
+  /**
+   * Jobs waiting in the deployment's queue by band, first served to last: each service tier's requests,
+   * then batch lines (retries waiting out their back-off are in `waiting` alone).
+   */
+  waitingByTier: Record<QueueTier | 'batch', number>;
 }
 
 /**

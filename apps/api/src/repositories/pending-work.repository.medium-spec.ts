@@ -49,7 +49,19 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
 
   it('counts nothing for a deployment nobody used', async () => {
     expect(await work.of(['idle'])).toEqual(
-      new Map([['idle', { waiting: 0, batchQueued: 0, routed: 0, running: 0, batchUnqueued: 0 }]]),
+      new Map([
+        [
+          'idle',
+          {
+            waiting: 0,
+            batchQueued: 0,
+            routed: 0,
+            running: 0,
+            batchUnqueued: 0,
+            waitingByTier: { priority: 0, default: 0, flex: 0, batch: 0 },
+          },
+        ],
+      ]),
     );
   });
 
@@ -79,7 +91,16 @@ describe('PendingWorkRepository against real Redis and BullMQ', () => {
     await queue(deploymentQueueName('d2')).add('generate', {}, { jobId: 'other' });
 
     const counts = await work.of(['d1', 'd2']);
-    expect(counts.get('d1')).toEqual({ waiting: 4, batchQueued: 3, routed: 2, running: 1, batchUnqueued: 95 });
-    expect(counts.get('d2')).toEqual({ waiting: 1, batchQueued: 0, routed: 0, running: 0, batchUnqueued: 0 });
+    // By band, the deployment's own queue only: the retry waiting out its back-off is in `waiting` alone.
+    expect(counts.get('d1')).toEqual({
+      waiting: 4,
+      batchQueued: 3,
+      routed: 2,
+      running: 1,
+      batchUnqueued: 95,
+      waitingByTier: { priority: 1, default: 1, flex: 1, batch: 3 },
+    });
+    expect(counts.get('d2')).toMatchObject({ waiting: 1, batchQueued: 0, routed: 0, running: 0, batchUnqueued: 0 });
+    expect(counts.get('d2')!.waitingByTier).toEqual({ priority: 1, default: 0, flex: 0, batch: 0 });
   });
 });

@@ -1,17 +1,34 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { countSplitAtPriority, type SplitCounts } from '@conveyor/bullmq-seam';
+import { countByPriority, type BandCounts } from '@conveyor/bullmq-seam';
 import { PLATFORM_CONFIG, type PlatformConfig } from '@conveyor/config';
 import {
   BATCH_LINE_PRIORITY,
   activeBatchesKey,
   affinityQueueName,
   batchUnqueuedKey,
+  bullPriorityOf,
   deploymentQueueName,
   routeQueuesKey,
 } from '@conveyor/queue';
 import { CommandConnection, type RedisClient } from '@conveyor/redis';
 
 import { PendingWork, type DeploymentWork } from './pending-work.port.js';
+
+/**
+ * The bounds of the queue's priority bands: `default` requests below flex's priority (`priority` ones
+ * wait unprioritized, in BullMQ's wait list), `flex` below a batch line's, batch lines from it.
+ */
+const BAND_BOUNDS = [bullPriorityOf({ tier: 'flex' }), BATCH_LINE_PRIORITY] as const;
+
+/** A queue's counts read as the platform's bands. */
+interface QueueParts {
+  wait: number;
+  default: number;
+  flex: number;
+  batch: number;
+  delayed: number;
+  active: number;
+}
 
 /**
  * The work of each deployment, from Redis: its queue's and its workers' queues' jobs by state, and the
@@ -55,16 +72,19 @@ export class PendingWorkRepository extends PendingWork {
       if (activeBatches.has(field)) batchUnqueued += Math.max(0, Number(left) || 0);
     }
     return {
-      waiting: shared.wait + shared.before + shared.delayed,
-      batchQueued: shared.from,
-      routed: routed.reduce((sum, q) => sum + q.wait + q.before + q.from + q.delayed, 0),
+      waiting: shared.wait + shared.default + shared.flex + shared.delayed,
+      batchQueued: shared.batch,
+      routed: routed.reduce((sum, q) => sum + q.wait + q.default + q.flex + q.batch + q.delayed, 0),
       running: routed.reduce((sum, q) => sum + q.active, shared.active),
       batchUnqueued,
+      waitingByTier: { priority: shared.wait, default: shared.default, flex: shared.flex, batch: shared.batch },
     };
   }
 
   /** A queue's jobs not finished, counted in one transaction, so a job moving between states is counted once. */
-  private parts(name: string): Promise<SplitCounts> {
-    return countSplitAtPriority(this.redis, this.config.redis.prefix, name, BATCH_LINE_PRIORITY);
+  private async parts(name: string): Promise<QueueParts> {
+    const counts: BandCounts = await countByPriority(this.redis, this.config.redis.prefix, name, BAND_BOUNDS);
+    const [low = 0, flex = 0, batch = 0] = counts.bands;
+    return { wait: counts.wait, default: low, flex, batch, delayed: counts.delayed, active: counts.active };
   }
 }

@@ -10,6 +10,7 @@ const work = (n: number): DeploymentWork => ({
   routed: 0,
   running: 1,
   batchUnqueued: 100 * n,
+  waitingByTier: { priority: 0, default: n, flex: 0, batch: 2 * n },
 });
 
 class FixedWork extends PendingWork {

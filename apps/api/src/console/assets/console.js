@@ -467,32 +467,26 @@ async function saveLimits(event) {
 // ── Fleet (admin) ─────────────────────────────────────────────────────────────────────────────────────
 
 async function refreshFleet() {
-  // Readiness and the scaling signal need no key: the platform's own probes and autoscaler read them.
-  const ready = await (await fetch('/ready')).json();
-  const work = {};
-  for (const pool of ['cpu', 'gpu']) {
-    const res = await fetch(`/scaling/pools/${pool}`);
-    if (res.ok) Object.assign(work, (await res.json()).deployments ?? {});
-  }
+  const STATUS = { ready: 'ready', loading: 'loading', cold: 'cold (loads on demand)', no_workers: 'no live worker' };
+  const { data } = await json('/v1/admin/fleet');
   $('fleet-rows').replaceChildren(
-    ...Object.entries(ready.deployments ?? {}).map(([id, d]) => {
+    ...data.map((d) => {
       const row = document.createElement('tr');
-      const w = work[id] ?? {};
-      cell(row, id);
+      row.dataset.deployment = d.id;
+      cell(row, d.id);
+      cell(row, STATUS[d.status] ?? d.status);
+      cell(row, String(d.workers.length));
+      cell(row, d.sequences.busy === null ? `? / ${d.sequences.total}` : `${d.sequences.busy} / ${d.sequences.total}`);
+      const w = d.waiting;
+      cell(row, `${w.priority} / ${w.default} / ${w.flex} / ${w.batch}${d.routed ? ` (+${d.routed} routed)` : ''}`);
+      cell(row, String(d.running));
+      cell(row, String(d.batch_unqueued));
       cell(
         row,
-        d.live_workers > 0
-          ? 'ready'
-          : d.loading
-            ? 'loading'
-            : d.on_demand
-              ? 'cold (loads on demand)'
-              : 'no live worker',
+        d.workers
+          .map((x) => `${x.id}: ${x.free === null ? '?' : x.sequences - x.free} of ${x.sequences} busy`)
+          .join('; '),
       );
-      cell(row, String(d.live_workers));
-      cell(row, String((w.waiting ?? 0) + (w.batch_queued ?? 0) + (w.routed ?? 0)));
-      cell(row, String(w.running ?? 0));
-      cell(row, String(w.batch_unqueued ?? 0));
       return row;
     }),
   );
