@@ -60,7 +60,7 @@ describe("the admin's fleet detail: workers, sequences busy, work waiting by ban
       running: 0,
     });
     expect(idle.slow!.workers).toEqual([{ id: expect.any(String), sequences: 2, free: 2 }]);
-    expect(idle.cold).toMatchObject({ status: 'cold', load: 'on-demand', sequences: { total: 0, busy: null } });
+    expect(idle.cold).toMatchObject({ status: 'cold', load: 'on-demand', sequences: { total: 0, busy: 0 } });
   });
 
   it('counts the sequences running and each band waiting behind them', async () => {

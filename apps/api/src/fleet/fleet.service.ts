@@ -32,7 +32,7 @@ export class FleetService {
         sequences: {
           total: live * d.parallel,
           // Busy is known only where every live worker has said how many of its sequences are free.
-          busy: live && fleet.announced === live ? live * d.parallel - fleet.free : null,
+          busy: fleet.announced === live ? live * d.parallel - fleet.free : null,
         },
         workers: fleet.perWorker.map(({ id, free }) => ({ id, sequences: d.parallel, free })),
         waiting: w.waitingByTier,
