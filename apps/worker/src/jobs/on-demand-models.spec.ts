@@ -60,6 +60,8 @@ function worker(budgetMb: number, deployments: DeploymentConfig[]) {
 }
 
 const polls = (n: number) => new Promise((r) => setTimeout(r, POLL_MS * n));
+/** Past the time work must wait before a model's workers count as busy (BUSY_AFTER_MS, 2 s). */
+const pastBusy = () => new Promise((r) => setTimeout(r, 2500));
 /** Waits for what a look should do, polling, so that a loaded machine only makes it slower. */
 async function until(done: () => boolean): Promise<void> {
   for (const end = Date.now() + 10_000; !done(); await polls(1)) if (Date.now() > end) return;
@@ -86,7 +88,7 @@ describe('OnDemandModels', () => {
     expect(w.unloaded).toEqual(['a']);
   });
 
-  it('adds a copy of a model whose workers are all busy, once work has waited at two looks, into free room', async () => {
+  it('adds a copy of a model whose workers are all busy, once work has waited for BUSY_AFTER_MS, into free room', async () => {
     const w = worker(10, [deployment('a', 4)]);
     running = w.models;
     w.demand.live.set('a', 1);
@@ -111,7 +113,7 @@ describe('OnDemandModels', () => {
     // Another worker holds "busy" and cannot keep up.
     w.demand.live.set('busy', 1);
     w.demand.queued.set('busy', 5);
-    await polls(10);
+    await pastBusy();
     expect(w.loaded).toEqual(['idle']);
     expect(w.unloaded).toEqual([]);
   });
@@ -123,7 +125,7 @@ describe('OnDemandModels', () => {
     w.demand.queued.set('a', 3);
     w.demand.loading = 'w2';
     await w.models.onApplicationBootstrap();
-    await polls(8);
+    await pastBusy();
     expect(w.loaded).toEqual([]);
   });
 });

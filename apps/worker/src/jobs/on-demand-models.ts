@@ -11,14 +11,19 @@ import { SERVED_DEPLOYMENTS } from '../engine/served-deployments.token.js';
 const LOAD_CLAIM_MS = 15_000;
 /** After a load failed here, how long this worker leaves the deployment alone (its waiting jobs were failed). */
 const FAILED_LOAD_BACKOFF_MS = 30_000;
+/**
+ * How long work must wait for a served deployment, at the least, before its workers count as busy: a
+ * worker that has just loaded it takes a moment to start on its queue, and a copy then would be wasted.
+ */
+const BUSY_AFTER_MS = 2000;
 
 /**
  * Loads the on-demand deployments of this worker's pool where they are wanted, within the worker's memory
  * budget (WORKER_MEMORY_BUDGET_MB): every MODEL_DEMAND_POLL_MS it looks for a deployment whose queue
  * has work and that no live worker serves, claims its one load in the fleet (so a cold model loads on
  * one worker, not on every one), makes room by unloading the least recently used idle on-demand model,
- * loads it and starts taking its jobs. A deployment whose workers are all busy (work still waiting at two
- * looks in a row) gets another copy here, one load at a time in the fleet, but only into room this
+ * loads it and starts taking its jobs. A deployment whose workers are all busy (work waiting at every look
+ * for BUSY_AFTER_MS, and at two looks at least, while served) gets another copy here, one load at a time in the fleet, but only into room this
  * worker has free: an idle model is never unloaded for a second copy, so a long batch on one model cannot
  * push every other model out of the fleet. A load that fails fails the waiting jobs with the reason, rather
  * than leaving them to time out. Pinned deployments were loaded before the worker started and count
@@ -34,8 +39,8 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
   private readonly failedUntil = new Map<string, number>();
   /** Deployments already reported as never fitting this worker's budget. */
   private readonly tooLarge = new Set<string>();
-  /** Deployments served elsewhere whose queue had work waiting at the last look: busy, if it still has at this one. */
-  private readonly waitedBefore = new Set<string>();
+  /** Deployments served elsewhere whose queue has had work waiting at every look since then (ms since the epoch). */
+  private readonly waitingSince = new Map<string, number>();
   private pinnedMb = 0;
   private timer: NodeJS.Timeout | null = null;
   private looking: Promise<void> | null = null;
@@ -87,7 +92,7 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
     for (const d of this.candidates) {
       if (!this.timer) return;
       if (this.held.has(d.id) || (this.failedUntil.get(d.id) ?? 0) > Date.now()) {
-        this.waitedBefore.delete(d.id);
+        this.waitingSince.delete(d.id);
         continue;
       }
       const live = await this.demand.liveWorkers(d.id);
@@ -96,11 +101,14 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
         continue;
       }
       const waiting = (await this.demand.waiting(d.id)) > 0;
-      const busy = waiting && this.waitedBefore.has(d.id);
-      if (waiting) this.waitedBefore.add(d.id);
-      else this.waitedBefore.delete(d.id);
+      // Only work waiting while a worker serves the deployment says its workers are busy: a cold model's
+      // first requests wait for its load.
+      const since = this.waitingSince.get(d.id);
+      const busy = since !== undefined && Date.now() - since >= this.busyAfterMs();
+      if (waiting && live > 0) this.waitingSince.set(d.id, since ?? Date.now());
+      else this.waitingSince.delete(d.id);
       if (live === 0 && waiting) await this.load(d, 'make room');
-      else if (live > 0 && busy) await this.load(d, 'free room only');
+      else if (live > 0 && waiting && busy) await this.load(d, 'free room only');
     }
   }
 
@@ -142,7 +150,7 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
       this.held.set(d.id, need);
       modelLoads.inc({ deployment: d.id, event: 'loaded' });
       modelMemoryHeld.set({ deployment: d.id }, need);
-      this.waitedBefore.delete(d.id);
+      this.waitingSince.delete(d.id);
       this.logger.log(
         `Loaded "${d.id}" on demand in ${Date.now() - started} ms (${need} MiB; ${this.usedMb()} MiB held)` +
           (room === 'free room only' ? ', a copy beside busy workers' : ''),
@@ -194,6 +202,11 @@ export class OnDemandModels implements OnApplicationBootstrap, OnApplicationShut
     } finally {
       await stop();
     }
+  }
+
+  /** BUSY_AFTER_MS, and two looks at the least. */
+  private busyAfterMs(): number {
+    return Math.max(BUSY_AFTER_MS, 2 * this.config.worker.demandPollMs);
   }
 
   private usedMb(): number {
