@@ -3,8 +3,8 @@ import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { AdminBatch, ListPage } from '@conveyor/openai';
 import { AdminKeyGuard } from '../admin/admin-key.guard.js';
 import { ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { BatchesService } from './batches.service.js';
+import { parseListLimit } from './list-limit.js';
 
 /**
  * Every key's batches, behind the admin key: what an operator looks at when a batch runs away or a team
@@ -29,10 +29,7 @@ export class AdminBatchesController {
     @Query('limit') limit?: string,
     @Query('owner') owner?: string,
   ): Promise<ListPage<AdminBatch>> {
-    const n = limit === undefined ? 20 : Number(limit);
-    if (!Number.isInteger(n) || n < 1 || n > 100)
-      throw OpenAiHttpError.invalidRequest('limit must be an integer from 1 to 100.', 'limit');
-    return this.batches.listEvery(after, n, owner);
+    return this.batches.listEvery(after, parseListLimit(limit), owner);
   }
 
   @Post(':id/cancel')

@@ -5,8 +5,8 @@ import { UseAuthScheme } from '../auth/auth-scheme.decorator.js';
 import { ApiJsonBody, ApiJsonOk, ApiRoute } from '../docs/api-docs.decorators.js';
 import { CreateBatchDto } from './create-batch.dto.js';
 import { Caller } from '../auth/caller.decorator.js';
-import { OpenAiHttpError } from '../errors/openai-http.error.js';
 import { BatchesService } from './batches.service.js';
+import { parseListLimit } from './list-limit.js';
 
 /** OpenAI's Batches API over the chat queue. */
 @Controller('v1/batches')
@@ -33,10 +33,7 @@ export class BatchesController {
     @Query('after') after?: string,
     @Query('limit') limit?: string,
   ): Promise<ListPage<Batch>> {
-    const n = limit === undefined ? 20 : Number(limit);
-    if (!Number.isInteger(n) || n < 1 || n > 100)
-      throw OpenAiHttpError.invalidRequest('limit must be an integer from 1 to 100.', 'limit');
-    return this.batches.list(owner, after, n);
+    return this.batches.list(owner, after, parseListLimit(limit));
   }
 
   @Get(':id')

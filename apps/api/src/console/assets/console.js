@@ -126,11 +126,10 @@ async function startBatch(event) {
   }
 }
 
-/** Every key's batches, for the admin: the admin routes list and cancel them; the files stay their owners'. */
-async function listEveryBatch() {
-  return (await json('/v1/admin/batches?limit=50')).data.map((b) => ({
+/** A batch in the Batches API's shape as a row: its progress, plan and the cancel route given (if it may be cancelled). */
+function batchRow(b, cancelRoute) {
+  return {
     id: b.id,
-    owner: b.owner,
     status: b.status,
     done: b.request_counts.completed + b.request_counts.failed,
     failed: b.request_counts.failed,
@@ -138,7 +137,15 @@ async function listEveryBatch() {
     created: b.created_at,
     plan: b.plan,
     files: [],
-    cancel: ['validating', 'in_progress'].includes(b.status) ? `/v1/admin/batches/${b.id}/cancel` : null,
+    cancel: ['validating', 'in_progress'].includes(b.status) ? cancelRoute : null,
+  };
+}
+
+/** Every key's batches, for the admin: the admin routes list and cancel them; the files stay their owners'. */
+async function listEveryBatch() {
+  return (await json('/v1/admin/batches?limit=50')).data.map((b) => ({
+    ...batchRow(b, `/v1/admin/batches/${b.id}/cancel`),
+    owner: b.owner,
   }));
 }
 
@@ -146,18 +153,11 @@ async function listEveryBatch() {
 async function listBatches() {
   if (state.admin) return listEveryBatch();
   const openai = (await json('/v1/batches?limit=50')).data.map((b) => ({
-    id: b.id,
-    status: b.status,
-    done: b.request_counts.completed + b.request_counts.failed,
-    failed: b.request_counts.failed,
-    total: b.request_counts.total,
-    created: b.created_at,
-    plan: b.plan,
+    ...batchRow(b, `/v1/batches/${b.id}/cancel`),
     files: [
       ['output', b.output_file_id && `/v1/files/${b.output_file_id}/content`],
       ['errors', b.error_file_id && `/v1/files/${b.error_file_id}/content`],
     ],
-    cancel: ['validating', 'in_progress'].includes(b.status) ? `/v1/batches/${b.id}/cancel` : null,
     webhook: ['completed', 'failed', 'expired', 'cancelled'].includes(b.status)
       ? `/v1/batches/${b.id}/webhook_deliveries`
       : null,
