@@ -332,11 +332,13 @@ export class MemoryUnqueued extends UnqueuedLines {
       this.counts.get(d)!.set(batchId, { left, through: 0 });
     }
   }
-  async queued(batchId: string, deployment: string, line: number): Promise<void> {
+  async queued(batchId: string, deployment: string, lines: readonly number[]): Promise<void> {
     const entry = this.counts.get(deployment)?.get(batchId);
-    if (!entry || line <= entry.through) return;
-    entry.through = line;
-    entry.left = Math.max(0, entry.left - 1);
+    for (const line of lines) {
+      if (!entry || line <= entry.through) continue;
+      entry.through = line;
+      entry.left = Math.max(0, entry.left - 1);
+    }
   }
   async forget(batchId: string, deployments: readonly string[]): Promise<void> {
     for (const d of deployments) this.counts.get(d)?.delete(batchId);

@@ -59,15 +59,13 @@ export class LineFeeder {
   /**
    * Queues one line's job and records it in the window (before the job: a line in flight always has a
    * record). Its images are stored as it is queued, so only the lines in the window hold images in Redis.
-   * Fed at `position` of the plan, it leaves the batch's lines not yet queued (a line queued again, or
-   * recovered without a position, is not counted again).
+   * A line recovered is queued again here too; only feeding counts lines out of the batch's unqueued ones.
    */
   async enqueue(
     batch: BatchRecord,
     state: Fed,
     line: number,
     { customId, body, deployment }: ParsedLine,
-    position?: number,
   ): Promise<void> {
     const requestId = batchLineJobId(batch.id, line);
     const view = body.view?.();
@@ -89,7 +87,6 @@ export class LineFeeder {
       { 'conveyor.batch.id': batch.id, 'conveyor.batch.line': line },
       () => this.submission.submit(job, body.images?.()),
     );
-    if (position !== undefined) await this.unqueued.queued(batch.id, deployment.id, position);
   }
 
   /**
@@ -134,6 +131,8 @@ export class LineFeeder {
     // Read to the end before: nothing is left to feed, and nothing to read again.
     if (!cursor.rest) return { count: 0, exhausted: true };
     const ticket = await this.shares.ticket(batch, state, inflight);
+    // The positions queued this tick, per deployment: they leave its unqueued lines in one call each.
+    const queued = new Map<string, number[]>();
     let count = 0;
     let last = batch.fed_line;
     let exhausted = false;
@@ -151,9 +150,13 @@ export class LineFeeder {
       }
       last = next.position;
       if (!next.ok) continue; // validated before; a line that changed meaning since is skipped, not run
-      await this.enqueue(batch, state, next.line, next.value, next.position);
+      await this.enqueue(batch, state, next.line, next.value);
+      const positions = queued.get(next.value.deployment.id) ?? [];
+      positions.push(next.position);
+      queued.set(next.value.deployment.id, positions);
       count++;
     }
+    for (const [deployment, positions] of queued) await this.unqueued.queued(batch.id, deployment, positions);
     // Past the lines skipped too, unless all it did was reach the end (as it always has).
     if (last !== batch.fed_line && (count > 0 || !exhausted)) {
       await this.batches.update(batch.id, { fed_line: last });

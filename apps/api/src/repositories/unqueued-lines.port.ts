@@ -7,10 +7,11 @@ export abstract class UnqueuedLines {
   /** A validated batch is about to run: `byDeployment` of its lines, none queued yet. */
   abstract expect(batchId: string, byDeployment: ReadonlyMap<string, number>): Promise<void>;
   /**
-   * A line of the batch was queued for `deployment`. Counted once: lines are fed in order, so a line
-   * at or before the last one counted (fed again after a failure, or recovered) changes nothing.
+   * Lines of the batch were queued for `deployment`, at these positions of its feeding order (rising):
+   * a tick's lines in one call. Each counted once: lines are fed in order, so a line at or before the
+   * last one counted (fed again after a failure, or recovered) changes nothing.
    */
-  abstract queued(batchId: string, deployment: string, line: number): Promise<void>;
+  abstract queued(batchId: string, deployment: string, lines: readonly number[]): Promise<void>;
   /** The batch ends, or its unqueued lines never will run (cancelled, expired): its counts go. */
   abstract forget(batchId: string, deployments: readonly string[]): Promise<void>;
 }

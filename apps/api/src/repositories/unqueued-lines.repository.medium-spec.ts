@@ -42,33 +42,44 @@ describe('UnqueuedLinesRepository against real Redis', () => {
       ]),
     );
     expect([await left('a', 'b1'), await left('b', 'b1')]).toEqual([3, 2]);
-    await unqueued.queued('b1', 'a', 1);
-    await unqueued.queued('b1', 'b', 2);
+    await unqueued.queued('b1', 'a', [1]);
+    await unqueued.queued('b1', 'b', [2]);
     // Fed again after a failure, or recovered: at or before the last line counted, so not counted.
-    await unqueued.queued('b1', 'a', 1);
-    await unqueued.queued('b1', 'b', 2);
-    await unqueued.queued('b1', 'a', 3);
+    await unqueued.queued('b1', 'a', [1]);
+    await unqueued.queued('b1', 'b', [2]);
+    await unqueued.queued('b1', 'a', [3]);
     expect([await left('a', 'b1'), await left('b', 'b1')]).toEqual([1, 1]);
+  });
+
+  it("counts a tick's lines in one call, those past the last counted only", async () => {
+    await unqueued.expect('b4', new Map([['a', 10]]));
+    await unqueued.queued('b4', 'a', [1, 2, 3]);
+    expect(await left('a', 'b4')).toBe(7);
+    // Fed again from line 2 after a failure, then on: only 4 and 5 are new.
+    await unqueued.queued('b4', 'a', [2, 3, 4, 5]);
+    expect(await left('a', 'b4')).toBe(5);
+    await unqueued.queued('b4', 'a', []);
+    expect(await left('a', 'b4')).toBe(5);
   });
 
   it('never goes below zero, and counts nothing for a batch it does not know or has forgotten', async () => {
     await unqueued.expect('b2', new Map([['a', 1]]));
-    await unqueued.queued('b2', 'a', 1);
-    await unqueued.queued('b2', 'a', 2);
+    await unqueued.queued('b2', 'a', [1]);
+    await unqueued.queued('b2', 'a', [2]);
     expect(await left('a', 'b2')).toBe(0);
-    await unqueued.queued('unknown', 'a', 5);
+    await unqueued.queued('unknown', 'a', [5]);
     expect(await redis.hexists(batchUnqueuedKey(prefix, 'a'), 'unknown')).toBe(0);
     await unqueued.forget('b2', ['a', 'b']);
-    await unqueued.queued('b2', 'a', 9);
+    await unqueued.queued('b2', 'a', [9]);
     expect(await redis.hgetall(batchUnqueuedKey(prefix, 'a'))).not.toHaveProperty('b2');
     expect(await redis.hgetall(batchUnqueuedKey(prefix, 'a'))).not.toHaveProperty('b2:through');
   });
 
   it('a batch validated again (its replica stopped before starting it) starts its counts over', async () => {
     await unqueued.expect('b3', new Map([['a', 4]]));
-    await unqueued.queued('b3', 'a', 1);
+    await unqueued.queued('b3', 'a', [1]);
     await unqueued.expect('b3', new Map([['a', 4]]));
-    await unqueued.queued('b3', 'a', 1);
+    await unqueued.queued('b3', 'a', [1]);
     expect(await left('a', 'b3')).toBe(3);
   });
 });

@@ -7,7 +7,7 @@ import { UnqueuedLines } from './unqueued-lines.port.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    countLineQueued(unqueued: string, batchId: string, line: number): Result<number, Context>;
+    countLineQueued(unqueued: string, batchId: string, ...lines: number[]): Result<number, Context>;
   }
 }
 
@@ -33,8 +33,8 @@ export class UnqueuedLinesRepository extends UnqueuedLines {
     }
   }
 
-  async queued(batchId: string, deployment: string, line: number): Promise<void> {
-    await this.redis.countLineQueued(this.key(deployment), batchId, line);
+  async queued(batchId: string, deployment: string, lines: readonly number[]): Promise<void> {
+    if (lines.length) await this.redis.countLineQueued(this.key(deployment), batchId, ...lines);
   }
 
   async forget(batchId: string, deployments: readonly string[]): Promise<void> {
