@@ -4,6 +4,7 @@ import type { ScoreRequestDto } from '@conveyor/protocol';
 import { collectReply } from '../generation/collect-reply.js';
 import { GenerationService } from '../generation/generation.service.js';
 import { openAiScore } from './openai-score.dialect.js';
+import { toScoreResponse } from './score-response.mapper.js';
 
 export interface ScoreOutcome {
   requestId: string;
@@ -30,7 +31,7 @@ export class ScoreService {
     const reply = await collectReply(run);
     return {
       requestId: run.who.id.slice(openAiScore.idPrefix.length),
-      body: openAiScore.toResponse(run.who, reply, {}) as ScoreResponse,
+      body: toScoreResponse(run.who.id, run.who.model, run.who.created, reply),
       headers: run.headers,
     };
   }
