@@ -18,9 +18,11 @@ export class FleetService {
   async view(): Promise<AdminFleet> {
     const ids = this.registry.all.map((d) => d.id);
     const [work, loading] = await Promise.all([this.work.of(ids), this.loads.loading(ids)]);
+    // Each deployment's keys are read apart (one slot on a cluster), side by side.
+    const fleets = await Promise.all(ids.map((id) => this.fleet.of(id)));
     const data: FleetDeployment[] = [];
-    for (const d of this.registry.all) {
-      const fleet = await this.fleet.of(d.id);
+    for (const [i, d] of this.registry.all.entries()) {
+      const fleet = fleets[i]!;
       const w = work.get(d.id)!;
       const live = fleet.workers.length;
       data.push({
